@@ -1,0 +1,133 @@
+#include "converge.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double ratio,
+                     mbs_converge *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (levels < 2 || levels > MBS_MAX_LEVELS) {
+        snprintf(err, errlen, "--levels %d must lie in [2, %d]", levels, MBS_MAX_LEVELS);
+        return MBS_BAD_INPUT;
+    }
+    if (!(isfinite(ratio) && ratio > 1.0 && ratio <= 100.0)) {
+        snprintf(err, errlen, "--ratio %g must lie in (1, 100]", ratio);
+        return MBS_BAD_INPUT;
+    }
+    const mbs_method_def *m;
+    mbs_params mp;
+    if (mbs_method_parse(base->method, &m, &mp, err, errlen) != MBS_OK)
+        return MBS_BAD_INPUT;
+    out->adaptive = !(m->flags & MBS_M_FIXED_STEP);
+    for (int i = 0; i < levels; i++) {
+        mbs_run_spec spec = *base;
+        double x = x0 / pow(ratio, i);
+        spec.h = out->adaptive ? NAN : x;
+        spec.tol = out->adaptive ? x : NAN;
+        out->x[i] = x;
+        if (mbs_run(&spec, &out->rec[i], err, errlen) != MBS_OK) {
+            mbs_converge_free(out);
+            return MBS_BAD_INPUT;
+        }
+        out->levels = i + 1;
+    }
+    double e[3][MBS_MAX_LEVELS];
+    for (int i = 0; i < levels; i++) {
+        int ok = out->rec[i].status == MBS_OK;
+        e[0][i] = ok ? out->rec[i].err.q : NAN;
+        e[1][i] = ok ? out->rec[i].err.v : NAN;
+        e[2][i] = ok ? out->rec[i].err.lambda : NAN;
+    }
+    for (int g = 0; g < 3; g++)
+        mbs_fit_order(out->x, e[g], (size_t)levels, &out->fit[g]);
+    return MBS_OK;
+}
+
+void mbs_converge_free(mbs_converge *c)
+{
+    for (int i = 0; i < c->levels; i++)
+        mbs_record_free(&c->rec[i]);
+    c->levels = 0;
+}
+
+static double pair_order(const mbs_converge *c, int i, double (*get)(const mbs_record *))
+{
+    double a = get(&c->rec[i - 1]), b = get(&c->rec[i]);
+    if (!(a > 0.0 && b > 0.0))
+        return NAN;
+    return log(a / b) / log(c->x[i - 1] / c->x[i]);
+}
+
+static double get_q(const mbs_record *r) { return r->err.q; }
+static double get_v(const mbs_record *r) { return r->err.v; }
+static double get_l(const mbs_record *r) { return r->err.lambda; }
+
+void mbs_converge_print(const mbs_converge *c, FILE *f)
+{
+    const char *xname = c->adaptive ? "tol" : "h";
+    fprintf(f, "%s %s on %s\n", c->adaptive ? "tolerance study:" : "convergence study:",
+            c->rec[0].method_spec, c->rec[0].problem_spec);
+    fprintf(f, "%10s %11s %11s %11s %7s %7s %7s %9s %s\n", xname, "err_q", "err_v", "err_lam",
+            "p_q", "p_v", "p_lam", "steps", c->adaptive ? "err_q/tol" : "");
+    for (int i = 0; i < c->levels; i++) {
+        const mbs_record *r = &c->rec[i];
+        fprintf(f, "%10.3e %11.3e %11.3e %11.3e", c->x[i], r->err.q, r->err.v, r->err.lambda);
+        if (i == 0)
+            fprintf(f, " %7s %7s %7s", "", "", "");
+        else
+            fprintf(f, " %7.2f %7.2f %7.2f", pair_order(c, i, get_q), pair_order(c, i, get_v),
+                    pair_order(c, i, get_l));
+        fprintf(f, " %9ld", r->cnt.steps);
+        if (c->adaptive)
+            fprintf(f, " %9.2e", r->err.q / c->x[i]);
+        if (r->status != MBS_OK)
+            fprintf(f, "  %s: %s", mbs_status_code(r->status), r->reason);
+        fputc('\n', f);
+    }
+    const char *names[3] = {"q", "v", "lambda"};
+    for (int g = 0; g < 3; g++) {
+        const mbs_order_fit *ft = &c->fit[g];
+        if (ft->established)
+            fprintf(f, "order %-6s %.2f  95%% CI [%.2f, %.2f]  levels %zu..%zu  (nominal %g)\n",
+                    names[g], ft->p, ft->ci_low, ft->ci_high, ft->first + 1, ft->last + 1,
+                    c->rec[0].order[g]);
+        else
+            fprintf(f, "order %-6s order not established  (nominal %g)\n", names[g],
+                    c->rec[0].order[g]);
+    }
+}
+
+static json_t *num(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+char *mbs_converge_json(const mbs_converge *c)
+{
+    json_t *o = json_object();
+    json_t *levels = json_array();
+    for (int i = 0; i < c->levels; i++) {
+        char *s = mbs_record_json(&c->rec[i]);
+        json_t *r = s ? json_loads(s, 0, NULL) : NULL;
+        free(s);
+        json_array_append_new(levels, r ? r : json_null());
+    }
+    json_object_set_new(o, "study", json_string(c->adaptive ? "tolerance" : "step"));
+    json_object_set_new(o, "levels", levels);
+    json_t *order = json_object();
+    const char *names[3] = {"q", "v", "lambda"};
+    for (int g = 0; g < 3; g++) {
+        const mbs_order_fit *ft = &c->fit[g];
+        json_object_set_new(order, names[g],
+                            json_pack("{s:o,s:o,s:o,s:b}", "p", num(ft->p), "ci_low",
+                                      num(ft->ci_low), "ci_high", num(ft->ci_high),
+                                      "established", ft->established));
+    }
+    json_object_set_new(o, "order", order);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(o);
+    return s;
+}

@@ -1,0 +1,18 @@
+/* Crash-safe file output: whole files by temp file + fsync + rename, records
+ * by appending one complete line with a single write(2) + fsync. */
+#ifndef MBS_IO_H
+#define MBS_IO_H
+
+#include <stddef.h>
+
+int mbs_write_atomic(const char *path, const char *data, size_t len);
+/* Open for appending (O_APPEND | O_CREAT); returns fd or -1. */
+int mbs_open_append(const char *path);
+/* Append `line` plus a newline in one write; returns 0 or -1. */
+int mbs_append_line(int fd, const char *line);
+/* mkdir -p; returns 0 or -1. */
+int mbs_mkdir_p(const char *path);
+/* Read a whole file (NUL-terminated, malloc'ed) or NULL. */
+char *mbs_read_file(const char *path, size_t *len);
+
+#endif

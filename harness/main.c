@@ -1,0 +1,334 @@
+/* mbsbench command line: list, run, converge, sweep, summary.
+ * Exit status: 0 success, 1 a run failed numerically, 2 bad input or I/O error. */
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "converge.h"
+#include "run.h"
+#include "sweep.h"
+
+static const char usage[] =
+    "usage: mbsbench list problems|methods\n"
+    "       mbsbench run -p PROBLEM[:k=v,...] -m METHOD[:k=v,...] (--h H | --tol TOL)\n"
+    "                    [--t-end T] [--repeat K] [--max-steps N] [--format table|json|csv]\n"
+    "       mbsbench converge -p P -m M (--h0 H | --tol0 TOL) [--levels L] [--ratio R]\n"
+    "                    [--t-end T] [--format table|json]\n"
+    "       mbsbench sweep SUITE [-j N] [--out DIR]\n"
+    "       mbsbench summary RESULTS_DIR\n";
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+    fputs("mbsbench: ", stderr);
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+    return 2;
+}
+
+static void print_params(const mbs_param_def *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].choices) {
+            char name[64];
+            mbs_choice_name(p[i].choices, (int)p[i].def, name, sizeof name);
+            printf("      %-10s = %-10s {%s}  %s\n", p[i].name, name, p[i].choices, p[i].doc);
+        } else {
+            printf("      %-10s = %-10g [%g, %g]  %s\n", p[i].name, p[i].def, p[i].min,
+                   p[i].max, p[i].doc);
+        }
+    }
+}
+
+static void flag_names(unsigned f, const char *const *names, int n, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        if (f & (1u << i)) {
+            size_t u = strlen(buf);
+            snprintf(buf + u, len - u, "%s%s", u ? "," : "", names[i]);
+        }
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    if (argc != 3)
+        return bad("list: expected 'problems' or 'methods'%s%s", "", "");
+    if (strcmp(argv[2], "problems") == 0) {
+        static const char *const fl[] = {"exact",     "conservative", "sparse",  "redundant",
+                                         "singular-M", "rheonomic",   "singular-config"};
+        printf("%-16s %4s %4s %4s %5s  %-30s %s\n", "problem", "n_q", "n_v", "n_l", "index",
+               "flags", "title");
+        for (size_t i = 0; i < mbs_problem_count(); i++) {
+            const mbs_problem_def *d = mbs_problem_at(i);
+            mbs_problem pb;
+            char err[256], flags[256];
+            if (mbs_problem_open(&pb, d->name, err, sizeof err) != MBS_OK) {
+                printf("%-16s (cannot open: %s)\n", d->name, err);
+                continue;
+            }
+            flag_names(pb.flags, fl, 7, flags, sizeof flags);
+            printf("%-16s %4zu %4zu %4zu %5d  %-30s %s\n", d->name, pb.nq, pb.nv, pb.nl,
+                   d->index, flags, d->title);
+            printf("      source: %s; t = [%g, %g]\n", d->citation, d->t0, d->t_end);
+            printf("      reference: %s\n", d->reference ? d->reference : "none (no reference)");
+            print_params(d->params, d->n_params);
+            mbs_problem_close(&pb);
+        }
+        return 0;
+    }
+    if (strcmp(argv[2], "methods") == 0) {
+        static const char *const fl[] = {"fixed-step",      "adaptive",      "implicit",
+                                         "full-rank-G",     "regular-M",     "sparse",
+                                         "energy-conserving", "energy-decaying", "projecting"};
+        printf("%-22s %5s %5s %5s  %-28s %s\n", "method", "p_q", "p_v", "p_lam", "flags",
+               "summary");
+        for (size_t i = 0; i < mbs_method_count(); i++) {
+            const mbs_method_def *m = mbs_method_at(i);
+            char flags[256];
+            flag_names(m->flags, fl, 9, flags, sizeof flags);
+            printf("%-22s %5g %5g %5g  %-28s %s\n", m->name, m->order[0], m->order[1],
+                   m->order[2], flags, m->summary);
+            print_params(m->params, m->n_params);
+        }
+        return 0;
+    }
+    return bad("list: unknown list '%s' (expected problems or methods)%s", argv[2], "");
+}
+
+typedef struct cli {
+    const char *problem, *method, *format, *out;
+    double h, tol, t_end, h0, tol0, ratio;
+    long repeat, levels, max_steps, jobs;
+    const char *positional;
+} cli;
+
+static int number(const char *opt, const char *val, double *out)
+{
+    if (!val)
+        return bad("%s needs a value%s", opt, "");
+    if (mbs_parse_double(val, out) != 0)
+        return bad("%s: '%s' is not a finite number", opt, val);
+    return 0;
+}
+
+static int integer(const char *opt, const char *val, long *out)
+{
+    if (!val)
+        return bad("%s needs a value%s", opt, "");
+    if (mbs_parse_long(val, out) != 0)
+        return bad("%s: '%s' is not an integer", opt, val);
+    return 0;
+}
+
+static int parse_cli(int argc, char **argv, cli *c)
+{
+    *c = (cli){.h = NAN, .tol = NAN, .t_end = NAN, .h0 = NAN, .tol0 = NAN, .ratio = 2.0,
+               .repeat = 1, .levels = 6, .format = "table", .jobs = 1};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int r = 0, used = 1;
+        if (strcmp(a, "-p") == 0 || strcmp(a, "--problem") == 0)
+            c->problem = v;
+        else if (strcmp(a, "-m") == 0 || strcmp(a, "--method") == 0)
+            c->method = v;
+        else if (strcmp(a, "--format") == 0)
+            c->format = v;
+        else if (strcmp(a, "--out") == 0)
+            c->out = v;
+        else if (strcmp(a, "--h") == 0)
+            r = number(a, v, &c->h);
+        else if (strcmp(a, "--tol") == 0)
+            r = number(a, v, &c->tol);
+        else if (strcmp(a, "--t-end") == 0)
+            r = number(a, v, &c->t_end);
+        else if (strcmp(a, "--h0") == 0)
+            r = number(a, v, &c->h0);
+        else if (strcmp(a, "--tol0") == 0)
+            r = number(a, v, &c->tol0);
+        else if (strcmp(a, "--ratio") == 0)
+            r = number(a, v, &c->ratio);
+        else if (strcmp(a, "--repeat") == 0)
+            r = integer(a, v, &c->repeat);
+        else if (strcmp(a, "--levels") == 0)
+            r = integer(a, v, &c->levels);
+        else if (strcmp(a, "--max-steps") == 0)
+            r = integer(a, v, &c->max_steps);
+        else if (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0)
+            r = integer(a, v, &c->jobs);
+        else if (a[0] != '-' && !c->positional) {
+            c->positional = a;
+            used = 0;
+        } else
+            return bad("unknown option '%s'%s", a, "");
+        if (r)
+            return r;
+        if (used) {
+            if (!v)
+                return bad("%s needs a value%s", a, "");
+            i++;
+        }
+    }
+    if (c->max_steps < 0 || (c->max_steps == 0 && strcmp(argv[1], "run") == 0 && 0))
+        return bad("--max-steps must be positive%s%s", "", "");
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    cli c;
+    int r = parse_cli(argc, argv, &c);
+    if (r)
+        return r;
+    if (!c.problem || !c.method)
+        return bad("run: -p PROBLEM and -m METHOD are required%s%s", "", "");
+    if (c.positional)
+        return bad("run: unexpected argument '%s'%s", c.positional, "");
+    if (strcmp(c.format, "table") && strcmp(c.format, "json") && strcmp(c.format, "csv"))
+        return bad("--format '%s' is not one of table, json, csv%s", c.format, "");
+    if (c.repeat < 1 || c.repeat > 100000)
+        return bad("--repeat must lie in [1, 100000]%s%s", "", "");
+    if (c.max_steps < 0 || (c.max_steps == 0 && 0))
+        return bad("--max-steps must be positive%s%s", "", "");
+    mbs_run_spec spec = {.problem = c.problem, .method = c.method, .h = c.h, .tol = c.tol,
+                         .t_end = c.t_end, .repeat = (int)c.repeat, .max_steps = c.max_steps,
+                         .measure = 1};
+    mbs_record rec;
+    char err[512];
+    if (mbs_run(&spec, &rec, err, sizeof err) != MBS_OK)
+        return bad("%s%s", err, "");
+    if (strcmp(c.format, "json") == 0) {
+        char *s = mbs_record_json(&rec);
+        puts(s ? s : "null");
+        free(s);
+    } else if (strcmp(c.format, "csv") == 0) {
+        mbs_record_csv_header(stdout);
+        mbs_record_csv(&rec, stdout);
+    } else {
+        mbs_record_print_long(&rec, stdout);
+    }
+    int status = rec.status == MBS_OK ? 0 : 1;
+    mbs_record_free(&rec);
+    return status;
+}
+
+static int cmd_converge(int argc, char **argv)
+{
+    cli c;
+    int r = parse_cli(argc, argv, &c);
+    if (r)
+        return r;
+    if (!c.problem || !c.method)
+        return bad("converge: -p PROBLEM and -m METHOD are required%s%s", "", "");
+    if (c.positional)
+        return bad("converge: unexpected argument '%s'%s", c.positional, "");
+    if (strcmp(c.format, "table") && strcmp(c.format, "json"))
+        return bad("--format '%s' is not one of table, json%s", c.format, "");
+    if (isnan(c.h0) == isnan(c.tol0))
+        return bad("converge: give exactly one of --h0 (fixed-step) or --tol0 (adaptive)%s%s",
+                   "", "");
+    const mbs_method_def *m;
+    mbs_params mp;
+    char err[512];
+    if (mbs_method_parse(c.method, &m, &mp, err, sizeof err) != MBS_OK)
+        return bad("%s%s", err, "");
+    int fixed = (m->flags & MBS_M_FIXED_STEP) != 0;
+    if (fixed && isnan(c.h0))
+        return bad("converge: %s is fixed-step: use --h0%s", m->name, "");
+    if (!fixed && isnan(c.tol0))
+        return bad("converge: %s is adaptive: use --tol0%s", m->name, "");
+    if (c.levels < 2 || c.levels > MBS_MAX_LEVELS)
+        return bad("--levels must lie in [2, 40]%s%s", "", "");
+    mbs_run_spec base = {.problem = c.problem, .method = c.method, .t_end = c.t_end,
+                         .repeat = 0, .max_steps = c.max_steps, .measure = 1};
+    mbs_converge *cv = malloc(sizeof *cv);
+    if (!cv)
+        return 2;
+    double ratio = c.ratio;
+    if (!fixed && !(argc > 0 && ratio != 2.0))
+        ratio = 10.0; /* tolerance studies default to decades */
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--ratio") == 0)
+            ratio = c.ratio;
+    if (mbs_converge_run(&base, fixed ? c.h0 : c.tol0, (int)c.levels, ratio, cv, err,
+                         sizeof err) != MBS_OK) {
+        free(cv);
+        return bad("%s%s", err, "");
+    }
+    if (strcmp(c.format, "json") == 0) {
+        char *s = mbs_converge_json(cv);
+        puts(s ? s : "null");
+        free(s);
+    } else {
+        mbs_converge_print(cv, stdout);
+    }
+    int failed = 0;
+    for (int i = 0; i < cv->levels; i++)
+        failed |= cv->rec[i].status != MBS_OK;
+    mbs_converge_free(cv);
+    free(cv);
+    return failed ? 1 : 0;
+}
+
+static int cmd_sweep(int argc, char **argv)
+{
+    cli c;
+    int r = parse_cli(argc, argv, &c);
+    if (r)
+        return r;
+    if (!c.positional)
+        return bad("sweep: SUITE file required%s%s", "", "");
+    if (c.jobs < 1 || c.jobs > 256)
+        return bad("-j must lie in [1, 256]%s%s", "", "");
+    mbs_suite s;
+    char err[8192];
+    if (mbs_suite_load(c.positional, &s, err, sizeof err) != MBS_OK) {
+        /* one line per problem found */
+        fputs(err, stderr);
+        return 2;
+    }
+    char dir[4096];
+    if (c.out)
+        snprintf(dir, sizeof dir, "%s", c.out);
+    else {
+        char stamp[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        snprintf(dir, sizeof dir, "results/%s-%s", s.name, stamp);
+    }
+    int st = mbs_sweep(&s, dir, (int)c.jobs, stdout);
+    mbs_suite_free(&s);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "list") == 0)
+        return cmd_list(argc, argv);
+    if (strcmp(argv[1], "run") == 0)
+        return cmd_run(argc, argv);
+    if (strcmp(argv[1], "converge") == 0)
+        return cmd_converge(argc, argv);
+    if (strcmp(argv[1], "sweep") == 0)
+        return cmd_sweep(argc, argv);
+    if (strcmp(argv[1], "summary") == 0) {
+        if (argc != 3)
+            return bad("summary: RESULTS_DIR required%s%s", "", "");
+        return mbs_summary(argv[2], stdout);
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    fprintf(stderr, "mbsbench: unknown command '%s'\n%s", argv[1], usage);
+    return 2;
+}

@@ -1,0 +1,239 @@
+/* Record output: JSON Lines (jansson), CSV and a terminal table.  Every field is
+ * documented in harness/README.md; NaN is written as null. */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../problems/problem.h"
+#include "run.h"
+
+static json_t *num(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *array(const double *x, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, num(x[i]));
+    return a;
+}
+
+static json_t *err3(mbs_err3 e)
+{
+    return json_pack("{s:o,s:o,s:o}", "q", num(e.q), "v", num(e.v), "lambda", num(e.lambda));
+}
+
+/* "k=v,k=v" -> {"k": v, ...}; numbers where the value parses as one. */
+static json_t *params_object(const char *text)
+{
+    json_t *o = json_object();
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        double x;
+        if (mbs_parse_double(eq + 1, &x) == 0)
+            json_object_set_new(o, tok, x == floor(x) && fabs(x) < 1e15 ? json_integer((json_int_t)x)
+                                                                       : json_real(x));
+        else
+            json_object_set_new(o, tok, json_string(eq + 1));
+    }
+    return o;
+}
+
+char *mbs_record_json(const mbs_record *r)
+{
+    json_t *o = json_object();
+    if (r->run_index >= 0)
+        json_object_set_new(o, "run", json_integer(r->run_index));
+    json_object_set_new(o, "problem", json_string(r->problem));
+    json_object_set_new(o, "method", json_string(r->method));
+    json_object_set_new(o, "params",
+                        json_pack("{s:o,s:o}", "problem", params_object(r->problem_params),
+                                  "method", params_object(r->method_params)));
+    json_object_set_new(o, "problem_spec", json_string(r->problem_spec));
+    json_object_set_new(o, "method_spec", json_string(r->method_spec));
+    json_object_set_new(o, "h", num(r->h));
+    json_object_set_new(o, "tol", num(r->tol));
+    json_object_set_new(o, "t0", num(r->t0));
+    json_object_set_new(o, "t_end", num(r->t_end));
+    json_object_set_new(o, "status", json_string(mbs_status_code(r->status)));
+    json_object_set_new(o, "reason", r->status == 0 ? json_null() : json_string(r->reason));
+    json_object_set_new(o, "fail_t", r->status == 0 ? json_null() : num(r->fail_t));
+    json_object_set_new(o, "dims", json_pack("{s:I,s:I,s:I}", "nq", (json_int_t)r->nq, "nv",
+                                             (json_int_t)r->nv, "nl", (json_int_t)r->nl));
+    json_object_set_new(o, "order_nominal",
+                        json_pack("{s:o,s:o,s:o}", "q", num(r->order[0]), "v", num(r->order[1]),
+                                  "lambda", num(r->order[2])));
+    if (r->final)
+        json_object_set_new(o, "final",
+                            json_pack("{s:o,s:o,s:o,s:o}", "t", num(r->t_final), "q",
+                                      array(r->final, r->nq), "v", array(r->final + r->nq, r->nv),
+                                      "lambda", array(r->final + r->nq + r->nv, r->nl)));
+    else
+        json_object_set_new(o, "final", json_null());
+    json_object_set_new(o, "reference", json_string(r->ref_kind));
+    json_object_set_new(o, "err", err3(r->err));
+    json_object_set_new(o, "err_max", err3(r->err_max));
+    json_object_set_new(o, "scd", num(r->scd));
+    json_object_set_new(o, "mescd", num(r->mescd));
+    json_object_set_new(o, "residual",
+                        json_pack("{s:o,s:o,s:o,s:o,s:o}", "pos_max", num(r->res_pos_max),
+                                  "vel_max", num(r->res_vel_max), "acc_max",
+                                  num(r->res_acc_max), "pos_end", num(r->res_pos_end),
+                                  "vel_end", num(r->res_vel_end)));
+    json_object_set_new(o, "energy_drift", num(r->energy_drift));
+    json_object_set_new(o, "drift_exponent", num(r->drift_exponent));
+    json_object_set_new(o, "drift_rms", num(r->drift_rms));
+    const mbs_counters *c = &r->cnt;
+    json_object_set_new(
+        o, "counters",
+        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "steps", (json_int_t)c->steps,
+                  "rejected", (json_int_t)c->rejected, "f_evals", (json_int_t)c->f_evals,
+                  "mass_evals", (json_int_t)c->mass_evals, "g_evals", (json_int_t)c->g_evals,
+                  "jac_evals", (json_int_t)c->jac_evals, "gamma_evals",
+                  (json_int_t)c->gamma_evals, "factorizations", (json_int_t)c->factorizations,
+                  "solves", (json_int_t)c->solves, "newton_iters", (json_int_t)c->newton_iters));
+    json_object_set_new(o, "cpu",
+                        json_pack("{s:o,s:o,s:o,s:i}", "min", num(r->cpu_min), "median",
+                                  num(r->cpu_median), "iqr", num(r->cpu_iqr), "repeats",
+                                  r->cpu_repeats));
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(o);
+    return s;
+}
+
+static void csv_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_num(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, ",%.17g", x);
+    else
+        fputs(",", f);
+}
+
+void mbs_record_csv_header(FILE *f)
+{
+    fputs("problem,method,problem_params,method_params,h,tol,t_end,status,reason,fail_t,"
+          "err_q,err_v,err_lambda,err_max_q,err_max_v,err_max_lambda,scd,mescd,"
+          "res_pos_max,res_vel_max,res_acc_max,res_pos_end,res_vel_end,energy_drift,"
+          "drift_exponent,drift_rms,steps,rejected,f_evals,jac_evals,factorizations,solves,"
+          "newton_iters,cpu_min,cpu_median,cpu_iqr,cpu_repeats\n",
+          f);
+}
+
+void mbs_record_csv(const mbs_record *r, FILE *f)
+{
+    csv_string(f, r->problem);
+    fputc(',', f);
+    csv_string(f, r->method);
+    fputc(',', f);
+    csv_string(f, r->problem_params);
+    fputc(',', f);
+    csv_string(f, r->method_params);
+    csv_num(f, r->h);
+    csv_num(f, r->tol);
+    csv_num(f, r->t_end);
+    fprintf(f, ",%s,", mbs_status_code(r->status));
+    csv_string(f, r->status == 0 ? "" : r->reason);
+    csv_num(f, r->status == 0 ? NAN : r->fail_t);
+    const double v[] = {r->err.q,       r->err.v,       r->err.lambda,  r->err_max.q,
+                        r->err_max.v,   r->err_max.lambda, r->scd,      r->mescd,
+                        r->res_pos_max, r->res_vel_max, r->res_acc_max, r->res_pos_end,
+                        r->res_vel_end, r->energy_drift, r->drift_exponent, r->drift_rms};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        csv_num(f, v[i]);
+    const mbs_counters *c = &r->cnt;
+    fprintf(f, ",%ld,%ld,%ld,%ld,%ld,%ld,%ld", c->steps, c->rejected, c->f_evals, c->jac_evals,
+            c->factorizations, c->solves, c->newton_iters);
+    csv_num(f, r->cpu_min);
+    csv_num(f, r->cpu_median);
+    csv_num(f, r->cpu_iqr);
+    fprintf(f, ",%d\n", r->cpu_repeats);
+}
+
+static void cell(FILE *f, double x, const char *fmt)
+{
+    if (isfinite(x))
+        fprintf(f, fmt, x);
+    else
+        fprintf(f, "%10s", "-");
+}
+
+void mbs_record_table_header(FILE *f)
+{
+    fprintf(f, "%-24s %-24s %-9s %-10s %10s %10s %10s %10s %8s %10s\n", "problem", "method",
+            "h|tol", "status", "err_q", "err_v", "err_lam", "|g|max", "steps", "cpu[s]");
+}
+
+void mbs_record_table_row(const mbs_record *r, FILE *f)
+{
+    char step[32];
+    if (isfinite(r->h))
+        snprintf(step, sizeof step, "h=%.3g", r->h);
+    else
+        snprintf(step, sizeof step, "tol=%.0e", r->tol);
+    fprintf(f, "%-24.24s %-24.24s %-9s %-10.10s ", r->problem_spec, r->method_spec, step,
+            mbs_status_code(r->status));
+    cell(f, r->err.q, "%10.2e");
+    fputc(' ', f);
+    cell(f, r->err.v, "%10.2e");
+    fputc(' ', f);
+    cell(f, r->err.lambda, "%10.2e");
+    fputc(' ', f);
+    cell(f, r->res_pos_max, "%10.2e");
+    fprintf(f, " %8ld ", r->cnt.steps);
+    cell(f, r->cpu_median, "%10.3e");
+    fputc('\n', f);
+    if (r->status != 0)
+        fprintf(f, "    %s at t = %g: %s\n", mbs_status_code(r->status), r->fail_t, r->reason);
+}
+
+void mbs_record_print_long(const mbs_record *r, FILE *f)
+{
+    fprintf(f, "problem        %s (%s)\n", r->problem, r->problem_params);
+    fprintf(f, "method         %s (%s)\n", r->method, r->method_params);
+    if (isfinite(r->h))
+        fprintf(f, "h              %g\n", r->h);
+    else
+        fprintf(f, "tol            %g\n", r->tol);
+    fprintf(f, "t              [%g, %g]\n", r->t0, r->t_end);
+    fprintf(f, "status         %s", mbs_status_code(r->status));
+    if (r->status != 0)
+        fprintf(f, " at t = %g: %s", r->fail_t, r->reason);
+    fprintf(f, "\nreference      %s\n", r->ref_kind);
+    fprintf(f, "err(t_end)     q %.3e  v %.3e  lambda %.3e\n", r->err.q, r->err.v, r->err.lambda);
+    fprintf(f, "err max        q %.3e  v %.3e  lambda %.3e\n", r->err_max.q, r->err_max.v,
+            r->err_max.lambda);
+    fprintf(f, "scd, mescd     %.2f, %.2f\n", r->scd, r->mescd);
+    fprintf(f, "residual max   pos %.3e  vel %.3e  acc %.3e\n", r->res_pos_max, r->res_vel_max,
+            r->res_acc_max);
+    fprintf(f, "residual end   pos %.3e  vel %.3e\n", r->res_pos_end, r->res_vel_end);
+    fprintf(f, "energy drift   %.3e\n", r->energy_drift);
+    fprintf(f, "drift exponent %.3f (rms %.2f decades)\n", r->drift_exponent, r->drift_rms);
+    const mbs_counters *c = &r->cnt;
+    fprintf(f, "counters       steps %ld rejected %ld f %ld M %ld g %ld G %ld gamma %ld\n",
+            c->steps, c->rejected, c->f_evals, c->mass_evals, c->g_evals, c->jac_evals,
+            c->gamma_evals);
+    fprintf(f, "               factorizations %ld solves %ld newton %ld\n", c->factorizations,
+            c->solves, c->newton_iters);
+    fprintf(f, "cpu [s]        min %.4e median %.4e iqr %.2e (%d repeats)\n", r->cpu_min,
+            r->cpu_median, r->cpu_iqr, r->cpu_repeats);
+}

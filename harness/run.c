@@ -1,0 +1,495 @@
+/* Execution of one run: validation, the measuring run with the observer (errors,
+ * residuals, energy, drift) and separate timing runs without it (seed-independent
+ * practice of DiffEqDevTools: never time what is being measured). */
+#include "run.h"
+
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../methods/index1.h"
+#include "fit.h"
+
+double mbs_cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Observer state of the measuring run.  It evaluates the problem through its own
+ * context so that the method's work counters are not touched. */
+typedef struct observer {
+    mbs_ctx dctx;
+    const mbs_problem *pb;
+    int exact;
+    double *ex;              /* exact q | v | lambda */
+    gsl_matrix *B;
+    double *g, *gt, *gam;
+    int have_energy;
+    double E0;
+    mbs_err3 emax;
+    double pos_max, vel_max, acc_max, edrift;
+    double pos_last, vel_last;
+    mbs_drift drift;
+} observer;
+
+static double max_abs_diff(const double *a, const double *b, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs(a[i] - b[i]);
+        if (d > m || isnan(d))
+            m = d;
+    }
+    return m;
+}
+
+static void observer_free(observer *o)
+{
+    mbs_ctx_free(&o->dctx);
+    free(o->ex);
+    if (o->B)
+        gsl_matrix_free(o->B);
+    free(o->g);
+    free(o->gt);
+    free(o->gam);
+}
+
+static int observer_init(observer *o, const mbs_problem *pb, double t_end)
+{
+    memset(o, 0, sizeof *o);
+    o->pb = pb;
+    size_t nlc = pb->nl ? pb->nl : 1;
+    if (mbs_ctx_init(&o->dctx, pb) != MBS_OK)
+        return MBS_NO_MEMORY;
+    o->exact = pb->def->exact != NULL;
+    o->ex = calloc(mbs_ny(pb), sizeof(double));
+    o->B = gsl_matrix_alloc(nlc, pb->nv);
+    o->g = calloc(nlc, sizeof(double));
+    o->gt = calloc(nlc, sizeof(double));
+    o->gam = calloc(nlc, sizeof(double));
+    if (!o->ex || !o->B || !o->g || !o->gt || !o->gam) {
+        observer_free(o);
+        return MBS_NO_MEMORY;
+    }
+    o->have_energy = pb->def->energy != NULL;
+    o->emax = (mbs_err3){0.0, 0.0, 0.0};
+    mbs_drift_init(&o->drift, pb->t0, t_end);
+    return MBS_OK;
+}
+
+static double inf_norm(const double *x, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (fabs(x[i]) > m || isnan(x[i]))
+            m = fabs(x[i]);
+    return m;
+}
+
+static int observe(void *data, double t, const double *q, const double *v, const double *vdot,
+                   const double *lambda)
+{
+    observer *o = data;
+    const mbs_problem *pb = o->pb;
+    size_t nq = pb->nq, nv = pb->nv, nl = pb->nl;
+    if (o->exact) {
+        if (pb->def->exact(pb, t, o->ex, o->ex + nq, o->ex + nq + nv) != MBS_OK)
+            return MBS_CALLBACK_FAILED;
+        o->emax.q = fmax(o->emax.q, max_abs_diff(q, o->ex, nq));
+        o->emax.v = fmax(o->emax.v, max_abs_diff(v, o->ex + nq, nv));
+        o->emax.lambda = fmax(o->emax.lambda, max_abs_diff(lambda, o->ex + nq + nv, nl));
+    }
+    if (nl > 0) {
+        gsl_matrix_view B = gsl_matrix_submatrix(o->B, 0, 0, nl, nv);
+        if (mbs_constraint(&o->dctx, t, q, o->g) != MBS_OK ||
+            mbs_constraint_t(&o->dctx, t, q, o->gt) != MBS_OK ||
+            mbs_constraint_jacobian(&o->dctx, t, q, &B.matrix) != MBS_OK)
+            return MBS_CALLBACK_FAILED;
+        o->pos_last = inf_norm(o->g, nl);
+        for (size_t i = 0; i < nl; i++) {
+            double r = o->gt[i];
+            for (size_t j = 0; j < nv; j++)
+                r += gsl_matrix_get(&B.matrix, i, j) * v[j];
+            o->gt[i] = r;
+        }
+        o->vel_last = inf_norm(o->gt, nl);
+        o->pos_max = fmax(o->pos_max, o->pos_last);
+        o->vel_max = fmax(o->vel_max, o->vel_last);
+        mbs_drift_add(&o->drift, t, o->pos_last);
+        if (vdot) {
+            if (mbs_gamma(&o->dctx, t, q, v, o->gam) != MBS_OK)
+                return MBS_CALLBACK_FAILED;
+            for (size_t i = 0; i < nl; i++) {
+                double r = -o->gam[i];
+                for (size_t j = 0; j < nv; j++)
+                    r += gsl_matrix_get(&B.matrix, i, j) * vdot[j];
+                o->gam[i] = r;
+            }
+            o->acc_max = fmax(o->acc_max, inf_norm(o->gam, nl));
+        } else {
+            o->acc_max = NAN;
+        }
+    }
+    if (o->have_energy) {
+        double E = pb->def->energy(pb, t, q, v);
+        double scale = fabs(o->E0) > 0.0 ? fabs(o->E0) : 1.0;
+        o->edrift = fmax(o->edrift, fabs(E - o->E0) / scale);
+    }
+    return 0;
+}
+
+void mbs_record_free(mbs_record *rec)
+{
+    free(rec->final);
+    rec->final = NULL;
+}
+
+static void record_init(mbs_record *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->h = rec->tol = rec->t_end = rec->fail_t = rec->t_final = NAN;
+    rec->err = rec->err_max = (mbs_err3){NAN, NAN, NAN};
+    rec->scd = rec->mescd = NAN;
+    rec->res_pos_max = rec->res_vel_max = rec->res_acc_max = NAN;
+    rec->res_pos_end = rec->res_vel_end = NAN;
+    rec->energy_drift = rec->drift_exponent = rec->drift_rms = NAN;
+    rec->cpu_min = rec->cpu_median = rec->cpu_iqr = NAN;
+    strcpy(rec->ref_kind, "none");
+    rec->run_index = -1;
+}
+
+/* Significant correct digits of the IVP Test Set over all components:
+ * scd = -log10 max |err_i / ref_i| (absolute where ref_i = 0),
+ * mescd = -log10 max |err_i| / (atol/rtol + |ref_i|) with atol/rtol = 1. */
+static void correct_digits(const double *y, const double *ref, size_t n, double *scd,
+                           double *mescd)
+{
+    double rel = 0.0, mixed = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs(y[i] - ref[i]);
+        rel = fmax(rel, ref[i] != 0.0 ? e / fabs(ref[i]) : e);
+        mixed = fmax(mixed, e / (1.0 + fabs(ref[i])));
+    }
+    *scd = -log10(rel);
+    *mescd = -log10(mixed);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(const double *sorted, int n, double p)
+{
+    double pos = p * (n - 1);
+    int i = (int)floor(pos);
+    if (i >= n - 1)
+        return sorted[n - 1];
+    double f = pos - i;
+    return sorted[i] * (1.0 - f) + sorted[i + 1] * f;
+}
+
+/* Cost of one pair of CPU-clock reads, subtracted from each timing. */
+static double timer_overhead(void)
+{
+    double best = INFINITY;
+    for (int i = 0; i < 16; i++) {
+        double a = mbs_cpu_seconds(), b = mbs_cpu_seconds();
+        best = fmin(best, b - a);
+    }
+    return best;
+}
+
+static int validate(const mbs_run_spec *spec, const mbs_problem *pb, const mbs_method_def *m,
+                    double t_end, char *err, size_t errlen)
+{
+    double span = t_end - pb->t0;
+    if (!isnan(spec->t_end) && !(isfinite(spec->t_end) && spec->t_end > pb->t0)) {
+        snprintf(err, errlen, "--t-end %g must be finite and greater than t0 = %g", spec->t_end,
+                 pb->t0);
+        return MBS_BAD_INPUT;
+    }
+    if (m->flags & MBS_M_FIXED_STEP) {
+        if (isnan(spec->h) && !isnan(spec->tol)) {
+            snprintf(err, errlen, "method %s is fixed-step: give --h, not --tol", m->name);
+            return MBS_BAD_INPUT;
+        }
+        if (isnan(spec->h)) {
+            snprintf(err, errlen, "method %s is fixed-step: --h is required", m->name);
+            return MBS_BAD_INPUT;
+        }
+        if (!(isfinite(spec->h) && spec->h > 0.0)) {
+            snprintf(err, errlen, "--h %g must be a positive finite step size", spec->h);
+            return MBS_BAD_INPUT;
+        }
+        if (spec->h > span) {
+            snprintf(err, errlen, "--h %g exceeds the interval t_end - t0 = %g", spec->h, span);
+            return MBS_BAD_INPUT;
+        }
+    } else {
+        if (isnan(spec->tol)) {
+            snprintf(err, errlen, "method %s is adaptive: --tol is required", m->name);
+            return MBS_BAD_INPUT;
+        }
+        if (!(isfinite(spec->tol) && spec->tol > 0.0 && spec->tol < 1.0)) {
+            snprintf(err, errlen, "--tol %g must lie in (0, 1)", spec->tol);
+            return MBS_BAD_INPUT;
+        }
+        if (!isnan(spec->h) && !(isfinite(spec->h) && spec->h > 0.0 && spec->h <= span)) {
+            snprintf(err, errlen, "--h %g (initial step) must lie in (0, t_end - t0]", spec->h);
+            return MBS_BAD_INPUT;
+        }
+    }
+    if (spec->repeat < 0 || spec->repeat > 100000) {
+        snprintf(err, errlen, "--repeat %d must lie in [0, 100000]", spec->repeat);
+        return MBS_BAD_INPUT;
+    }
+    if (spec->max_steps < 0) {
+        snprintf(err, errlen, "--max-steps %ld must be positive", spec->max_steps);
+        return MBS_BAD_INPUT;
+    }
+    return MBS_OK;
+}
+
+/* Consistent lambda0 from the index-1 system when the problem does not give it. */
+static int initial_lambda(mbs_ctx *ctx, double t0, double *y)
+{
+    const mbs_problem *pb = ctx->pb;
+    mbs_index1 *ix = NULL;
+    int s = mbs_index1_alloc(&ix, ctx, MBS_LINSOL_LU);
+    if (s == MBS_OK) {
+        double *vdot = malloc(pb->nv * sizeof(double));
+        s = vdot ? mbs_index1_accel(ix, ctx, t0, y, y + pb->nq, vdot, y + pb->nq + pb->nv)
+                 : MBS_NO_MEMORY;
+        free(vdot);
+    }
+    mbs_index1_free(ix);
+    return s;
+}
+
+static void fill_identity(mbs_record *rec, const mbs_run_spec *spec, const mbs_problem *pb,
+                          const mbs_method_def *m, const mbs_params *mp, double t_end)
+{
+    snprintf(rec->problem, sizeof rec->problem, "%s", pb->def->name);
+    snprintf(rec->method, sizeof rec->method, "%s", m->name);
+    snprintf(rec->problem_spec, sizeof rec->problem_spec, "%s", spec->problem);
+    snprintf(rec->method_spec, sizeof rec->method_spec, "%s", spec->method);
+    mbs_params_format(&pb->params, 1, rec->problem_params, sizeof rec->problem_params);
+    mbs_params_format(mp, 1, rec->method_params, sizeof rec->method_params);
+    rec->h = (m->flags & MBS_M_FIXED_STEP) ? spec->h : NAN;
+    rec->tol = (m->flags & MBS_M_FIXED_STEP) ? NAN : spec->tol;
+    rec->t0 = pb->t0;
+    rec->t_end = t_end;
+    rec->nq = pb->nq;
+    rec->nv = pb->nv;
+    rec->nl = pb->nl;
+    for (int i = 0; i < 3; i++)
+        rec->order[i] = m->order[i];
+}
+
+static void fail_record(mbs_record *rec, const mbs_ctx *ctx, int status)
+{
+    rec->status = status;
+    snprintf(rec->reason, sizeof rec->reason, "%s",
+             ctx->reason[0] ? ctx->reason : mbs_status_message(status));
+    rec->fail_t = ctx->fail_t;
+}
+
+/* Measuring run: integrate with the observer and fill the accuracy fields. */
+static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_ctx *ctx,
+                    const mbs_settings *set, const double *y0, observer *o)
+{
+    const mbs_problem *pb = ctx->pb;
+    size_t ny = mbs_ny(pb), nq = pb->nq, nv = pb->nv, nl = pb->nl;
+    double *y = rec->final;
+    memcpy(y, y0, ny * sizeof(double));
+    double t = pb->t0;
+    if (o->have_energy)
+        o->E0 = pb->def->energy(pb, t, y, y + nq);
+    mbs_ctx_reset(ctx);
+    ctx->observer = observe;
+    ctx->observer_data = o;
+    int s = observe(o, t, y, y + nq, NULL, y + nq + nv);
+    if (s == MBS_OK)
+        s = m->ops->integrate(state, ctx, set, &t, y);
+    ctx->observer = NULL;
+    ctx->observer_data = NULL;
+    rec->t_final = t;
+    rec->cnt = ctx->cnt;
+    rec->status = MBS_OK;
+    if (s != MBS_OK)
+        fail_record(rec, ctx, s);
+    rec->res_pos_max = nl ? o->pos_max : 0.0;
+    rec->res_vel_max = nl ? o->vel_max : 0.0;
+    rec->res_acc_max = nl ? o->acc_max : 0.0;
+    rec->res_pos_end = nl ? o->pos_last : 0.0;
+    rec->res_vel_end = nl ? o->vel_last : 0.0;
+    rec->energy_drift = o->have_energy ? o->edrift : NAN;
+    mbs_drift_fit df;
+    mbs_drift_fit_compute(&o->drift, &df);
+    rec->drift_exponent = df.ok ? df.k : NAN;
+    rec->drift_rms = df.ok ? df.rms : NAN;
+    if (o->exact) {
+        rec->have_ref = 1;
+        strcpy(rec->ref_kind, "exact");
+        rec->err_max = o->emax;
+        if (rec->status == MBS_OK &&
+            pb->def->exact(pb, t, o->ex, o->ex + nq, o->ex + nq + nv) == MBS_OK) {
+            rec->err.q = max_abs_diff(y, o->ex, nq);
+            rec->err.v = max_abs_diff(y + nq, o->ex + nq, nv);
+            rec->err.lambda = nl ? max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
+            correct_digits(y, o->ex, ny, &rec->scd, &rec->mescd);
+        }
+        if (nl == 0)
+            rec->err_max.lambda = 0.0;
+    }
+}
+
+/* Timing runs: the same integration without the observer, CPU clock only. */
+static void time_runs(mbs_record *rec, void *state, const mbs_method_def *m, mbs_ctx *ctx,
+                      const mbs_settings *set, const double *y0, int repeat, int measured)
+{
+    const mbs_problem *pb = ctx->pb;
+    size_t ny = mbs_ny(pb);
+    double *times = malloc((size_t)repeat * sizeof(double));
+    double *y = malloc(ny * sizeof(double));
+    if (!times || !y) {
+        free(times);
+        free(y);
+        return;
+    }
+    double overhead = timer_overhead();
+    int ok = 1;
+    for (int r = 0; r < repeat && ok; r++) {
+        memcpy(y, y0, ny * sizeof(double));
+        double t = pb->t0;
+        mbs_ctx_reset(ctx);
+        double c0 = mbs_cpu_seconds();
+        int s = m->ops->integrate(state, ctx, set, &t, y);
+        double c1 = mbs_cpu_seconds();
+        times[r] = fmax(0.0, c1 - c0 - overhead);
+        if (s != MBS_OK) {
+            ok = 0;
+            if (!measured) {
+                rec->cnt = ctx->cnt;
+                rec->t_final = t;
+                memcpy(rec->final, y, ny * sizeof(double));
+                fail_record(rec, ctx, s);
+            }
+        } else if (!measured && r == 0) {
+            rec->cnt = ctx->cnt;
+            rec->t_final = t;
+            memcpy(rec->final, y, ny * sizeof(double));
+        }
+    }
+    if (ok) {
+        qsort(times, (size_t)repeat, sizeof(double), cmp_double);
+        rec->cpu_min = times[0];
+        rec->cpu_median = quantile(times, repeat, 0.5);
+        rec->cpu_iqr = quantile(times, repeat, 0.75) - quantile(times, repeat, 0.25);
+        rec->cpu_repeats = repeat;
+    }
+    free(times);
+    free(y);
+}
+
+int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
+{
+    record_init(rec);
+    gsl_set_error_handler_off();
+    mbs_problem pb;
+    int s = mbs_problem_open(&pb, spec->problem, err, errlen);
+    if (s != MBS_OK)
+        return MBS_BAD_INPUT;
+    const mbs_method_def *m;
+    mbs_params mp;
+    if (mbs_method_parse(spec->method, &m, &mp, err, errlen) != MBS_OK) {
+        mbs_problem_close(&pb);
+        return MBS_BAD_INPUT;
+    }
+    double t_end = isnan(spec->t_end) ? pb.t_end : spec->t_end;
+    if (validate(spec, &pb, m, t_end, err, errlen) != MBS_OK) {
+        mbs_problem_close(&pb);
+        return MBS_BAD_INPUT;
+    }
+    pb.t_end = t_end;
+    fill_identity(rec, spec, &pb, m, &mp, t_end);
+
+    size_t ny = mbs_ny(&pb);
+    mbs_ctx ctx;
+    void *state = NULL;
+    observer obs;
+    int have_obs = 0;
+    double *y0 = calloc(ny, sizeof(double));
+    rec->final = calloc(ny, sizeof(double));
+    if (!y0 || !rec->final || mbs_ctx_init(&ctx, &pb) != MBS_OK) {
+        snprintf(err, errlen, "out of memory");
+        free(y0);
+        mbs_record_free(rec);
+        mbs_problem_close(&pb);
+        return MBS_NO_MEMORY;
+    }
+    mbs_ctx_reset(&ctx);
+    if (spec->max_steps > 0)
+        ctx.max_steps = spec->max_steps;
+    mbs_settings set = {.h = isnan(spec->h) ? 0.0 : spec->h,
+                        .rtol = isnan(spec->tol) ? 0.0 : spec->tol,
+                        .atol = isnan(spec->tol) ? 0.0 : spec->tol,
+                        .t_end = t_end};
+
+    int have_lambda = 0;
+    s = pb.def->initial(&pb, y0, y0 + pb.nq, y0 + pb.nq + pb.nv, &have_lambda);
+    if (s == MBS_OK && !have_lambda && pb.nl > 0)
+        s = initial_lambda(&ctx, pb.t0, y0);
+    memcpy(rec->final, y0, ny * sizeof(double));
+    rec->t_final = pb.t0;
+    if (s != MBS_OK) {
+        fail_record(rec, &ctx, s);
+        goto done;
+    }
+    if ((m->flags & MBS_M_NEEDS_FULL_RANK) && (pb.flags & MBS_PB_REDUNDANT)) {
+        mbs_fail(&ctx, MBS_UNSUPPORTED, pb.t0, "%s needs full-rank constraints; %s has redundant ones",
+                 m->name, pb.def->name);
+        fail_record(rec, &ctx, MBS_UNSUPPORTED);
+        goto done;
+    }
+    if ((m->flags & MBS_M_NEEDS_REGULAR_MASS) && (pb.flags & MBS_PB_SINGULAR_MASS)) {
+        mbs_fail(&ctx, MBS_UNSUPPORTED, pb.t0, "%s needs a regular mass matrix", m->name);
+        fail_record(rec, &ctx, MBS_UNSUPPORTED);
+        goto done;
+    }
+    mbs_ctx_reset(&ctx);
+    s = m->ops->alloc(m, &mp, &ctx, &state);
+    if (s != MBS_OK) {
+        fail_record(rec, &ctx, s);
+        goto done;
+    }
+    if (spec->measure) {
+        if (observer_init(&obs, &pb, t_end) != MBS_OK) {
+            snprintf(err, errlen, "out of memory");
+            s = MBS_NO_MEMORY;
+            goto done;
+        }
+        have_obs = 1;
+        measure(rec, state, m, &ctx, &set, y0, &obs);
+    }
+    if (rec->status == MBS_OK && spec->repeat > 0)
+        time_runs(rec, state, m, &ctx, &set, y0, spec->repeat, spec->measure);
+    s = MBS_OK;
+done:
+    if (have_obs)
+        observer_free(&obs);
+    if (state)
+        m->ops->free_state(state);
+    mbs_ctx_free(&ctx);
+    free(y0);
+    mbs_problem_close(&pb);
+    if (s == MBS_NO_MEMORY)
+        mbs_record_free(rec);
+    return s == MBS_NO_MEMORY ? s : MBS_OK;
+}

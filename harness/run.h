@@ -1,0 +1,69 @@
+/* One run of a method on a problem, and its record (the results schema is
+ * documented once, in harness/README.md). */
+#ifndef MBS_RUN_H
+#define MBS_RUN_H
+
+#include <stdio.h>
+
+#include "../methods/method.h"
+#include "../problems/problem.h"
+
+typedef struct mbs_run_spec {
+    const char *problem;  /* "pendulum:x0=0.2" */
+    const char *method;   /* "index1/rk4:linsol=chol" */
+    double h;             /* fixed step (NaN: not given) */
+    double tol;           /* rtol = atol for adaptive methods (NaN: not given) */
+    double t_end;         /* NaN: problem default */
+    int repeat;           /* timing repetitions (>= 1); 0 = no timing run */
+    long max_steps;       /* 0 = default */
+    int measure;          /* 0: skip the measuring run (benchmarks) */
+} mbs_run_spec;
+
+typedef struct mbs_err3 {
+    double q, v, lambda; /* NaN: not available */
+} mbs_err3;
+
+typedef struct mbs_record {
+    char problem[64], method[64];
+    char problem_params[512], method_params[512]; /* canonical "k=v,..." (all values) */
+    char problem_spec[512], method_spec[512];     /* as given */
+    double h, tol, t0, t_end;
+    int status;           /* mbs_status */
+    char reason[256];
+    double fail_t;
+    size_t nq, nv, nl;
+    double t_final;
+    double *final;        /* q | v | lambda at t_final (owned) */
+    int have_ref;         /* 1: errors were measured against an exact/reference solution */
+    char ref_kind[16];    /* "exact", "reference" or "none" */
+    mbs_err3 err, err_max;
+    double scd, mescd;
+    double res_pos_max, res_vel_max, res_acc_max, res_pos_end, res_vel_end;
+    double energy_drift;
+    double drift_exponent, drift_rms;
+    mbs_counters cnt;
+    double cpu_min, cpu_median, cpu_iqr;
+    int cpu_repeats;
+    double order[3];      /* the method's nominal orders */
+    long run_index;       /* position in a sweep's run list (-1 outside sweeps) */
+} mbs_record;
+
+/* Validate the spec and run it.  Bad input returns MBS_BAD_INPUT with a one-line
+ * message in err and leaves rec empty; otherwise returns MBS_OK and rec->status
+ * tells whether the integration succeeded.  rec must be released with
+ * mbs_record_free. */
+int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen);
+void mbs_record_free(mbs_record *rec);
+
+/* Output. */
+char *mbs_record_json(const mbs_record *rec); /* one line, malloc'ed, no newline */
+void mbs_record_csv_header(FILE *f);
+void mbs_record_csv(const mbs_record *rec, FILE *f);
+void mbs_record_table_header(FILE *f);
+void mbs_record_table_row(const mbs_record *rec, FILE *f);
+void mbs_record_print_long(const mbs_record *rec, FILE *f);
+
+/* Process CPU time in seconds. */
+double mbs_cpu_seconds(void);
+
+#endif

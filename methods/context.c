@@ -1,0 +1,154 @@
+/* Run context, counting wrappers and step acceptance (see method.h). */
+#include <gsl/gsl_blas.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "method.h"
+
+int mbs_ctx_init(mbs_ctx *ctx, const mbs_problem *pb)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->pb = pb;
+    ctx->max_steps = 10000000;
+    if (pb->def->kinematic) {
+        ctx->G_full = gsl_matrix_alloc(pb->nl ? pb->nl : 1, pb->nq);
+        ctx->H = gsl_matrix_alloc(pb->nq, pb->nv);
+        if (!ctx->G_full || !ctx->H) {
+            mbs_ctx_free(ctx);
+            return MBS_NO_MEMORY;
+        }
+    } else if (pb->nq != pb->nv) {
+        return MBS_BAD_INPUT;
+    }
+    return MBS_OK;
+}
+
+void mbs_ctx_free(mbs_ctx *ctx)
+{
+    if (ctx->G_full)
+        gsl_matrix_free(ctx->G_full);
+    if (ctx->H)
+        gsl_matrix_free(ctx->H);
+    ctx->G_full = ctx->H = NULL;
+}
+
+void mbs_ctx_reset(mbs_ctx *ctx)
+{
+    memset(&ctx->cnt, 0, sizeof ctx->cnt);
+    ctx->fail_t = NAN;
+    ctx->reason[0] = '\0';
+}
+
+int mbs_fail(mbs_ctx *ctx, int status, double t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->reason, sizeof ctx->reason, fmt, ap);
+    va_end(ap);
+    ctx->fail_t = t;
+    return status;
+}
+
+static int callback(mbs_ctx *ctx, int status, double t, const char *what)
+{
+    if (status == MBS_OK)
+        return MBS_OK;
+    if (ctx->reason[0] == '\0')
+        mbs_fail(ctx, status, t, "%s callback of %s returned %s", what, ctx->pb->def->name,
+                 mbs_status_code(status));
+    return status < 0 ? status : MBS_CALLBACK_FAILED;
+}
+
+int mbs_mass(mbs_ctx *ctx, double t, const double *q, gsl_matrix *M)
+{
+    ctx->cnt.mass_evals++;
+    return callback(ctx, ctx->pb->def->mass(ctx->pb, t, q, M), t, "mass");
+}
+
+int mbs_force(mbs_ctx *ctx, double t, const double *q, const double *v, double *f)
+{
+    ctx->cnt.f_evals++;
+    return callback(ctx, ctx->pb->def->force(ctx->pb, t, q, v, f), t, "force");
+}
+
+int mbs_constraint(mbs_ctx *ctx, double t, const double *q, double *g)
+{
+    ctx->cnt.g_evals++;
+    return callback(ctx, ctx->pb->def->constraint(ctx->pb, t, q, g), t, "constraint");
+}
+
+int mbs_constraint_jacobian(mbs_ctx *ctx, double t, const double *q, gsl_matrix *B)
+{
+    const mbs_problem *pb = ctx->pb;
+    ctx->cnt.jac_evals++;
+    if (pb->nl == 0)
+        return MBS_OK;
+    if (!pb->def->kinematic)
+        return callback(ctx, pb->def->jacobian(pb, t, q, B), t, "jacobian");
+    int s = callback(ctx, pb->def->jacobian(pb, t, q, ctx->G_full), t, "jacobian");
+    if (s == MBS_OK)
+        s = callback(ctx, pb->def->kinematic(pb, q, ctx->H), t, "kinematic");
+    if (s == MBS_OK)
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, ctx->G_full, ctx->H, 0.0, B);
+    return s;
+}
+
+int mbs_constraint_t(mbs_ctx *ctx, double t, const double *q, double *gt)
+{
+    const mbs_problem *pb = ctx->pb;
+    if (!pb->def->constraint_t) {
+        for (size_t i = 0; i < pb->nl; i++)
+            gt[i] = 0.0;
+        return MBS_OK;
+    }
+    ctx->cnt.g_evals++;
+    return callback(ctx, pb->def->constraint_t(pb, t, q, gt), t, "constraint_t");
+}
+
+int mbs_gamma(mbs_ctx *ctx, double t, const double *q, const double *v, double *gam)
+{
+    ctx->cnt.gamma_evals++;
+    return callback(ctx, ctx->pb->def->gamma(ctx->pb, t, q, v, gam), t, "gamma");
+}
+
+int mbs_qdot(mbs_ctx *ctx, const double *q, const double *v, double *qdot)
+{
+    const mbs_problem *pb = ctx->pb;
+    if (!pb->def->kinematic) {
+        memcpy(qdot, v, pb->nv * sizeof *v);
+        return MBS_OK;
+    }
+    int s = callback(ctx, pb->def->kinematic(pb, q, ctx->H), NAN, "kinematic");
+    if (s != MBS_OK)
+        return s;
+    gsl_vector_const_view vv = gsl_vector_const_view_array(v, pb->nv);
+    gsl_vector_view qd = gsl_vector_view_array(qdot, pb->nq);
+    gsl_blas_dgemv(CblasNoTrans, 1.0, ctx->H, &vv.vector, 0.0, &qd.vector);
+    return MBS_OK;
+}
+
+int mbs_budget(mbs_ctx *ctx, double t)
+{
+    if (ctx->cnt.steps + ctx->cnt.rejected >= ctx->max_steps)
+        return mbs_fail(ctx, MBS_TOO_MANY_STEPS, t, "step budget of %ld steps exhausted",
+                        ctx->max_steps);
+    return MBS_OK;
+}
+
+int mbs_accept(mbs_ctx *ctx, double t, const double *y, const double *vdot)
+{
+    const mbs_problem *pb = ctx->pb;
+    size_t ny = mbs_ny(pb);
+    ctx->cnt.steps++;
+    for (size_t i = 0; i < ny; i++)
+        if (!isfinite(y[i]))
+            return mbs_fail(ctx, MBS_NAN_STATE, t, "non-finite state component %zu", i);
+    if (ctx->observer) {
+        int s = ctx->observer(ctx->observer_data, t, y, y + pb->nq, vdot, y + pb->nq + pb->nv);
+        if (s != 0)
+            return mbs_fail(ctx, s, t, "stopped by the observer");
+    }
+    return MBS_OK;
+}

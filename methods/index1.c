@@ -1,0 +1,194 @@
+#include "index1.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mbs_index1_free(mbs_index1 *w)
+{
+    if (!w)
+        return;
+    gsl_matrix_free(w->M);
+    gsl_matrix_free(w->B);
+    gsl_matrix_free(w->K);
+    gsl_permutation_free(w->perm);
+    gsl_vector_free(w->rhs);
+    gsl_vector_free(w->sol);
+    gsl_matrix_free(w->Hc);
+    gsl_matrix_free(w->S);
+    gsl_vector_free(w->w);
+    free(w->f);
+    free(w->gam);
+    free(w->g);
+    free(w->gt);
+    free(w->lambda);
+    free(w);
+}
+
+int mbs_index1_alloc(mbs_index1 **out, mbs_ctx *ctx, int linsol)
+{
+    const mbs_problem *pb = ctx->pb;
+    *out = NULL;
+    if (pb->flags & MBS_PB_REDUNDANT)
+        return mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0,
+                        "index-1 KKT solve needs full-rank constraints (%s is redundant)",
+                        pb->def->name);
+    if (linsol == MBS_LINSOL_CHOL && (pb->flags & MBS_PB_SINGULAR_MASS))
+        return mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0,
+                        "block Cholesky needs a positive definite mass matrix");
+    mbs_index1 *w = calloc(1, sizeof *w);
+    if (!w)
+        return MBS_NO_MEMORY;
+    size_t nv = pb->nv, nl = pb->nl, nk = nv + nl, nlc = nl ? nl : 1;
+    w->nq = pb->nq;
+    w->nv = nv;
+    w->nl = nl;
+    w->linsol = linsol;
+    w->M = gsl_matrix_alloc(nv, nv);
+    w->B = gsl_matrix_alloc(nlc, nv);
+    w->w = gsl_vector_alloc(nv);
+    w->f = malloc(nv * sizeof *w->f);
+    w->gam = malloc(nlc * sizeof *w->gam);
+    w->g = malloc(nlc * sizeof *w->g);
+    w->gt = malloc(nlc * sizeof *w->gt);
+    w->lambda = calloc(nlc, sizeof *w->lambda);
+    int ok = w->M && w->B && w->w && w->f && w->gam && w->g && w->gt && w->lambda;
+    if (linsol == MBS_LINSOL_LU) {
+        w->K = gsl_matrix_alloc(nk, nk);
+        w->perm = gsl_permutation_alloc(nk);
+        w->rhs = gsl_vector_alloc(nk);
+        w->sol = gsl_vector_alloc(nk);
+        ok = ok && w->K && w->perm && w->rhs && w->sol;
+    } else {
+        w->Hc = gsl_matrix_alloc(nv, nlc);
+        w->S = gsl_matrix_alloc(nlc, nlc);
+        ok = ok && w->Hc && w->S;
+    }
+    if (!ok) {
+        mbs_index1_free(w);
+        return MBS_NO_MEMORY;
+    }
+    *out = w;
+    return MBS_OK;
+}
+
+/* Right-hand side of the constraint rows, with optional Baumgarte terms. */
+static int constraint_rhs(mbs_index1 *w, mbs_ctx *ctx, double t, const double *q,
+                          const double *v)
+{
+    int s = mbs_gamma(ctx, t, q, v, w->gam);
+    if (s != MBS_OK || (w->alpha == 0.0 && w->beta == 0.0))
+        return s;
+    /* seed 004 Eq. (9): gamma - 2 alpha Phi' - beta^2 Phi, Phi' = B v + g_t. */
+    if ((s = mbs_constraint(ctx, t, q, w->g)) != MBS_OK ||
+        (s = mbs_constraint_t(ctx, t, q, w->gt)) != MBS_OK)
+        return s;
+    for (size_t i = 0; i < w->nl; i++) {
+        double bv = w->gt[i];
+        for (size_t j = 0; j < w->nv; j++)
+            bv += gsl_matrix_get(w->B, i, j) * v[j];
+        w->gam[i] -= 2.0 * w->alpha * bv + w->beta * w->beta * w->g[i];
+    }
+    return MBS_OK;
+}
+
+static int solve_lu(mbs_index1 *w, mbs_ctx *ctx, double t, double *vdot)
+{
+    size_t nv = w->nv, nl = w->nl;
+    gsl_matrix_view KM = gsl_matrix_submatrix(w->K, 0, 0, nv, nv);
+    gsl_matrix_memcpy(&KM.matrix, w->M);
+    for (size_t i = 0; i < nl; i++)
+        for (size_t j = 0; j < nv; j++) {
+            double b = gsl_matrix_get(w->B, i, j);
+            gsl_matrix_set(w->K, nv + i, j, b);
+            gsl_matrix_set(w->K, j, nv + i, b);
+        }
+    for (size_t i = 0; i < nl; i++)
+        for (size_t j = 0; j < nl; j++)
+            gsl_matrix_set(w->K, nv + i, nv + j, 0.0);
+    for (size_t i = 0; i < nv; i++)
+        gsl_vector_set(w->rhs, i, w->f[i]);
+    for (size_t i = 0; i < nl; i++)
+        gsl_vector_set(w->rhs, nv + i, w->gam[i]);
+    int sign;
+    mbs_count_factorization(ctx);
+    if (gsl_linalg_LU_decomp(w->K, w->perm, &sign) != GSL_SUCCESS)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "KKT LU factorization failed");
+    mbs_count_solve(ctx);
+    if (gsl_linalg_LU_solve(w->K, w->perm, w->rhs, w->sol) != GSL_SUCCESS)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "singular KKT matrix");
+    for (size_t i = 0; i < nv; i++)
+        vdot[i] = gsl_vector_get(w->sol, i);
+    for (size_t i = 0; i < nl; i++)
+        w->lambda[i] = gsl_vector_get(w->sol, nv + i);
+    return MBS_OK;
+}
+
+static int solve_chol(mbs_index1 *w, mbs_ctx *ctx, double t, double *vdot)
+{
+    size_t nv = w->nv, nl = w->nl;
+    mbs_count_factorization(ctx);
+    if (gsl_linalg_cholesky_decomp1(w->M) != GSL_SUCCESS) /* M = L L^T */
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "mass matrix not positive definite");
+    gsl_vector_view f = gsl_vector_view_array(w->f, nv);
+    /* w = L^-1 f */
+    gsl_vector_memcpy(w->w, &f.vector);
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->M, w->w);
+    if (nl > 0) {
+        /* Hc = L^-1 B^T (seed 004 Eq. (5)), S = Hc^T Hc = B M^-1 B^T. */
+        gsl_matrix_view B = gsl_matrix_submatrix(w->B, 0, 0, nl, nv);
+        gsl_matrix_view Hc = gsl_matrix_submatrix(w->Hc, 0, 0, nv, nl);
+        gsl_matrix_view S = gsl_matrix_submatrix(w->S, 0, 0, nl, nl);
+        gsl_matrix_transpose_memcpy(&Hc.matrix, &B.matrix);
+        gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->M,
+                       &Hc.matrix);
+        gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &Hc.matrix, &Hc.matrix, 0.0,
+                       &S.matrix);
+        mbs_count_factorization(ctx);
+        if (gsl_linalg_cholesky_decomp1(&S.matrix) != GSL_SUCCESS) /* Eq. (6) */
+            return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "B M^-1 B^T not positive definite");
+        /* lambda = S^-1 (Hc^T L^-1 f - gamma)  (Eq. (7)) */
+        gsl_vector_view lam = gsl_vector_view_array(w->lambda, nl);
+        gsl_blas_dgemv(CblasTrans, 1.0, &Hc.matrix, w->w, 0.0, &lam.vector);
+        for (size_t i = 0; i < nl; i++)
+            w->lambda[i] -= w->gam[i];
+        mbs_count_solve(ctx);
+        gsl_linalg_cholesky_svx(&S.matrix, &lam.vector);
+        /* v' = L^-T (L^-1 f - Hc lambda)  (Eq. (8)) */
+        gsl_blas_dgemv(CblasNoTrans, -1.0, &Hc.matrix, &lam.vector, 1.0, w->w);
+    }
+    mbs_count_solve(ctx);
+    gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->M, w->w);
+    for (size_t i = 0; i < nv; i++)
+        vdot[i] = gsl_vector_get(w->w, i);
+    return MBS_OK;
+}
+
+int mbs_index1_accel(mbs_index1 *w, mbs_ctx *ctx, double t, const double *q, const double *v,
+                     double *vdot, double *lambda)
+{
+    int s;
+    if ((s = mbs_mass(ctx, t, q, w->M)) != MBS_OK ||
+        (s = mbs_force(ctx, t, q, v, w->f)) != MBS_OK)
+        return s;
+    if (w->nl > 0) {
+        gsl_matrix_view B = gsl_matrix_submatrix(w->B, 0, 0, w->nl, w->nv);
+        if ((s = mbs_constraint_jacobian(ctx, t, q, &B.matrix)) != MBS_OK ||
+            (s = constraint_rhs(w, ctx, t, q, v)) != MBS_OK)
+            return s;
+    }
+    s = w->linsol == MBS_LINSOL_LU ? solve_lu(w, ctx, t, vdot) : solve_chol(w, ctx, t, vdot);
+    if (s == MBS_OK && lambda)
+        memcpy(lambda, w->lambda, w->nl * sizeof *lambda);
+    return s;
+}
+
+int mbs_index1_rhs(mbs_index1 *w, mbs_ctx *ctx, double t, const double *y, double *dy)
+{
+    int s = mbs_qdot(ctx, y, y + w->nq, dy);
+    if (s != MBS_OK)
+        return s;
+    return mbs_index1_accel(w, ctx, t, y, y + w->nq, dy + w->nq, NULL);
+}

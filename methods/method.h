@@ -1,0 +1,154 @@
+/* The method contract.
+ *
+ * A method integrates a problem from (t0, y0) to t_end, where the state is one
+ * contiguous buffer y = q | v | lambda (n_q + n_v + n_lambda doubles; methods
+ * with auxiliary variables keep them in their own workspace).  It calls the
+ * problem only through the counting wrappers below, so the work counters are
+ * automatic, and reports every accepted step through mbs_accept(), which counts
+ * the step, enforces the step budget, rejects NaN/Inf and calls the harness's
+ * observer (the observer measures errors and drift; methods never do).
+ *
+ * A method file defines `const mbs_method_def` descriptors (several may share
+ * one ops table through `variant`) and adds one line per descriptor to
+ * methods/registry.def.  Names read FORMULATION/INTEGRATOR (index1/rk4).
+ * All workspace is allocated in alloc(); integrate() allocates nothing.
+ * Status convention (harness/status.def): 0 success, > 0 recoverable,
+ * < 0 fatal; on failure ctx->fail_t and ctx->reason say where and why.
+ */
+#ifndef MBS_METHOD_H
+#define MBS_METHOD_H
+
+#include <gsl/gsl_matrix.h>
+#include <stddef.h>
+
+#include "../harness/param.h"
+#include "../harness/status.h"
+#include "../problems/problem.h"
+
+typedef struct mbs_counters {
+    long steps;          /* accepted steps */
+    long rejected;       /* rejected steps (error test or Newton failure) */
+    long f_evals;        /* force evaluations */
+    long mass_evals;     /* mass-matrix evaluations */
+    long g_evals;        /* constraint (position level) evaluations */
+    long jac_evals;      /* constraint-Jacobian evaluations */
+    long gamma_evals;    /* curvature-term evaluations */
+    long factorizations; /* linear-system factorizations */
+    long solves;         /* linear-system solves (one right-hand side each) */
+    long newton_iters;   /* Newton iterations */
+} mbs_counters;
+
+/* Called after every accepted step; vdot may be NULL when the method does not
+ * produce accelerations.  A non-zero return stops the integration. */
+typedef int (*mbs_observer_fn)(void *data, double t, const double *q, const double *v,
+                               const double *vdot, const double *lambda);
+
+/* Run context: everything a method may touch besides its own workspace. */
+typedef struct mbs_ctx {
+    const mbs_problem *pb;
+    mbs_counters cnt;
+    long max_steps;       /* step budget (accepted + rejected) */
+    mbs_observer_fn observer;
+    void *observer_data;
+    gsl_matrix *G_full;   /* n_lambda x n_q scratch, only when H != I */
+    gsl_matrix *H;        /* n_q x n_v scratch, only when H != I */
+    double fail_t;        /* time of failure (set by mbs_fail) */
+    char reason[256];     /* failure detail (set by mbs_fail) */
+} mbs_ctx;
+
+/* Integration settings given by the harness. */
+typedef struct mbs_settings {
+    double h;      /* fixed step size, or initial step of adaptive methods (0 = auto) */
+    double rtol;   /* tolerances of adaptive methods */
+    double atol;
+    double t_end;
+} mbs_settings;
+
+enum mbs_method_flags {
+    MBS_M_FIXED_STEP = 1u << 0,
+    MBS_M_ADAPTIVE = 1u << 1,
+    MBS_M_IMPLICIT = 1u << 2,
+    MBS_M_NEEDS_FULL_RANK = 1u << 3,     /* declines MBS_PB_REDUNDANT problems */
+    MBS_M_NEEDS_REGULAR_MASS = 1u << 4,  /* declines MBS_PB_SINGULAR_MASS problems */
+    MBS_M_SPARSE = 1u << 5,
+    MBS_M_ENERGY_CONSERVING = 1u << 6,
+    MBS_M_ENERGY_DECAYING = 1u << 7,
+    MBS_M_PROJECTING = 1u << 8
+};
+
+typedef struct mbs_method_def mbs_method_def;
+
+typedef struct mbs_method_ops {
+    /* Allocate the workspace for problem ctx->pb; *state owned by the caller, freed
+     * with free_state (also on failure paths).  Returns MBS_UNSUPPORTED with a
+     * reason in ctx->reason when the method cannot run this problem. */
+    int (*alloc)(const mbs_method_def *m, const mbs_params *params, mbs_ctx *ctx,
+                 void **state);
+    /* Integrate from (*t, y) to s->t_end; on return (*t, y) is the last accepted
+     * state.  May be called several times on one workspace (timing repeats). */
+    int (*integrate)(void *state, mbs_ctx *ctx, const mbs_settings *s, double *t, double *y);
+    void (*free_state)(void *state);
+} mbs_method_ops;
+
+struct mbs_method_def {
+    const char *name;        /* "index1/rk4" */
+    const char *summary;     /* one line */
+    const char *citation;    /* seed and equations */
+    double order[3];         /* nominal order in q, v, lambda (0 = not defined) */
+    unsigned flags;
+    const mbs_param_def *params;
+    size_t n_params;
+    const void *variant;     /* tableau, stepper type, ... */
+    const mbs_method_ops *ops;
+};
+
+/* Registry (methods/registry.def). */
+size_t mbs_method_count(void);
+const mbs_method_def *mbs_method_at(size_t i);
+const mbs_method_def *mbs_method_find(const char *name);
+
+/* Parse "name[:k=v,...]".  Returns 0 or MBS_BAD_INPUT with a one-line message. */
+int mbs_method_parse(const char *spec, const mbs_method_def **m, mbs_params *params,
+                     char *err, size_t errlen);
+
+/* ---- counting wrappers: the only way methods call the problem ---------------- */
+int mbs_mass(mbs_ctx *ctx, double t, const double *q, gsl_matrix *M);
+int mbs_force(mbs_ctx *ctx, double t, const double *q, const double *v, double *f);
+int mbs_constraint(mbs_ctx *ctx, double t, const double *q, double *g);
+/* B = G H (n_lambda x n_v), the velocity-level constraint matrix. */
+int mbs_constraint_jacobian(mbs_ctx *ctx, double t, const double *q, gsl_matrix *B);
+int mbs_constraint_t(mbs_ctx *ctx, double t, const double *q, double *gt);
+int mbs_gamma(mbs_ctx *ctx, double t, const double *q, const double *v, double *gam);
+/* q' = H(q) v. */
+int mbs_qdot(mbs_ctx *ctx, const double *q, const double *v, double *qdot);
+
+/* Context life cycle (the harness owns it). */
+int mbs_ctx_init(mbs_ctx *ctx, const mbs_problem *pb);
+void mbs_ctx_free(mbs_ctx *ctx);
+/* Reset counters and failure information before a run. */
+void mbs_ctx_reset(mbs_ctx *ctx);
+
+/* Count linear-algebra work. */
+static inline void mbs_count_factorization(mbs_ctx *ctx) { ctx->cnt.factorizations++; }
+static inline void mbs_count_solve(mbs_ctx *ctx) { ctx->cnt.solves++; }
+static inline void mbs_count_newton(mbs_ctx *ctx) { ctx->cnt.newton_iters++; }
+static inline void mbs_count_rejected(mbs_ctx *ctx) { ctx->cnt.rejected++; }
+
+/* Report an accepted step: counts it, checks the budget and the state for
+ * NaN/Inf, calls the observer.  y = q | v | lambda, vdot may be NULL. */
+int mbs_accept(mbs_ctx *ctx, double t, const double *y, const double *vdot);
+
+/* Check the budget before attempting a step (accepted + rejected). */
+int mbs_budget(mbs_ctx *ctx, double t);
+
+/* Record a failure reason and time; returns status for `return mbs_fail(...)`. */
+int mbs_fail(mbs_ctx *ctx, int status, double t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Problem dimension helpers. */
+static inline size_t mbs_ny(const mbs_problem *pb) { return pb->nq + pb->nv + pb->nl; }
+
+#endif

@@ -1,0 +1,118 @@
+/* The problem contract.
+ *
+ * A problem describes the constrained mechanical system (seed 002, Eq. (16);
+ * the kinematic matrix H after seed 002 Eq. (44)):
+ *
+ *     q' = H(q) v,
+ *     M(t,q) v' = f(t,q,v) - H(q)^T G(t,q)^T lambda,
+ *     0 = g(t,q),
+ *
+ * with n_q >= n_v coordinates, n_v velocities and n_lambda constraints, G = dg/dq
+ * (n_lambda x n_q).  The velocity-level constraint matrix is B = G H
+ * (n_lambda x n_v), the hidden constraints are B v + g_t = 0 and B v' = gamma with
+ * the curvature term gamma = -(B v)_q H v - 2 (B_t) v - g_tt (seed 002 Eq. (17);
+ * seed 004 Eq. (2)).  Redundant constraints (rank G < n_lambda) and a
+ * rank-deficient M (positive definite on ker B) are allowed and flagged.
+ *
+ * A problem file defines one `const mbs_problem_def` and adds one line to
+ * problems/registry.def.  Every callback takes the problem instance (its
+ * parameters and any derived data) explicitly and returns an mbs_status
+ * (0 = success).  Matrices are dense GSL matrices whose size the caller
+ * provides; sparse problems set MBS_PB_SPARSE and may also provide the
+ * triplet callbacks (a later issue fills these in).
+ */
+#ifndef MBS_PROBLEM_H
+#define MBS_PROBLEM_H
+
+#include <gsl/gsl_matrix.h>
+#include <stddef.h>
+
+#include "../harness/param.h"
+
+enum mbs_problem_flags {
+    MBS_PB_EXACT = 1u << 0,          /* exact solution available */
+    MBS_PB_CONSERVATIVE = 1u << 1,   /* total energy is conserved */
+    MBS_PB_SPARSE = 1u << 2,         /* sparse M and G callbacks available */
+    MBS_PB_REDUNDANT = 1u << 3,      /* rank G < n_lambda somewhere */
+    MBS_PB_SINGULAR_MASS = 1u << 4,  /* M rank-deficient (definite on ker B) */
+    MBS_PB_RHEONOMIC = 1u << 5,      /* g depends on t */
+    MBS_PB_SINGULAR_CONFIG = 1u << 6 /* passes singular configurations */
+};
+
+typedef struct mbs_problem_def mbs_problem_def;
+
+/* A problem instance: definition + parameter values + derived data. */
+typedef struct mbs_problem {
+    const mbs_problem_def *def;
+    mbs_params params;
+    size_t nq, nv, nl;  /* set by the definition's dims() */
+    unsigned flags;     /* the definition's flags, possibly adjusted by setup() */
+    double t0, t_end;   /* t_end may be overridden by the harness */
+    void *data;         /* derived data owned by the problem (setup/teardown) */
+} mbs_problem;
+
+/* Sparse matrix as triplets (0-based), for problems flagged MBS_PB_SPARSE. */
+typedef struct mbs_triplets {
+    size_t nnz, cap;
+    size_t *row, *col;
+    double *val;
+} mbs_triplets;
+
+struct mbs_problem_def {
+    const char *name;      /* command-line name, e.g. "pendulum" */
+    const char *title;     /* one line */
+    const char *citation;  /* seed file and equation/example */
+    const char *reference; /* provenance of the reference solution */
+    unsigned flags;
+    int index;             /* differential index of the original DAE */
+    double t0, t_end;      /* defaults */
+    const mbs_param_def *params;
+    size_t n_params;
+
+    /* Required. */
+    int (*dims)(const mbs_problem *pb, size_t *nq, size_t *nv, size_t *nl);
+    /* Consistent q0, v0; lambda0 may be left untouched and *have_lambda = 0, in
+     * which case the harness computes it from the index-1 system (Eq. (17)). */
+    int (*initial)(const mbs_problem *pb, double *q0, double *v0, double *lambda0,
+                   int *have_lambda);
+    int (*mass)(const mbs_problem *pb, double t, const double *q, gsl_matrix *M);
+    int (*force)(const mbs_problem *pb, double t, const double *q, const double *v,
+                 double *f);
+    int (*constraint)(const mbs_problem *pb, double t, const double *q, double *g);
+    int (*jacobian)(const mbs_problem *pb, double t, const double *q, gsl_matrix *G);
+    int (*gamma)(const mbs_problem *pb, double t, const double *q, const double *v,
+                 double *gamma);
+
+    /* Optional (NULL = not available / default). */
+    int (*setup)(mbs_problem *pb, char *err,
+                 size_t errlen);             /* check parameter combinations, derive
+                                                data, adjust flags; message on error */
+    void (*teardown)(mbs_problem *pb);       /* free derived data */
+    int (*constraint_t)(const mbs_problem *pb, double t, const double *q,
+                        double *gt);         /* NULL: scleronomic, g_t = 0 */
+    int (*kinematic)(const mbs_problem *pb, const double *q,
+                     gsl_matrix *H);         /* NULL: H = I (n_q = n_v) */
+    double (*energy)(const mbs_problem *pb, double t, const double *q, const double *v);
+    int (*exact)(const mbs_problem *pb, double t, double *q, double *v, double *lambda);
+    int (*mass_sparse)(const mbs_problem *pb, double t, const double *q, mbs_triplets *M);
+    int (*jacobian_sparse)(const mbs_problem *pb, double t, const double *q,
+                           mbs_triplets *G);
+};
+
+/* Create an instance from "name[:k=v,...]".  Returns 0 or an mbs_status and a
+ * one-line message naming the bad name, key or value. */
+int mbs_problem_open(mbs_problem *pb, const char *spec, char *err, size_t errlen);
+void mbs_problem_close(mbs_problem *pb);
+
+/* Registry (problems/registry.def). */
+size_t mbs_problem_count(void);
+const mbs_problem_def *mbs_problem_at(size_t i);
+const mbs_problem_def *mbs_problem_find(const char *name);
+
+/* Value of the instance's parameter `i` (index into the definition's table). */
+static inline double mbs_pb_param(const mbs_problem *pb, size_t i)
+{
+    return pb->params.val[i];
+}
+
+#endif
