@@ -11,6 +11,7 @@
 
 #include "../methods/index1.h"
 #include "fit.h"
+#include "reference.h"
 
 double mbs_cpu_seconds(void)
 {
@@ -347,6 +348,15 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
         }
         if (nl == 0)
             rec->err_max.lambda = 0.0;
+    } else if (mbs_reference_find(pb, pb->t_end, o->ex, NULL, 0)) {
+        rec->have_ref = 1;
+        strcpy(rec->ref_kind, "reference");
+        if (rec->status == MBS_OK) {
+            rec->err.q = max_abs_diff(y, o->ex, nq);
+            rec->err.v = max_abs_diff(y + nq, o->ex + nq, nv);
+            rec->err.lambda = nl ? max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
+            correct_digits(y, o->ex, ny, &rec->scd, &rec->mescd);
+        }
     }
 }
 

@@ -48,7 +48,7 @@ int mbs_index1_accel(mbs_index1 *w, mbs_ctx *ctx, double t, const double *q, con
 /* y = (q, v) -> y' = (H v, v'); the multipliers are left in w->lambda. */
 int mbs_index1_rhs(mbs_index1 *w, mbs_ctx *ctx, double t, const double *y, double *dy);
 
-/* Parameter definition shared by index-1 methods. */
+/* Parameter definition shared by index-1 based formulations. */
 #define MBS_INDEX1_LINSOL_PARAM                                                         \
     {"linsol", MBS_LINSOL_LU, 0, 1, "dense KKT solver: lu (KKT LU) or chol (block "     \
      "Cholesky, seed 004 Eqs. (3)-(8))", MBS_LINSOL_CHOICES, 1}

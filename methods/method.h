@@ -148,7 +148,5 @@ int mbs_fail(mbs_ctx *ctx, int status, double t, const char *fmt, ...)
 #endif
     ;
 
-/* Problem dimension helpers. */
-static inline size_t mbs_ny(const mbs_problem *pb) { return pb->nq + pb->nv + pb->nl; }
 
 #endif

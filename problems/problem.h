@@ -115,4 +115,10 @@ static inline double mbs_pb_param(const mbs_problem *pb, size_t i)
     return pb->params.val[i];
 }
 
+/* Length of the state q | v | lambda. */
+static inline size_t mbs_ny(const mbs_problem *pb)
+{
+    return pb->nq + pb->nv + pb->nl;
+}
+
 #endif

@@ -1,0 +1,32 @@
+/* Stored reference solutions for problems without an exact solution.
+ *
+ * problems/ref/<problem>.ref (directory overridable with $MBSBENCH_REFDIR) holds
+ * one or more entries, each a block of `key = value` lines ending with `y`:
+ *
+ *     params = N=10,l=1,...        (canonical text of ALL parameters)
+ *     t_end = 10
+ *     provenance = ggl/radau5 tol=1e-12 vs proj-index1/dopri5 tol=1e-13, agree to
+ *                  11.2 digits, mbsbench <rev>, 2026-11-22
+ *     y = q1 q2 ... v1 ... lambda1 ...   (%.17g, the state at t_end)
+ *
+ * Lines starting with '#' are comments.  `make references` regenerates them. */
+#ifndef MBS_REFERENCE_H
+#define MBS_REFERENCE_H
+
+#include <stddef.h>
+
+#include "../problems/problem.h"
+
+/* 1 and y (n_q + n_v + n_lambda values) when an entry matches the instance's
+ * parameters and t_end (relative 1e-12), 0 otherwise.  prov gets the provenance. */
+int mbs_reference_find(const mbs_problem *pb, double t_end, double *y, char *prov,
+                       size_t provlen);
+
+/* Append an entry (replacing a matching one) atomically.  Returns 0 or -1. */
+int mbs_reference_store(const mbs_problem *pb, double t_end, const double *y,
+                        const char *provenance);
+
+/* Path of the problem's reference file. */
+void mbs_reference_path(const char *problem, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,71 @@
+/* Explicit ODE integrators over an acceleration evaluator.
+ *
+ * Every formulation that turns (t, q, v) into accelerations v' (and, where it
+ * yields them, multipliers lambda) is an `mbs_accel_def`: the index-1 KKT solve,
+ * Baumgarte, the null-space methods (QR, SVD, ...), Udwadia-Kalaba.  Each can be
+ * combined with every explicit integrator here (rk4 fixed step; GSL rkf45 and
+ * rk8pd, our Dormand-Prince 5(4) adaptive) through MBS_EXPLICIT_METHOD, so a
+ * formulation file registers FORMULATION/rk4, FORMULATION/dopri5, ... with one
+ * macro line each plus one registry line each.
+ *
+ * The integrated state is (q, v); lambda is taken from the evaluation at each
+ * accepted point (for Runge-Kutta it is the first stage of the next step, so it
+ * costs nothing extra).  An optional post_step hook runs after every accepted
+ * step (projection methods, coordinate partitioning) and may change q and v. */
+#ifndef MBS_EXPLICIT_H
+#define MBS_EXPLICIT_H
+
+#include "method.h"
+
+typedef struct mbs_accel_def {
+    const char *name;   /* formulation prefix, e.g. "index1" */
+    /* Workspace for ctx->pb with the method's parameters; MBS_UNSUPPORTED with
+     * a reason in ctx when the formulation cannot handle the problem. */
+    int (*alloc)(void **ws, mbs_ctx *ctx, const mbs_params *params);
+    /* v' (and lambda, n_lambda values; may be NULL) at (t, q, v).  Methods that
+     * do not yield multipliers write NaN. */
+    int (*eval)(void *ws, mbs_ctx *ctx, double t, const double *q, const double *v,
+                double *vdot, double *lambda);
+    /* Optional: called after each accepted step; may modify q and v in place. */
+    int (*post_step)(void *ws, mbs_ctx *ctx, double t, double *q, double *v);
+    void (*free_ws)(void *ws);
+} mbs_accel_def;
+
+/* The integrators (variant of an explicit method). */
+typedef enum {
+    MBS_EXPLICIT_RK4,     /* classical RK4, fixed step */
+    MBS_EXPLICIT_RKF45,   /* GSL rkf45, adaptive */
+    MBS_EXPLICIT_RK8PD,   /* GSL rk8pd, adaptive */
+    MBS_EXPLICIT_DOPRI5   /* Dormand-Prince 5(4), adaptive (ours, Hairer's controller) */
+} mbs_explicit_kind;
+
+typedef struct mbs_explicit_variant {
+    const mbs_accel_def *accel;
+    mbs_explicit_kind kind;
+    const double *rk4_weights; /* NULL: classical (1,2,2,1)/6; tests may perturb */
+} mbs_explicit_variant;
+
+extern const mbs_method_ops mbs_explicit_ops;
+
+#define MBS_EXPLICIT_FLAGS_RK4 (MBS_M_FIXED_STEP)
+#define MBS_EXPLICIT_FLAGS_ADAPTIVE (MBS_M_ADAPTIVE)
+
+/* Define `const mbs_method_def sym` combining accel `acc` with integrator `kind`.
+ * p_q, p_v, p_l: nominal orders; extra_flags: formulation flags; prm: parameter
+ * table (static array) of the formulation. */
+#define MBS_EXPLICIT_METHOD(sym, nm, summ, cite, acc, kindv, p_q, p_v, p_l, extra_flags, prm) \
+    static const mbs_explicit_variant sym##_variant = {.accel = &acc, .kind = kindv};         \
+    const mbs_method_def sym = {                                                              \
+        .name = nm,                                                                           \
+        .summary = summ,                                                                      \
+        .citation = cite,                                                                     \
+        .order = {p_q, p_v, p_l},                                                             \
+        .flags = ((kindv) == MBS_EXPLICIT_RK4 ? MBS_M_FIXED_STEP : MBS_M_ADAPTIVE) |          \
+                 (extra_flags),                                                               \
+        .params = prm,                                                                        \
+        .n_params = sizeof prm / sizeof prm[0],                                               \
+        .variant = &sym##_variant,                                                            \
+        .ops = &mbs_explicit_ops,                                                             \
+    };
+
+#endif

@@ -1,0 +1,20 @@
+/* One Check runner for all suites (tests/suites.def). */
+#include <stdlib.h>
+
+#include "testutil.h"
+
+int main(void)
+{
+    SRunner *sr = NULL;
+#define MBS_SUITE(ctor)                                                                   \
+    if (!sr)                                                                              \
+        sr = srunner_create(ctor());                                                      \
+    else                                                                                  \
+        srunner_add_suite(sr, ctor());
+#include "suites.def"
+#undef MBS_SUITE
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,49 @@
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+void mbs_test_run(const char *problem, const char *method, double h, double tol, double t_end,
+                  mbs_record *rec)
+{
+    mbs_run_spec spec = {.problem = problem, .method = method, .h = h, .tol = tol,
+                         .t_end = t_end, .repeat = 0, .measure = 1};
+    char err[512];
+    int s = mbs_run(&spec, rec, err, sizeof err);
+    ck_assert_msg(s == MBS_OK, "run %s %s: %s", problem, method, err);
+}
+
+int mbs_test_cli(const char *args, char *out, size_t outlen)
+{
+    const char *bin = getenv("MBSBENCH");
+    if (!bin)
+        bin = "bin/mbsbench";
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s 2>/tmp/mbs-test-stderr.%d >/tmp/mbs-test-stdout.%d", bin,
+             args, (int)getpid(), (int)getpid());
+    int st = system(cmd);
+    out[0] = '\0';
+    char path[64];
+    for (int k = 0; k < 2 && out[0] == '\0'; k++) {
+        snprintf(path, sizeof path, "/tmp/mbs-test-%s.%d", k == 0 ? "stderr" : "stdout",
+                 (int)getpid());
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (!fgets(out, (int)outlen, f))
+                out[0] = '\0';
+            fclose(f);
+        }
+        remove(path);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int mbs_count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}

@@ -1,0 +1,25 @@
+/* Shared helpers of the Check test suites. */
+#ifndef MBS_TESTUTIL_H
+#define MBS_TESTUTIL_H
+
+#include <check.h>
+
+#include "../harness/run.h"
+
+#define MBS_SUITE(ctor) Suite *ctor(void);
+#include "suites.def"
+#undef MBS_SUITE
+
+/* Run one spec that must be valid input; fails the test otherwise. */
+void mbs_test_run(const char *problem, const char *method, double h, double tol, double t_end,
+                  mbs_record *rec);
+
+/* Run the mbsbench executable (path from $MBSBENCH, default bin/mbsbench) with
+ * the given argument string through /bin/sh; returns the exit status and the
+ * first line of stderr (or stdout when stderr is empty) in out. */
+int mbs_test_cli(const char *args, char *out, size_t outlen);
+
+/* Number of lines in a text. */
+int mbs_count_lines(const char *s);
+
+#endif
