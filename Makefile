@@ -25,6 +25,8 @@ LIB_SRC  := $(wildcard problems/*.c) $(wildcard methods/*.c) \
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all run check check-asan check-valgrind bench deps clean install
 all: $(BIN) $(LIBA)
@@ -67,7 +69,7 @@ $(TESTBIN): $(TEST_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-$(BENCHBIN): $(BUILD)/bench/bench.o $(LIBA)
+$(BENCHBIN): $(BENCH_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -101,4 +103,4 @@ install: $(BIN)
 clean:
 	rm -rf $(O)build $(O)lib $(O)bin build-asan
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/main.d $(BUILD)/bench/bench.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/harness/main.d

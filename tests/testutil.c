@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 void mbs_test_run(const char *problem, const char *method, double h, double tol, double t_end,
                   mbs_record *rec)
@@ -26,12 +27,12 @@ int mbs_test_cli(const char *args, char *out, size_t outlen)
     int st = system(cmd);
     out[0] = '\0';
     char path[64];
-    for (int k = 0; k < 2 && out[0] == '\0'; k++) {
+    for (int k = 0; k < 2; k++) {
         snprintf(path, sizeof path, "/tmp/mbs-test-%s.%d", k == 0 ? "stderr" : "stdout",
                  (int)getpid());
         FILE *f = fopen(path, "r");
         if (f) {
-            if (!fgets(out, (int)outlen, f))
+            if (out[0] == '\0' && !fgets(out, (int)outlen, f))
                 out[0] = '\0';
             fclose(f);
         }
