@@ -36,7 +36,7 @@ double mbs_fit_line(const double *x, const double *y, size_t n, double *a, doubl
 }
 
 /* Window acceptance: order at least 0.5, every pairwise order within
- * PAIR_TOL (absolute) or 15% of the slope, CI half-width within max(0.3, 10%). */
+ * 0.25 (absolute) or 6% of the slope, CI half-width within max(0.3, 10%). */
 static int window_ok(const double *lh, const double *le, size_t i, size_t j, double p,
                      double half)
 {
@@ -44,7 +44,7 @@ static int window_ok(const double *lh, const double *le, size_t i, size_t j, dou
         return 0;
     for (size_t k = i; k < j; k++) {
         double pk = (le[k] - le[k + 1]) / (lh[k] - lh[k + 1]);
-        if (!(fabs(pk - p) <= fmax(0.35, 0.15 * p)))
+        if (!(fabs(pk - p) <= fmax(0.25, 0.06 * p)))
             return 0;
     }
     return 1;

@@ -10,8 +10,8 @@ void mbs_index1_free(mbs_index1 *w)
 {
     if (!w)
         return;
-    gsl_matrix_free(w->M);
-    gsl_matrix_free(w->B);
+    gsl_matrix_free(w->Mown);
+    gsl_matrix_free(w->Bown);
     gsl_matrix_free(w->K);
     gsl_permutation_free(w->perm);
     gsl_vector_free(w->rhs);
@@ -19,8 +19,8 @@ void mbs_index1_free(mbs_index1 *w)
     gsl_matrix_free(w->Hc);
     gsl_matrix_free(w->S);
     gsl_vector_free(w->w);
-    free(w->f);
-    free(w->gam);
+    free(w->fown);
+    free(w->gamown);
     free(w->g);
     free(w->gt);
     free(w->lambda);
@@ -46,25 +46,39 @@ int mbs_index1_alloc(mbs_index1 **out, mbs_ctx *ctx, int linsol)
     w->nv = nv;
     w->nl = nl;
     w->linsol = linsol;
-    w->M = gsl_matrix_alloc(nv, nv);
-    w->B = gsl_matrix_alloc(nlc, nv);
     w->w = gsl_vector_alloc(nv);
-    w->f = malloc(nv * sizeof *w->f);
-    w->gam = malloc(nlc * sizeof *w->gam);
     w->g = malloc(nlc * sizeof *w->g);
     w->gt = malloc(nlc * sizeof *w->gt);
     w->lambda = calloc(nlc, sizeof *w->lambda);
-    int ok = w->M && w->B && w->w && w->f && w->gam && w->g && w->gt && w->lambda;
+    int ok = w->w && w->g && w->gt && w->lambda;
     if (linsol == MBS_LINSOL_LU) {
+        /* M, B, f and gamma are evaluated straight into the KKT system. */
         w->K = gsl_matrix_alloc(nk, nk);
         w->perm = gsl_permutation_alloc(nk);
         w->rhs = gsl_vector_alloc(nk);
         w->sol = gsl_vector_alloc(nk);
         ok = ok && w->K && w->perm && w->rhs && w->sol;
+        if (ok) {
+            w->Mv = gsl_matrix_submatrix(w->K, 0, 0, nv, nv);
+            w->M = &w->Mv.matrix;
+            w->f = w->rhs->data;
+            if (nl > 0) {
+                w->Bv = gsl_matrix_submatrix(w->K, nv, 0, nl, nv);
+                w->B = &w->Bv.matrix;
+                w->gam = w->rhs->data + nv;
+            }
+        }
     } else {
+        w->M = w->Mown = gsl_matrix_alloc(nv, nv);
+        w->f = w->fown = malloc(nv * sizeof *w->f);
         w->Hc = gsl_matrix_alloc(nv, nlc);
         w->S = gsl_matrix_alloc(nlc, nlc);
-        ok = ok && w->Hc && w->S;
+        ok = ok && w->Mown && w->fown && w->Hc && w->S;
+    }
+    if (ok && !w->B) {
+        w->B = w->Bown = gsl_matrix_alloc(nlc, nv);
+        w->gam = w->gamown = malloc(nlc * sizeof *w->gam);
+        ok = w->Bown && w->gamown;
     }
     if (!ok) {
         mbs_index1_free(w);
@@ -96,22 +110,16 @@ static int constraint_rhs(mbs_index1 *w, mbs_ctx *ctx, double t, const double *q
 
 static int solve_lu(mbs_index1 *w, mbs_ctx *ctx, double t, double *vdot)
 {
-    size_t nv = w->nv, nl = w->nl;
-    gsl_matrix_view KM = gsl_matrix_submatrix(w->K, 0, 0, nv, nv);
-    gsl_matrix_memcpy(&KM.matrix, w->M);
-    for (size_t i = 0; i < nl; i++)
-        for (size_t j = 0; j < nv; j++) {
-            double b = gsl_matrix_get(w->B, i, j);
-            gsl_matrix_set(w->K, nv + i, j, b);
-            gsl_matrix_set(w->K, j, nv + i, b);
-        }
-    for (size_t i = 0; i < nl; i++)
-        for (size_t j = 0; j < nl; j++)
-            gsl_matrix_set(w->K, nv + i, nv + j, 0.0);
-    for (size_t i = 0; i < nv; i++)
-        gsl_vector_set(w->rhs, i, w->f[i]);
-    for (size_t i = 0; i < nl; i++)
-        gsl_vector_set(w->rhs, nv + i, w->gam[i]);
+    size_t nv = w->nv, nl = w->nl, nk = nv + nl;
+    /* M, B, f, gamma are already in place (views); complete B^T and the zero block. */
+    double *K = w->K->data;
+    size_t tda = w->K->tda;
+    for (size_t i = 0; i < nl; i++) {
+        for (size_t j = 0; j < nv; j++)
+            K[j * tda + nv + i] = K[(nv + i) * tda + j];
+        for (size_t j = nv; j < nk; j++)
+            K[(nv + i) * tda + j] = 0.0;
+    }
     int sign;
     mbs_count_factorization(ctx);
     if (gsl_linalg_LU_decomp(w->K, w->perm, &sign) != GSL_SUCCESS)

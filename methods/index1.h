@@ -25,13 +25,18 @@ typedef struct mbs_index1 {
     size_t nq, nv, nl;
     int linsol;
     double alpha, beta;    /* Baumgarte parameters (0: plain index-1) */
-    gsl_matrix *M, *B;     /* mass matrix, constraint matrix B = G H */
+    gsl_matrix *M, *B;     /* mass matrix, constraint matrix B = G H; with linsol = lu
+                              these are views into K, valid only until the solve */
     gsl_matrix *K;         /* KKT matrix and its LU factors (linsol = lu) */
+    gsl_matrix_view Mv, Bv; /* the views (linsol = lu) */
+    gsl_matrix *Bown, *Mown; /* owned storage (linsol = chol, or n_lambda = 0) */
     gsl_permutation *perm;
     gsl_vector *rhs, *sol; /* KKT right-hand side and solution */
     gsl_matrix *Hc, *S;    /* block Cholesky: L^-1 B^T and B M^-1 B^T (linsol = chol) */
     gsl_vector *w;         /* n_v work vector */
-    double *f, *gam, *g, *gt; /* force, curvature, Baumgarte work vectors */
+    double *f, *gam;       /* force, curvature (views into rhs with linsol = lu) */
+    double *fown, *gamown;
+    double *g, *gt;        /* Baumgarte work vectors */
     double *lambda;        /* multipliers of the last evaluation */
 } mbs_index1;
 

@@ -18,6 +18,12 @@ void mbs_test_run(const char *problem, const char *method, double h, double tol,
 
 int mbs_test_cli(const char *args, char *out, size_t outlen)
 {
+    int lines;
+    return mbs_test_cli_lines(args, out, outlen, &lines);
+}
+
+int mbs_test_cli_lines(const char *args, char *out, size_t outlen, int *stderr_lines)
+{
     const char *bin = getenv("MBSBENCH");
     if (!bin)
         bin = "bin/mbsbench";
@@ -26,6 +32,7 @@ int mbs_test_cli(const char *args, char *out, size_t outlen)
              args, (int)getpid(), (int)getpid());
     int st = system(cmd);
     out[0] = '\0';
+    *stderr_lines = 0;
     char path[64];
     for (int k = 0; k < 2; k++) {
         snprintf(path, sizeof path, "/tmp/mbs-test-%s.%d", k == 0 ? "stderr" : "stdout",
@@ -34,6 +41,13 @@ int mbs_test_cli(const char *args, char *out, size_t outlen)
         if (f) {
             if (out[0] == '\0' && !fgets(out, (int)outlen, f))
                 out[0] = '\0';
+            if (k == 0) {
+                int c, n = 0;
+                rewind(f);
+                while ((c = fgetc(f)) != EOF)
+                    n += c == '\n';
+                *stderr_lines = n;
+            }
             fclose(f);
         }
         remove(path);

@@ -19,6 +19,9 @@ void mbs_test_run(const char *problem, const char *method, double h, double tol,
  * first line of stderr (or stdout when stderr is empty) in out. */
 int mbs_test_cli(const char *args, char *out, size_t outlen);
 
+/* As mbs_test_cli, also giving the number of lines written to stderr. */
+int mbs_test_cli_lines(const char *args, char *out, size_t outlen, int *stderr_lines);
+
 /* Number of lines in a text. */
 int mbs_count_lines(const char *s);
 

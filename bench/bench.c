@@ -1,0 +1,125 @@
+/* `make bench`: speed is measured here, never asserted in tests.  Each section
+ * prints ratios against a baseline measured in the same run. */
+#include "bench.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/run.h"
+
+double mbs_bench_time(const char *problem, const char *method, double h, double tol,
+                      double t_end, int repeat, long *steps, long *f_evals)
+{
+    mbs_run_spec spec = {.problem = problem, .method = method, .h = h, .tol = tol,
+                         .t_end = t_end, .repeat = repeat + 1, .measure = 0};
+    mbs_record r;
+    char err[512];
+    if (mbs_run(&spec, &r, err, sizeof err) != MBS_OK) {
+        fprintf(stderr, "bench: %s\n", err);
+        return NAN;
+    }
+    double t = r.status == MBS_OK ? r.cpu_min : NAN;
+    if (steps)
+        *steps = r.cnt.steps;
+    if (f_evals)
+        *f_evals = r.cnt.f_evals;
+    mbs_record_free(&r);
+    return t;
+}
+
+/* The same arithmetic as index1/rk4 (linsol=lu) on the pendulum, hand-written:
+ * four KKT assemblies and GSL LU solves per step, no harness. */
+typedef struct bare {
+    gsl_matrix *K;
+    gsl_permutation *p;
+    gsl_vector *rhs, *sol;
+    double g;
+} bare;
+
+static void bare_rhs(bare *b, const double *y, double *dy)
+{
+    gsl_matrix_set_zero(b->K);
+    gsl_matrix_set(b->K, 0, 0, 1.0);
+    gsl_matrix_set(b->K, 1, 1, 1.0);
+    gsl_matrix_set(b->K, 2, 0, y[0]);
+    gsl_matrix_set(b->K, 0, 2, y[0]);
+    gsl_matrix_set(b->K, 2, 1, y[1]);
+    gsl_matrix_set(b->K, 1, 2, y[1]);
+    gsl_vector_set(b->rhs, 0, 0.0);
+    gsl_vector_set(b->rhs, 1, -b->g);
+    gsl_vector_set(b->rhs, 2, -(y[2] * y[2] + y[3] * y[3]));
+    int sign;
+    gsl_linalg_LU_decomp(b->K, b->p, &sign);
+    gsl_linalg_LU_solve(b->K, b->p, b->rhs, b->sol);
+    dy[0] = y[2];
+    dy[1] = y[3];
+    dy[2] = gsl_vector_get(b->sol, 0);
+    dy[3] = gsl_vector_get(b->sol, 1);
+}
+
+static double bare_rk4(long nsteps, double h, double *yend)
+{
+    bare b = {gsl_matrix_alloc(3, 3), gsl_permutation_alloc(3), gsl_vector_alloc(3),
+              gsl_vector_alloc(3), 9.81};
+    double y[4] = {0.0, -1.0, 1.0, 0.0}, k1[4], k2[4], k3[4], k4[4], tmp[4];
+    double c0 = mbs_cpu_seconds();
+    bare_rhs(&b, y, k1);
+    for (long n = 0; n < nsteps; n++) {
+        for (int j = 0; j < 4; j++)
+            tmp[j] = y[j] + 0.5 * h * k1[j];
+        bare_rhs(&b, tmp, k2);
+        for (int j = 0; j < 4; j++)
+            tmp[j] = y[j] + 0.5 * h * k2[j];
+        bare_rhs(&b, tmp, k3);
+        for (int j = 0; j < 4; j++)
+            tmp[j] = y[j] + h * k3[j];
+        bare_rhs(&b, tmp, k4);
+        for (int j = 0; j < 4; j++)
+            y[j] += h / 6.0 * (k1[j] + 2.0 * (k2[j] + k3[j]) + k4[j]);
+        bare_rhs(&b, y, k1);
+    }
+    double c1 = mbs_cpu_seconds();
+    memcpy(yend, y, sizeof y);
+    gsl_matrix_free(b.K);
+    gsl_permutation_free(b.p);
+    gsl_vector_free(b.rhs);
+    gsl_vector_free(b.sol);
+    return c1 - c0;
+}
+
+int mbs_bench_overhead(FILE *out)
+{
+    const long nsteps = 1000000;
+    const double t_end = 10.0, h = t_end / (double)nsteps;
+    const int repeat = 5;
+    double yend[4], bare_min = INFINITY;
+    bare_rk4(nsteps / 10, h, yend); /* warm-up */
+    for (int r = 0; r < repeat; r++)
+        bare_min = fmin(bare_min, bare_rk4(nsteps, h, yend));
+    long steps = 0;
+    double harness = mbs_bench_time("pendulum", "index1/rk4", h, NAN, t_end, repeat, &steps,
+                                    NULL);
+    fprintf(out, "== framework overhead: index1/rk4 on pendulum, %ld steps, min of %d ==\n",
+            nsteps, repeat);
+    fprintf(out, "%-28s %12s %12s\n", "", "cpu [s]", "ns/step");
+    fprintf(out, "%-28s %12.4f %12.1f\n", "bare hand-written loop", bare_min,
+            1e9 * bare_min / (double)nsteps);
+    fprintf(out, "%-28s %12.4f %12.1f\n", "full harness", harness,
+            1e9 * harness / (double)steps);
+    fprintf(out, "ratio harness/bare: %.3f (target <= 1.2); final y bare = (%.6f, %.6f)\n\n",
+            harness / bare_min, yend[0], yend[1]);
+    return isfinite(harness) ? 0 : 1;
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    int bad = 0;
+#define MBS_BENCH(fn) bad |= fn(stdout);
+#include "sections.def"
+#undef MBS_BENCH
+    return bad ? 1 : 0;
+}
