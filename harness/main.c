@@ -8,17 +8,21 @@
 #include <time.h>
 
 #include "converge.h"
+#include "refgen.h"
 #include "run.h"
 #include "sweep.h"
 
 static const char usage[] =
     "usage: mbsbench list problems|methods\n"
     "       mbsbench run -p PROBLEM[:k=v,...] -m METHOD[:k=v,...] (--h H | --tol TOL)\n"
-    "                    [--t-end T] [--repeat K] [--max-steps N] [--format table|json|csv]\n"
+    "                    [--t-end T] [--repeat K] [--max-steps N] [--max-cpu S]\n"
+    "                    [--format table|json|csv] [--inject-failure T]\n"
     "       mbsbench converge -p P -m M (--h0 H | --tol0 TOL) [--levels L] [--ratio R]\n"
     "                    [--t-end T] [--format table|json]\n"
-    "       mbsbench sweep SUITE [-j N] [--out DIR]\n"
-    "       mbsbench summary RESULTS_DIR\n";
+    "       mbsbench sweep SUITE [-j N] [--out DIR | --resume DIR] [--budget SECONDS]\n"
+    "       mbsbench summary RESULTS_DIR\n"
+    "       mbsbench reference PROBLEM[:k=v,...] [--t-end T] [--tol TOL] [--methods A,B]\n"
+    "                    [--min-digits D] [--dry-run]\n";
 
 static int bad(const char *fmt, const char *a, const char *b)
 {
@@ -99,8 +103,9 @@ static int cmd_list(int argc, char **argv)
 }
 
 typedef struct cli {
-    const char *problem, *method, *format, *out;
-    double h, tol, t_end, h0, tol0, ratio;
+    const char *problem, *method, *format, *out, *resume;
+    double h, tol, t_end, h0, tol0, ratio, max_cpu, budget, inject;
+    int ratio_given;
     long repeat, levels, max_steps, jobs;
     const char *positional;
 } cli;
@@ -138,6 +143,14 @@ static int parse_cli(int argc, char **argv, cli *c)
             c->format = v;
         else if (strcmp(a, "--out") == 0)
             c->out = v;
+        else if (strcmp(a, "--resume") == 0)
+            c->resume = v;
+        else if (strcmp(a, "--max-cpu") == 0)
+            r = number(a, v, &c->max_cpu);
+        else if (strcmp(a, "--budget") == 0)
+            r = number(a, v, &c->budget);
+        else if (strcmp(a, "--inject-failure") == 0)
+            r = number(a, v, &c->inject);
         else if (strcmp(a, "--h") == 0)
             r = number(a, v, &c->h);
         else if (strcmp(a, "--tol") == 0)
@@ -149,7 +162,7 @@ static int parse_cli(int argc, char **argv, cli *c)
         else if (strcmp(a, "--tol0") == 0)
             r = number(a, v, &c->tol0);
         else if (strcmp(a, "--ratio") == 0)
-            r = number(a, v, &c->ratio);
+            r = number(a, v, &c->ratio), c->ratio_given = 1;
         else if (strcmp(a, "--repeat") == 0)
             r = integer(a, v, &c->repeat);
         else if (strcmp(a, "--levels") == 0)
@@ -171,8 +184,14 @@ static int parse_cli(int argc, char **argv, cli *c)
             i++;
         }
     }
-    if (c->max_steps < 0 || (c->max_steps == 0 && strcmp(argv[1], "run") == 0 && 0))
-        return bad("--max-steps must be positive%s%s", "", "");
+    if (c->max_steps < 0)
+        return bad("--max-steps %s must be positive%s", "(negative)", "");
+    if (c->max_cpu < 0.0)
+        return bad("--max-cpu must be positive%s%s", "", "");
+    if (c->budget < 0.0)
+        return bad("--budget must be positive%s%s", "", "");
+    if (c->inject < 0.0)
+        return bad("--inject-failure must be a positive time%s%s", "", "");
     return 0;
 }
 
@@ -190,11 +209,9 @@ static int cmd_run(int argc, char **argv)
         return bad("--format '%s' is not one of table, json, csv%s", c.format, "");
     if (c.repeat < 1 || c.repeat > 100000)
         return bad("--repeat must lie in [1, 100000]%s%s", "", "");
-    if (c.max_steps < 0 || (c.max_steps == 0 && 0))
-        return bad("--max-steps must be positive%s%s", "", "");
     mbs_run_spec spec = {.problem = c.problem, .method = c.method, .h = c.h, .tol = c.tol,
                          .t_end = c.t_end, .repeat = (int)c.repeat, .max_steps = c.max_steps,
-                         .measure = 1};
+                         .max_cpu = c.max_cpu, .inject_fail_t = c.inject, .measure = 1};
     mbs_record rec;
     char err[512];
     if (mbs_run(&spec, &rec, err, sizeof err) != MBS_OK)
@@ -242,16 +259,13 @@ static int cmd_converge(int argc, char **argv)
     if (c.levels < 2 || c.levels > MBS_MAX_LEVELS)
         return bad("--levels must lie in [2, 40]%s%s", "", "");
     mbs_run_spec base = {.problem = c.problem, .method = c.method, .t_end = c.t_end,
-                         .repeat = 0, .max_steps = c.max_steps, .measure = 1};
+                         .repeat = 0, .max_steps = c.max_steps, .max_cpu = c.max_cpu,
+                         .measure = 1};
     mbs_converge *cv = malloc(sizeof *cv);
     if (!cv)
         return 2;
-    double ratio = c.ratio;
-    if (!fixed && !(argc > 0 && ratio != 2.0))
-        ratio = 10.0; /* tolerance studies default to decades */
-    for (int i = 2; i < argc; i++)
-        if (strcmp(argv[i], "--ratio") == 0)
-            ratio = c.ratio;
+    /* Tolerance studies default to decades. */
+    double ratio = c.ratio_given || fixed ? c.ratio : 10.0;
     if (mbs_converge_run(&base, fixed ? c.h0 : c.tol0, (int)c.levels, ratio, cv, err,
                          sizeof err) != MBS_OK) {
         free(cv);
@@ -289,8 +303,14 @@ static int cmd_sweep(int argc, char **argv)
         fputs(err, stderr);
         return 2;
     }
+    if (c.out && c.resume) {
+        mbs_suite_free(&s);
+        return bad("sweep: give --out or --resume, not both%s%s", "", "");
+    }
     char dir[4096];
-    if (c.out)
+    if (c.resume)
+        snprintf(dir, sizeof dir, "%s", c.resume);
+    else if (c.out)
         snprintf(dir, sizeof dir, "%s", c.out);
     else {
         char stamp[32];
@@ -300,7 +320,9 @@ static int cmd_sweep(int argc, char **argv)
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         snprintf(dir, sizeof dir, "results/%s-%s", s.name, stamp);
     }
-    int st = mbs_sweep(&s, dir, (int)c.jobs, stdout);
+    mbs_sweep_options opt = {.jobs = (int)c.jobs, .resume = c.resume != NULL,
+                             .budget = c.budget};
+    int st = mbs_sweep(&s, dir, &opt, stdout);
     mbs_suite_free(&s);
     return st;
 }
@@ -320,10 +342,13 @@ int main(int argc, char **argv)
         return cmd_converge(argc, argv);
     if (strcmp(argv[1], "sweep") == 0)
         return cmd_sweep(argc, argv);
+    if (strcmp(argv[1], "reference") == 0)
+        return mbs_cmd_reference(argc, argv);
     if (strcmp(argv[1], "summary") == 0) {
         if (argc != 3)
             return bad("summary: RESULTS_DIR required%s%s", "", "");
-        return mbs_summary(argv[2], stdout);
+        int n_failed;
+        return mbs_summary(argv[2], stdout, &n_failed);
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, stdout);

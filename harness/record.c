@@ -121,52 +121,87 @@ static void csv_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void csv_num(FILE *f, double x)
-{
-    if (isfinite(x))
-        fprintf(f, ",%.17g", x);
-    else
-        fputs(",", f);
-}
+/* CSV columns: header name and JSON path (object key, optional sub-key). */
+static const struct {
+    const char *name, *key, *sub;
+} csv_columns[] = {
+    {"run", "run", NULL},
+    {"problem", "problem", NULL},
+    {"method", "method", NULL},
+    {"problem_spec", "problem_spec", NULL},
+    {"method_spec", "method_spec", NULL},
+    {"h", "h", NULL},
+    {"tol", "tol", NULL},
+    {"t_end", "t_end", NULL},
+    {"status", "status", NULL},
+    {"reason", "reason", NULL},
+    {"fail_t", "fail_t", NULL},
+    {"reference", "reference", NULL},
+    {"err_q", "err", "q"},
+    {"err_v", "err", "v"},
+    {"err_lambda", "err", "lambda"},
+    {"err_max_q", "err_max", "q"},
+    {"err_max_v", "err_max", "v"},
+    {"err_max_lambda", "err_max", "lambda"},
+    {"scd", "scd", NULL},
+    {"mescd", "mescd", NULL},
+    {"res_pos_max", "residual", "pos_max"},
+    {"res_vel_max", "residual", "vel_max"},
+    {"res_acc_max", "residual", "acc_max"},
+    {"res_pos_end", "residual", "pos_end"},
+    {"res_vel_end", "residual", "vel_end"},
+    {"energy_drift", "energy_drift", NULL},
+    {"drift_exponent", "drift_exponent", NULL},
+    {"drift_rms", "drift_rms", NULL},
+    {"steps", "counters", "steps"},
+    {"rejected", "counters", "rejected"},
+    {"f_evals", "counters", "f_evals"},
+    {"mass_evals", "counters", "mass_evals"},
+    {"g_evals", "counters", "g_evals"},
+    {"jac_evals", "counters", "jac_evals"},
+    {"gamma_evals", "counters", "gamma_evals"},
+    {"factorizations", "counters", "factorizations"},
+    {"solves", "counters", "solves"},
+    {"newton_iters", "counters", "newton_iters"},
+    {"cpu_min", "cpu", "min"},
+    {"cpu_median", "cpu", "median"},
+    {"cpu_iqr", "cpu", "iqr"},
+    {"cpu_repeats", "cpu", "repeats"},
+};
 
 void mbs_record_csv_header(FILE *f)
 {
-    fputs("problem,method,problem_params,method_params,h,tol,t_end,status,reason,fail_t,"
-          "err_q,err_v,err_lambda,err_max_q,err_max_v,err_max_lambda,scd,mescd,"
-          "res_pos_max,res_vel_max,res_acc_max,res_pos_end,res_vel_end,energy_drift,"
-          "drift_exponent,drift_rms,steps,rejected,f_evals,jac_evals,factorizations,solves,"
-          "newton_iters,cpu_min,cpu_median,cpu_iqr,cpu_repeats\n",
-          f);
+    for (size_t i = 0; i < sizeof csv_columns / sizeof csv_columns[0]; i++)
+        fprintf(f, "%s%s", i ? "," : "", csv_columns[i].name);
+    fputc('\n', f);
+}
+
+void mbs_csv_row_json(json_t *o, FILE *f)
+{
+    for (size_t i = 0; i < sizeof csv_columns / sizeof csv_columns[0]; i++) {
+        if (i)
+            fputc(',', f);
+        json_t *x = json_object_get(o, csv_columns[i].key);
+        if (csv_columns[i].sub)
+            x = json_object_get(x, csv_columns[i].sub);
+        if (json_is_string(x))
+            csv_string(f, json_string_value(x));
+        else if (json_is_integer(x))
+            fprintf(f, "%lld", (long long)json_integer_value(x));
+        else if (json_is_real(x))
+            fprintf(f, "%.17g", json_real_value(x));
+    }
+    fputc('\n', f);
 }
 
 void mbs_record_csv(const mbs_record *r, FILE *f)
 {
-    csv_string(f, r->problem);
-    fputc(',', f);
-    csv_string(f, r->method);
-    fputc(',', f);
-    csv_string(f, r->problem_params);
-    fputc(',', f);
-    csv_string(f, r->method_params);
-    csv_num(f, r->h);
-    csv_num(f, r->tol);
-    csv_num(f, r->t_end);
-    fprintf(f, ",%s,", mbs_status_code(r->status));
-    csv_string(f, r->status == 0 ? "" : r->reason);
-    csv_num(f, r->status == 0 ? NAN : r->fail_t);
-    const double v[] = {r->err.q,       r->err.v,       r->err.lambda,  r->err_max.q,
-                        r->err_max.v,   r->err_max.lambda, r->scd,      r->mescd,
-                        r->res_pos_max, r->res_vel_max, r->res_acc_max, r->res_pos_end,
-                        r->res_vel_end, r->energy_drift, r->drift_exponent, r->drift_rms};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        csv_num(f, v[i]);
-    const mbs_counters *c = &r->cnt;
-    fprintf(f, ",%ld,%ld,%ld,%ld,%ld,%ld,%ld", c->steps, c->rejected, c->f_evals, c->jac_evals,
-            c->factorizations, c->solves, c->newton_iters);
-    csv_num(f, r->cpu_min);
-    csv_num(f, r->cpu_median);
-    csv_num(f, r->cpu_iqr);
-    fprintf(f, ",%d\n", r->cpu_repeats);
+    char *s = mbs_record_json(r);
+    json_t *o = s ? json_loads(s, 0, NULL) : NULL;
+    if (o)
+        mbs_csv_row_json(o, f);
+    json_decref(o);
+    free(s);
 }
 
 static void cell(FILE *f, double x, const char *fmt)

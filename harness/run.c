@@ -254,6 +254,15 @@ static int validate(const mbs_run_spec *spec, const mbs_problem *pb, const mbs_m
         snprintf(err, errlen, "--max-steps %ld must be positive", spec->max_steps);
         return MBS_BAD_INPUT;
     }
+    if (!(spec->max_cpu >= 0.0 && spec->max_cpu <= 1e7)) {
+        snprintf(err, errlen, "--max-cpu %g must lie in (0, 1e7] seconds", spec->max_cpu);
+        return MBS_BAD_INPUT;
+    }
+    if (!(spec->inject_fail_t >= 0.0 && isfinite(spec->inject_fail_t))) {
+        snprintf(err, errlen, "--inject-failure %g must be a finite time > 0",
+                 spec->inject_fail_t);
+        return MBS_BAD_INPUT;
+    }
     return MBS_OK;
 }
 
@@ -447,6 +456,10 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
     mbs_ctx_reset(&ctx);
     if (spec->max_steps > 0)
         ctx.max_steps = spec->max_steps;
+    if (spec->max_cpu > 0.0)
+        ctx.max_cpu = spec->max_cpu;
+    if (spec->inject_fail_t > 0.0)
+        ctx.inject_fail_t = spec->inject_fail_t;
     mbs_settings set = {.h = isnan(spec->h) ? 0.0 : spec->h,
                         .rtol = isnan(spec->tol) ? 0.0 : spec->tol,
                         .atol = isnan(spec->tol) ? 0.0 : spec->tol,

@@ -16,6 +16,8 @@ typedef struct mbs_run_spec {
     double t_end;         /* NaN: problem default */
     int repeat;           /* timing repetitions (>= 1); 0 = no timing run */
     long max_steps;       /* 0 = default */
+    double max_cpu;       /* CPU seconds per integration; 0 = default (600 s) */
+    double inject_fail_t; /* testing: problem callbacks fail for t >= this (0: off) */
     int measure;          /* 0: skip the measuring run (benchmarks) */
 } mbs_run_spec;
 
@@ -59,6 +61,9 @@ void mbs_record_free(mbs_record *rec);
 char *mbs_record_json(const mbs_record *rec); /* one line, malloc'ed, no newline */
 void mbs_record_csv_header(FILE *f);
 void mbs_record_csv(const mbs_record *rec, FILE *f);
+/* One CSV row from a parsed JSON record (jansson's json_t). */
+struct json_t;
+void mbs_csv_row_json(struct json_t *record, FILE *f);
 void mbs_record_table_header(FILE *f);
 void mbs_record_table_row(const mbs_record *rec, FILE *f);
 void mbs_record_print_long(const mbs_record *rec, FILE *f);

@@ -3,10 +3,14 @@
 #include <ini.h>
 #include <jansson.h>
 #include <math.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "env.h"
@@ -21,7 +25,9 @@ typedef struct grid {
     double h[MAX_LIST], tol[MAX_LIST];
     int nh, ntol;
     double t_end;
+    double inject_fail_t; /* testing the harness: callbacks fail for t >= this */
     unsigned seen; /* bit per key, to reject duplicates */
+    int line[6];   /* line of each key (problems, methods, h, tol, t_end, inject_failure) */
 } grid;
 
 typedef struct parse_state {
@@ -31,12 +37,79 @@ typedef struct parse_state {
     int ngrids;
     int repeat;
     long max_steps;
+    double max_cpu;
     unsigned suite_seen;
     int have_name;
     char *err;
     size_t errlen, used;
     int nerr;
+    const char *text;   /* the file, to find the line of each key */
+    const char *cursor; /* inih reports keys in file order: search from here */
+    int line;           /* line of the current key */
+    int continuation;   /* the current value is an indented continuation line */
 } parse_state;
+
+/* libinih (as packaged by Debian) reads lines of at most 200 characters. */
+enum { MAX_LINE = 190 };
+
+/* Advance the cursor to the line holding `name = ...` (or `name : ...`) and set
+ * ps->line; inih calls the handler in file order. */
+static void locate(parse_state *ps, const char *name)
+{
+    size_t len = strlen(name);
+    const char *p = ps->cursor;
+    ps->continuation = 0;
+    /* An indented non-empty line right at the cursor continues the previous key. */
+    while (p && (*p == '\n' || *p == ';' || *p == '#')) {
+        const char *nl = strchr(p, '\n');
+        p = nl ? nl + 1 : NULL;
+    }
+    if (p && (*p == ' ' || *p == '\t')) {
+        const char *q = p;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q != '\n' && *q != '\0' && *q != ';' && *q != '#') {
+            int line = 1;
+            for (const char *c = ps->text; c < p; c++)
+                line += *c == '\n';
+            ps->line = line;
+            ps->continuation = 1;
+            const char *nl = strchr(p, '\n');
+            ps->cursor = nl ? nl + 1 : p + strlen(p);
+            return;
+        }
+    }
+    p = ps->cursor;
+    while (p && *p) {
+        const char *q = p;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (strncmp(q, name, len) == 0) {
+            const char *r = q + len;
+            while (*r == ' ' || *r == '\t')
+                r++;
+            if (*r == '=' || *r == ':') {
+                int line = 1;
+                for (const char *c = ps->text; c < p; c++)
+                    line += *c == '\n';
+                ps->line = line;
+                const char *nl = strchr(p, '\n');
+                ps->cursor = nl ? nl + 1 : p + strlen(p);
+                return;
+            }
+        }
+        const char *nl = strchr(p, '\n');
+        p = nl ? nl + 1 : NULL;
+    }
+}
+
+static size_t mbs_count_newlines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
 
 static void add_error(parse_state *ps, const char *fmt, ...)
 {
@@ -93,6 +166,7 @@ static int split_words(parse_state *ps, const char *value, char **out, int *n,
 static void split_numbers(parse_state *ps, const char *value, double *out, int *n,
                           const char *where, const char *key)
 {
+    int before = ps->nerr;
     char buf[8192];
     if (strlen(value) >= sizeof buf) {
         add_error(ps, "%s: %s: value too long", where, key);
@@ -112,7 +186,7 @@ static void split_numbers(parse_state *ps, const char *value, double *out, int *
         }
         out[(*n)++] = x;
     }
-    if (*n == 0)
+    if (*n == 0 && ps->nerr == before)
         add_error(ps, "%s: %s: empty list", where, key);
 }
 
@@ -120,11 +194,13 @@ static int handler(void *user, const char *section, const char *name, const char
 {
     parse_state *ps = user;
     char where[1200];
-    snprintf(where, sizeof where, "%s: [%s]", ps->path, section);
+    locate(ps, name);
+    snprintf(where, sizeof where, "%s:%d: [%s]", ps->path, ps->line, section);
     if (strcmp(section, "suite") == 0) {
-        static const char *const keys[] = {"name", "description", "repeat", "max_steps"};
+        static const char *const keys[] = {"name", "description", "repeat", "max_steps",
+                                           "max_cpu"};
         int k = -1;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 5; i++)
             if (strcmp(name, keys[i]) == 0)
                 k = i;
         if (k < 0) {
@@ -163,6 +239,13 @@ static int handler(void *user, const char *section, const char *name, const char
             else
                 ps->max_steps = x;
             break;
+        case 4:
+            if (mbs_parse_double(value, &ps->max_cpu) != 0 || !(ps->max_cpu > 0.0)) {
+                add_error(ps, "%s: max_cpu '%s' must be a positive number of seconds", where,
+                          value);
+                ps->max_cpu = 0.0;
+            }
+            break;
         }
         return 1;
     }
@@ -184,19 +267,22 @@ static int handler(void *user, const char *section, const char *name, const char
         snprintf(g->name, sizeof g->name, "%s", section + 5);
         g->t_end = NAN;
     }
-    static const char *const keys[] = {"problems", "methods", "h", "tol", "t_end"};
+    static const char *const keys[] = {"problems", "methods", "h", "tol", "t_end",
+                                       "inject_failure"};
     int k = -1;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         if (strcmp(name, keys[i]) == 0)
             k = i;
     if (k < 0) {
         add_error(ps, "%s: unknown key '%s'", where, name);
         return 1;
     }
-    if (g->seen & (1u << k)) {
+    if ((g->seen & (1u << k)) && !(ps->continuation && k < 4)) {
         add_error(ps, "%s: duplicate key '%s'", where, name);
         return 1;
     }
+    if (!(g->seen & (1u << k)))
+        g->line[k] = ps->line;
     g->seen |= 1u << k;
     switch (k) {
     case 0:
@@ -217,6 +303,12 @@ static int handler(void *user, const char *section, const char *name, const char
             g->t_end = NAN;
         }
         break;
+    case 5:
+        if (mbs_parse_double(value, &g->inject_fail_t) != 0 || !(g->inject_fail_t > 0.0)) {
+            add_error(ps, "%s: inject_failure '%s' is not a positive finite time", where, value);
+            g->inject_fail_t = 0.0;
+        }
+        break;
     }
     return 1;
 }
@@ -234,19 +326,21 @@ static int add_run(mbs_suite *s, const mbs_run_spec *r)
 /* Validate one grid and expand it into runs. */
 static void expand_grid(parse_state *ps, const grid *g)
 {
-    char where[1200], msg[512];
-    snprintf(where, sizeof where, "%s: [grid %s]", ps->path, g->name);
-    if (g->np == 0)
-        add_error(ps, "%s: missing key 'problems'", where);
-    if (g->nm == 0)
-        add_error(ps, "%s: missing key 'methods'", where);
+    char msg[512];
+    const char *path = ps->path, *name = g->name;
+    if (!(g->seen & 1u))
+        add_error(ps, "%s: [grid %s]: missing key 'problems'", path, name);
+    if (!(g->seen & 2u))
+        add_error(ps, "%s: [grid %s]: missing key 'methods'", path, name);
     for (int i = 0; i < g->np; i++) {
         mbs_problem pb;
         if (mbs_problem_open(&pb, g->problems[i], msg, sizeof msg) != MBS_OK)
-            add_error(ps, "%s: problems: %s", where, msg);
+            add_error(ps, "%s:%d: [grid %s]: problems: %s", path, g->line[0], name, msg);
         else
             mbs_problem_close(&pb);
     }
+    char where[1200];
+    snprintf(where, sizeof where, "%s:%d: [grid %s]", path, g->line[1], name);
     for (int j = 0; j < g->nm; j++) {
         const mbs_method_def *m;
         mbs_params mp;
@@ -255,9 +349,9 @@ static void expand_grid(parse_state *ps, const grid *g)
             continue;
         }
         int fixed = (m->flags & MBS_M_FIXED_STEP) != 0;
-        if (fixed && g->nh == 0)
+        if (fixed && g->nh == 0 && !(g->seen & 4u))
             add_error(ps, "%s: method %s is fixed-step but the grid has no 'h'", where, m->name);
-        if (!fixed && g->ntol == 0)
+        if (!fixed && g->ntol == 0 && !(g->seen & 8u))
             add_error(ps, "%s: method %s is adaptive but the grid has no 'tol'", where, m->name);
         for (int i = 0; i < g->np; i++) {
             int n = fixed ? g->nh : g->ntol;
@@ -265,7 +359,8 @@ static void expand_grid(parse_state *ps, const grid *g)
                 mbs_run_spec r = {.problem = g->problems[i], .method = g->methods[j],
                                   .h = fixed ? g->h[k] : NAN, .tol = fixed ? NAN : g->tol[k],
                                   .t_end = g->t_end, .repeat = ps->repeat,
-                                  .max_steps = ps->max_steps, .measure = 1};
+                                  .max_steps = ps->max_steps, .max_cpu = ps->max_cpu,
+                                  .inject_fail_t = g->inject_fail_t, .measure = 1};
                 if (!fixed && !(g->tol[k] < 1.0)) {
                     add_error(ps, "%s: tol %g must be below 1", where, g->tol[k]);
                     continue;
@@ -275,6 +370,50 @@ static void expand_grid(parse_state *ps, const grid *g)
             }
         }
     }
+}
+
+/* Line number of an error message "path:LINE: ...", or a large value. */
+static long message_line(const char *msg, size_t path_len)
+{
+    if (msg[path_len] != ':')
+        return 1L << 30;
+    char *end;
+    long line = strtol(msg + path_len + 1, &end, 10);
+    return end != msg + path_len + 1 && *end == ':' ? line : 1L << 30;
+}
+
+/* Reorder the accumulated error lines by their line number (stable). */
+static void sort_messages(char *err, size_t path_len)
+{
+    size_t n = 0, len = strlen(err);
+    char *copy = malloc(len + 1);
+    char **lines = malloc((mbs_count_newlines(err) + 1) * sizeof *lines);
+    if (!copy || !lines) {
+        free(copy);
+        free(lines);
+        return;
+    }
+    memcpy(copy, err, len + 1);
+    char *save = NULL;
+    for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        lines[n++] = l;
+    for (size_t i = 1; i < n; i++) /* insertion sort: stable */
+        for (size_t j = i; j > 0 && message_line(lines[j - 1], path_len) >
+                                        message_line(lines[j], path_len); j--) {
+            char *t = lines[j];
+            lines[j] = lines[j - 1];
+            lines[j - 1] = t;
+        }
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strlen(lines[i]);
+        memcpy(err + used, lines[i], k);
+        used += k;
+        err[used++] = '\n';
+    }
+    err[used] = '\0';
+    free(copy);
+    free(lines);
 }
 
 int mbs_suite_load(const char *path, mbs_suite *s, char *err, size_t errlen)
@@ -299,22 +438,38 @@ int mbs_suite_load(const char *path, mbs_suite *s, char *err, size_t errlen)
         free(ps);
         return MBS_BAD_INPUT;
     }
+    int line_no = 1, too_long = 0;
+    for (const char *c = text, *start = text; c <= text + len; c++) {
+        if (c == text + len || *c == '\n') {
+            if (c - start > MAX_LINE && !too_long) {
+                add_error(ps, "%s:%d: line of %ld characters exceeds %d (continue long values "
+                              "on indented lines)",
+                          path, line_no, (long)(c - start), MAX_LINE);
+                too_long = 1;
+            }
+            line_no++;
+            start = c + 1;
+        }
+    }
     if (strlen(text) != len)
         add_error(ps, "%s: contains NUL bytes (not a text file)", path);
-    else {
+    else if (!too_long) {
+        ps->text = ps->cursor = text;
         int line = ini_parse_string(text, handler, ps);
         if (line > 0)
             add_error(ps, "%s:%d: syntax error (expected [section] or key = value)", path, line);
     }
-    free(text);
-    if (ps->nerr == 0 && !ps->have_name)
+    int parsed = !too_long && strlen(text) == len;
+    if (parsed && !ps->have_name && !(ps->suite_seen & 1u))
         add_error(ps, "%s: [suite] name is required", path);
-    if (ps->nerr == 0 && ps->ngrids == 0)
+    if (parsed && ps->ngrids == 0)
         add_error(ps, "%s: no [grid NAME] section", path);
-    if (ps->nerr == 0)
-        for (int i = 0; i < ps->ngrids; i++)
-            expand_grid(ps, &ps->grids[i]);
+    for (int i = 0; i < ps->ngrids; i++)
+        expand_grid(ps, &ps->grids[i]);
     int bad = ps->nerr > 0;
+    if (bad)
+        sort_messages(err, strlen(path));
+    free(text);
     free(ps);
     if (bad) {
         mbs_suite_free(s);
@@ -334,126 +489,338 @@ void mbs_suite_free(mbs_suite *s)
     s->n_strs = s->n_runs = 0;
 }
 
-/* Run the runs with index % jobs == worker; returns the number of failed runs
- * or -1 on an I/O error. */
-static int worker(const mbs_suite *s, int jsonl, int csv, int job, int jobs, int progress)
+/* ---- running a sweep ----------------------------------------------------------
+ * Every run executes in its own child process (at most `jobs` at a time), which
+ * appends its complete record to runs.jsonl with one write(2) and fsync.  A child
+ * killed by a signal is recorded by the parent as a `worker_crashed` run and the
+ * sweep goes on.  SIGINT/SIGTERM stop the sweep: no new runs start, the running
+ * ones are dropped cleanly (their records are either complete or absent), and
+ * `--resume DIR` later completes the set.  runs.csv is derived from runs.jsonl at
+ * the end (temp file + rename).  The signal flag is the only process-wide state. */
+
+static volatile sig_atomic_t stop_signal = 0;
+
+static void on_stop(int sig)
 {
-    int failed = 0;
-    for (size_t i = (size_t)job; i < s->n_runs; i += (size_t)jobs) {
-        const mbs_run_spec *r = &s->runs[i];
-        if (progress)
-            fprintf(stderr, "\r[%zu/%zu] %s %s %-20s", i + 1, s->n_runs, r->problem, r->method,
-                    "");
-        mbs_record rec;
-        char msg[512];
-        if (mbs_run(r, &rec, msg, sizeof msg) != MBS_OK) {
-            fprintf(stderr, "mbsbench: run %zu: %s\n", i, msg);
-            failed++;
-            continue;
-        }
-        rec.run_index = (long)i;
-        char *line = mbs_record_json(&rec);
-        char *cbuf = NULL;
-        size_t clen = 0;
-        FILE *mem = open_memstream(&cbuf, &clen);
-        if (mem) {
-            mbs_record_csv(&rec, mem);
-            fclose(mem);
-            if (clen > 0 && cbuf[clen - 1] == '\n')
-                cbuf[clen - 1] = '\0';
-        }
-        int io = !line || !cbuf || mbs_append_line(jsonl, line) != 0 ||
-                 mbs_append_line(csv, cbuf) != 0;
-        free(line);
-        free(cbuf);
-        if (rec.status != MBS_OK)
-            failed++;
-        mbs_record_free(&rec);
-        if (io)
-            return -1;
-    }
-    return failed;
+    stop_signal = sig;
 }
 
-int mbs_sweep(const mbs_suite *s, const char *outdir, int jobs, FILE *out)
+static char *spec_key(const char *problem, const char *method, double h, double tol)
+{
+    char *k = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&k, &n);
+    if (!m)
+        return NULL;
+    fprintf(m, "%s|%s|%.17g|%.17g", problem, method, isfinite(h) ? h : 0.0,
+            isfinite(tol) ? tol : 0.0);
+    fclose(m);
+    return k;
+}
+
+/* Append one record (as JSON) to the results file. */
+static int write_record(int fd, mbs_record *rec, long index)
+{
+    rec->run_index = index;
+    char *line = mbs_record_json(rec);
+    int r = line && mbs_append_line(fd, line) == 0 ? 0 : -1;
+    free(line);
+    return r;
+}
+
+/* Child: run one spec and append its record.  Exit 0 (record written, whatever
+ * its status), 2 (bad input: cannot happen after validation), 3 (I/O error). */
+static int child_run(const mbs_run_spec *r, long index, int fd)
+{
+    mbs_record rec;
+    char msg[512];
+    if (mbs_run(r, &rec, msg, sizeof msg) != MBS_OK) {
+        fprintf(stderr, "mbsbench: run %ld: %s\n", index, msg);
+        return 2;
+    }
+    int io = write_record(fd, &rec, index);
+    mbs_record_free(&rec);
+    return io == 0 ? 0 : 3;
+}
+
+/* Parent: a failure record for a run whose worker died. */
+static int crashed_record(const mbs_run_spec *r, long index, int sig, int fd)
+{
+    mbs_run_spec probe = *r;
+    probe.measure = 0;
+    probe.repeat = 0;
+    mbs_record rec;
+    char msg[512];
+    /* Identity fields only: run with nothing to do (measure = repeat = 0). */
+    if (mbs_run(&probe, &rec, msg, sizeof msg) != MBS_OK)
+        return -1;
+    rec.status = MBS_WORKER_CRASHED;
+    snprintf(rec.reason, sizeof rec.reason, "worker process killed by signal %d (%s)", sig,
+             strsignal(sig));
+    rec.fail_t = NAN;
+    rec.cpu_min = rec.cpu_median = rec.cpu_iqr = NAN;
+    rec.cpu_repeats = 0;
+    int io = write_record(fd, &rec, index);
+    mbs_record_free(&rec);
+    return io;
+}
+
+/* Indices already recorded in runs.jsonl (resume); verifies they belong to this
+ * suite.  done[i] = 1 for recorded runs.  Returns 0, or -1 with a message. */
+static int load_done(const mbs_suite *s, const char *path, char *done, char *err,
+                     size_t errlen)
+{
+    char *text = mbs_read_file(path, NULL);
+    if (!text)
+        return 0;
+    int bad = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line && !bad;
+         line = strtok_r(NULL, "\n", &save)) {
+        json_t *o = json_loads(line, 0, NULL);
+        if (!o)
+            continue; /* a torn line cannot occur with single-write appends; ignore */
+        json_t *jr = json_object_get(o, "run");
+        long i = json_is_integer(jr) ? (long)json_integer_value(jr) : -1;
+        if (i < 0 || (size_t)i >= s->n_runs) {
+            snprintf(err, errlen, "%s: record with run index %ld does not belong to suite %s",
+                     path, i, s->name);
+            bad = 1;
+        } else {
+            const mbs_run_spec *r = &s->runs[i];
+            json_t *h = json_object_get(o, "h"), *tol = json_object_get(o, "tol");
+            char *a = spec_key(r->problem, r->method, r->h, r->tol);
+            char *b = spec_key(json_string_value(json_object_get(o, "problem_spec")),
+                               json_string_value(json_object_get(o, "method_spec")),
+                               json_is_number(h) ? json_number_value(h) : NAN,
+                               json_is_number(tol) ? json_number_value(tol) : NAN);
+            if (!a || !b || strcmp(a, b) != 0) {
+                snprintf(err, errlen, "%s: run %ld is '%s', the suite says '%s'", path, i,
+                         b ? b : "?", a ? a : "?");
+                bad = 1;
+            }
+            free(a);
+            free(b);
+            done[i] = 1;
+        }
+        json_decref(o);
+    }
+    free(text);
+    return bad ? -1 : 0;
+}
+
+/* runs.csv from runs.jsonl, sorted by run index, atomically. */
+static int write_csv(const char *dir)
 {
     char path[4096];
+    snprintf(path, sizeof path, "%s/runs.jsonl", dir);
+    char *text = mbs_read_file(path, NULL);
+    if (!text)
+        return -1;
+    size_t n = 0, cap = 0;
+    json_t **recs = NULL;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        json_t *o = json_loads(line, 0, NULL);
+        if (!o)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            json_t **nr = realloc(recs, cap * sizeof *nr);
+            if (!nr) {
+                json_decref(o);
+                break;
+            }
+            recs = nr;
+        }
+        recs[n++] = o;
+    }
+    free(text);
+    qsort(recs, n, sizeof *recs, mbs_json_by_run_index);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    int r = -1;
+    if (m) {
+        mbs_record_csv_header(m);
+        for (size_t i = 0; i < n; i++)
+            mbs_csv_row_json(recs[i], m);
+        fclose(m);
+        snprintf(path, sizeof path, "%s/runs.csv", dir);
+        r = mbs_write_atomic(path, buf, len);
+    }
+    free(buf);
+    for (size_t i = 0; i < n; i++)
+        json_decref(recs[i]);
+    free(recs);
+    return r;
+}
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int mbs_sweep(const mbs_suite *s, const char *outdir, const mbs_sweep_options *opt, FILE *out)
+{
+    char path[4096], err[10000];
+    int jobs = opt->jobs > 0 ? opt->jobs : 1;
     if (mbs_mkdir_p(outdir) != 0) {
         fprintf(stderr, "mbsbench: cannot create results directory '%s'\n", outdir);
         return 2;
     }
-    char *meta = mbs_environment_json(s->name, s->path);
-    snprintf(path, sizeof path, "%s/meta.json", outdir);
-    int bad = !meta || mbs_write_atomic(path, meta, strlen(meta)) != 0;
-    free(meta);
     snprintf(path, sizeof path, "%s/runs.jsonl", outdir);
-    int jsonl = mbs_open_append(path);
-    snprintf(path, sizeof path, "%s/runs.csv", outdir);
-    int csv_exists = access(path, F_OK) == 0;
-    int csv = mbs_open_append(path);
-    if (bad || jsonl < 0 || csv < 0) {
-        fprintf(stderr, "mbsbench: cannot write results into '%s'\n", outdir);
-        if (jsonl >= 0)
-            close(jsonl);
-        if (csv >= 0)
-            close(csv);
+    char *done = calloc(s->n_runs ? s->n_runs : 1, 1);
+    if (!done)
+        return 2;
+    if (opt->resume) {
+        if (load_done(s, path, done, err, sizeof err) != 0) {
+            fprintf(stderr, "mbsbench: %s\n", err);
+            free(done);
+            return 2;
+        }
+    } else if (access(path, F_OK) == 0) {
+        fprintf(stderr, "mbsbench: '%s' already holds results; use --resume %s or another --out\n",
+                outdir, outdir);
+        free(done);
         return 2;
     }
-    if (!csv_exists) {
-        char *hbuf = NULL;
-        size_t hlen = 0;
-        FILE *mem = open_memstream(&hbuf, &hlen);
-        if (mem) {
-            mbs_record_csv_header(mem);
-            fclose(mem);
-            hbuf[hlen - 1] = '\0';
-            mbs_append_line(csv, hbuf);
+    if (!opt->resume || access(path, F_OK) != 0) {
+        char *meta = mbs_environment_json(s->name, s->path);
+        snprintf(err, sizeof err, "%s/meta.json", outdir);
+        int bad = !meta || mbs_write_atomic(err, meta, strlen(meta)) != 0;
+        free(meta);
+        if (bad) {
+            fprintf(stderr, "mbsbench: cannot write '%s'\n", err);
+            free(done);
+            return 2;
         }
-        free(hbuf);
     }
+    int fd = mbs_open_append(path);
+    if (fd < 0) {
+        fprintf(stderr, "mbsbench: cannot open '%s'\n", path);
+        free(done);
+        return 2;
+    }
+
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    stop_signal = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
     int progress = isatty(STDERR_FILENO);
-    int failed = 0, io_error = 0;
-    if (jobs <= 1) {
-        failed = worker(s, jsonl, csv, 0, 1, progress);
-        io_error = failed < 0;
-    } else {
-        fflush(NULL);
-        pid_t *pids = calloc((size_t)jobs, sizeof *pids);
-        for (int j = 0; pids && j < jobs; j++) {
-            pid_t pid = fork();
-            if (pid == 0) {
-                int f = worker(s, jsonl, csv, j, jobs, progress && j == 0);
-                _exit(f < 0 ? 255 : (f > 0 ? 1 : 0));
+    pid_t *pid = calloc((size_t)jobs, sizeof *pid);
+    long *slot_run = calloc((size_t)jobs, sizeof *slot_run);
+    size_t next = 0, finished = 0, todo = 0, skipped_budget = 0;
+    int failed = 0, io_error = 0, running = 0;
+    for (size_t i = 0; i < s->n_runs; i++)
+        todo += !done[i];
+    double t_start = wall_seconds();
+    fflush(NULL);
+    while (pid && slot_run) {
+        /* Launch while there are free slots and work. */
+        while (!stop_signal && running < jobs) {
+            while (next < s->n_runs && done[next])
+                next++;
+            if (next >= s->n_runs)
+                break;
+            if (opt->budget > 0.0 && wall_seconds() - t_start > opt->budget) {
+                for (size_t i = next; i < s->n_runs; i++)
+                    skipped_budget += !done[i];
+                next = s->n_runs;
+                break;
             }
-            pids[j] = pid;
-        }
-        for (int j = 0; pids && j < jobs; j++) {
-            int st = 0;
-            if (pids[j] > 0 && waitpid(pids[j], &st, 0) > 0) {
-                if (WIFSIGNALED(st)) {
-                    fprintf(stderr, "mbsbench: worker %d killed by signal %d\n", j,
-                            WTERMSIG(st));
-                    failed++;
-                } else if (WEXITSTATUS(st) == 255)
-                    io_error = 1;
-                else if (WEXITSTATUS(st) != 0)
-                    failed++;
-            } else {
-                failed++;
+            int slot = 0;
+            while (pid[slot] > 0)
+                slot++;
+            pid_t p = fork();
+            if (p == 0) {
+                signal(SIGINT, SIG_DFL);
+                signal(SIGTERM, SIG_DFL);
+                prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphans after kill -9 */
+                _exit(child_run(&s->runs[next], (long)next, fd));
             }
+            if (p < 0) {
+                fprintf(stderr, "mbsbench: fork failed\n");
+                io_error = 1;
+                break;
+            }
+            pid[slot] = p;
+            slot_run[slot] = (long)next;
+            running++;
+            next++;
         }
-        free(pids);
+        if (running == 0)
+            break;
+        int st = 0;
+        pid_t w = waitpid(-1, &st, 0);
+        if (w < 0) {
+            if (errno == EINTR) {
+                if (stop_signal)
+                    for (int k = 0; k < jobs; k++)
+                        if (pid[k] > 0)
+                            kill(pid[k], SIGTERM);
+                continue;
+            }
+            break;
+        }
+        int slot = 0;
+        while (slot < jobs && pid[slot] != w)
+            slot++;
+        if (slot == jobs)
+            continue;
+        long idx = slot_run[slot];
+        pid[slot] = 0;
+        running--;
+        if (WIFSIGNALED(st) && !stop_signal) {
+            if (crashed_record(&s->runs[idx], idx, WTERMSIG(st), fd) != 0)
+                io_error = 1;
+            failed++;
+            finished++;
+        } else if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+            finished++;
+        } else if (WIFEXITED(st)) {
+            io_error |= WEXITSTATUS(st) == 3;
+            failed++;
+        }
+        if (progress)
+            fprintf(stderr, "\r[%zu/%zu] %-60.60s", finished, todo, s->runs[idx].method);
     }
     if (progress)
         fprintf(stderr, "\r%-78s\r", "");
-    close(jsonl);
-    close(csv);
+    free(pid);
+    free(slot_run);
+    free(done);
+    close(fd);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (write_csv(outdir) != 0)
+        io_error = 1;
     if (io_error) {
         fprintf(stderr, "mbsbench: error writing results into '%s'\n", outdir);
         return 2;
     }
     fprintf(out, "suite %s: %zu runs, results in %s\n", s->name, s->n_runs, outdir);
-    mbs_summary(outdir, out);
+    int n_failed = 0;
+    if (mbs_summary(outdir, out, &n_failed) != 0)
+        return 2;
+    failed += n_failed;
+    if (stop_signal) {
+        fprintf(out, "interrupted by signal %d: %zu of %zu runs recorded in this sweep; "
+                     "complete with: mbsbench sweep %s --resume %s\n",
+                (int)stop_signal, finished, todo, s->path, outdir);
+        return 128 + (int)stop_signal;
+    }
+    if (skipped_budget > 0) {
+        fprintf(out, "wall-clock budget of %g s reached: %zu runs not started; complete with "
+                     "--resume %s\n", opt->budget, skipped_budget, outdir);
+        return 1;
+    }
     return failed > 0 ? 1 : 0;
 }
 
@@ -471,15 +838,16 @@ static const char *jstr(json_t *o, const char *k)
     return s ? s : "?";
 }
 
-static int by_run_index(const void *a, const void *b)
+int mbs_json_by_run_index(const void *a, const void *b)
 {
     double x = jnum(*(json_t *const *)a, "run", NULL);
     double y = jnum(*(json_t *const *)b, "run", NULL);
     return (x > y) - (x < y);
 }
 
-int mbs_summary(const char *dir, FILE *out)
+int mbs_summary(const char *dir, FILE *out, int *n_failed)
 {
+    *n_failed = 0;
     char path[4096];
     snprintf(path, sizeof path, "%s/runs.jsonl", dir);
     char *text = mbs_read_file(path, NULL);
@@ -506,7 +874,7 @@ int mbs_summary(const char *dir, FILE *out)
         recs[n++] = o;
     }
     free(text);
-    qsort(recs, n, sizeof *recs, by_run_index);
+    qsort(recs, n, sizeof *recs, mbs_json_by_run_index);
     fprintf(out, "%-26s %-26s %-10s %-15s %9s %9s %9s %9s %8s %10s\n", "problem", "method",
             "h|tol", "status", "err_q", "err_v", "err_lam", "|g|max", "steps", "cpu[s]");
     for (size_t i = 0; i < n; i++) {
@@ -534,7 +902,7 @@ int mbs_summary(const char *dir, FILE *out)
         else
             fprintf(out, " %10s\n", "-");
         if (strcmp(jstr(o, "status"), "ok") != 0)
-            fprintf(out, "    %s at t = %g: %s\n", jstr(o, "status"), jnum(o, "fail_t", NULL),
+            ++*n_failed, fprintf(out, "    %s at t = %g: %s\n", jstr(o, "status"), jnum(o, "fail_t", NULL),
                     jstr(o, "reason"));
         json_decref(o);
     }

@@ -4,7 +4,8 @@
  *   name = smoke            ; required: names the results directory
  *   description = ...
  *   repeat = 3              ; timing repetitions per run (default 1)
- *   max_steps = 1000000     ; per-run step budget (default: the harness's)
+ *   max_steps = 1000000     ; per-run step budget (default 1e7)
+ *   max_cpu = 60            ; per-run CPU-time budget in seconds (default 600)
  *
  *   [grid NAME]             ; any number of grids
  *   problems = pendulum pendulum:x0=0.2     ; whitespace-separated specs
@@ -12,7 +13,11 @@
  *   h = 0.01 0.005          ; step sizes for fixed-step methods
  *   tol = 1e-6 1e-9         ; tolerances for adaptive methods
  *   t_end = 10              ; optional override of the problems' t_end
+ *   inject_failure = 0.5    ; testing the harness: problem callbacks fail for t >= 0.5
  *
+ * Lines are limited to 190 characters; continue a list on indented lines:
+ *   problems = pendulum pendulum:x0=0.1
+ *              pendulum:x0=0.2
  * Every problem x method x (h for fixed-step | tol for adaptive) combination is
  * one run.  All keys and values are validated before anything runs. */
 #ifndef MBS_SWEEP_H
@@ -36,13 +41,26 @@ typedef struct mbs_suite {
 int mbs_suite_load(const char *path, mbs_suite *s, char *err, size_t errlen);
 void mbs_suite_free(mbs_suite *s);
 
-/* Run all runs (jobs worker processes), writing outdir/meta.json (atomic),
- * outdir/runs.jsonl and outdir/runs.csv (one complete line per record). Prints
- * the summary table to out.  Returns 0 if every run succeeded, 1 if some run
- * failed, 2 on bad input or I/O errors. */
-int mbs_sweep(const mbs_suite *s, const char *outdir, int jobs, FILE *out);
+typedef struct mbs_sweep_options {
+    int jobs;       /* worker processes running at once (>= 1) */
+    int resume;     /* skip the runs already recorded in outdir/runs.jsonl */
+    double budget;  /* wall-clock budget of the sweep in seconds (0: none) */
+} mbs_sweep_options;
 
-/* Print the summary table of a results directory's runs.jsonl. */
-int mbs_summary(const char *dir, FILE *out);
+/* Run the suite: one child process per run (at most opt->jobs at once), each
+ * appending its complete record to outdir/runs.jsonl; outdir/meta.json (atomic)
+ * and outdir/runs.csv (derived at the end, atomic).  Prints the summary table to
+ * out.  Returns 0 if every run succeeded, 1 if some run failed or the budget
+ * stopped the sweep, 2 on bad input or I/O errors, 128 + signal when
+ * interrupted by SIGINT/SIGTERM (complete it with resume). */
+int mbs_sweep(const mbs_suite *s, const char *outdir, const mbs_sweep_options *opt,
+              FILE *out);
+
+/* qsort comparator of parsed JSON records (json_t *) by their "run" index. */
+int mbs_json_by_run_index(const void *a, const void *b);
+
+/* Print the summary table of a results directory's runs.jsonl; *n_failed gets
+ * the number of records whose status is not ok.  Returns 0 or 2 (unreadable). */
+int mbs_summary(const char *dir, FILE *out, int *n_failed);
 
 #endif

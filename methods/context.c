@@ -4,14 +4,24 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "method.h"
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 int mbs_ctx_init(mbs_ctx *ctx, const mbs_problem *pb)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->pb = pb;
     ctx->max_steps = 10000000;
+    ctx->max_cpu = 600.0;
+    ctx->inject_fail_t = NAN;
     if (pb->def->kinematic) {
         ctx->G_full = gsl_matrix_alloc(pb->nl ? pb->nl : 1, pb->nq);
         ctx->H = gsl_matrix_alloc(pb->nq, pb->nv);
@@ -39,6 +49,7 @@ void mbs_ctx_reset(mbs_ctx *ctx)
     memset(&ctx->cnt, 0, sizeof ctx->cnt);
     ctx->fail_t = NAN;
     ctx->reason[0] = '\0';
+    ctx->cpu_start = cpu_now();
 }
 
 int mbs_fail(mbs_ctx *ctx, int status, double t, const char *fmt, ...)
@@ -53,8 +64,11 @@ int mbs_fail(mbs_ctx *ctx, int status, double t, const char *fmt, ...)
 
 static int callback(mbs_ctx *ctx, int status, double t, const char *what)
 {
-    if (status == MBS_OK)
+    if (status == MBS_OK && !(t >= ctx->inject_fail_t))
         return MBS_OK;
+    if (status == MBS_OK)
+        return mbs_fail(ctx, MBS_CALLBACK_FAILED, t, "%s callback failed (injected at t >= %g)",
+                        what, ctx->inject_fail_t);
     if (ctx->reason[0] == '\0')
         mbs_fail(ctx, status, t, "%s callback of %s returned %s", what, ctx->pb->def->name,
                  mbs_status_code(status));
@@ -131,9 +145,13 @@ int mbs_qdot(mbs_ctx *ctx, const double *q, const double *v, double *qdot)
 
 int mbs_budget(mbs_ctx *ctx, double t)
 {
-    if (ctx->cnt.steps + ctx->cnt.rejected >= ctx->max_steps)
+    long n = ctx->cnt.steps + ctx->cnt.rejected;
+    if (n >= ctx->max_steps)
         return mbs_fail(ctx, MBS_TOO_MANY_STEPS, t, "step budget of %ld steps exhausted",
                         ctx->max_steps);
+    /* The clock is read every 64 attempts: cheap, and at most 64 steps late. */
+    if ((n & 63) == 0 && cpu_now() - ctx->cpu_start > ctx->max_cpu)
+        return mbs_fail(ctx, MBS_CPU_LIMIT, t, "CPU-time limit of %g s exceeded", ctx->max_cpu);
     return MBS_OK;
 }
 

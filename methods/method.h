@@ -48,6 +48,9 @@ typedef struct mbs_ctx {
     const mbs_problem *pb;
     mbs_counters cnt;
     long max_steps;       /* step budget (accepted + rejected) */
+    double max_cpu;       /* CPU-time budget of one integration [s] */
+    double cpu_start;     /* process CPU clock at the start (set by the harness) */
+    double inject_fail_t; /* testing: callbacks fail for t >= this (NaN: never) */
     mbs_observer_fn observer;
     void *observer_data;
     gsl_matrix *G_full;   /* n_lambda x n_q scratch, only when H != I */

@@ -97,6 +97,24 @@ struct mbs_problem_def {
     int (*mass_sparse)(const mbs_problem *pb, double t, const double *q, mbs_triplets *M);
     int (*jacobian_sparse)(const mbs_problem *pb, double t, const double *q,
                            mbs_triplets *G);
+    /* Optional: the same motion in an independent formulation (minimal
+     * coordinates, a rotation-matrix ODE, ...), integrated by the problem itself
+     * at tolerance tol from t0 to t_end, for reference generation (`mbsbench
+     * reference`).  Writes q and v at t_end, and lambda with *have_lambda = 1
+     * (else the caller solves the index-1 system), and a one-line description
+     * of the formulation (or the failure reason) to what. */
+    int (*independent)(const mbs_problem *pb, double t_end, double tol, double *q, double *v,
+                       double *lambda, int *have_lambda, char *what, size_t whatlen);
+    /* Optional: the state y = q | v | lambda at time t in the component order of
+     * the published definition (Test Set problems: exactly the order of
+     * ../shared/problems/<name>.md, multipliers in the published sign convention);
+     * sets *n to the number of components and, when out is not NULL, writes them.
+     * published_scd lists the 0-based published components the published
+     * accuracy measure scd uses (NULL = all n). */
+    int (*published)(const mbs_problem *pb, double t, const double *y, double *out,
+                     size_t *n);
+    const size_t *published_scd;
+    size_t n_published_scd;
 };
 
 /* Create an instance from "name[:k=v,...]".  Returns 0 or an mbs_status and a

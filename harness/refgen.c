@@ -1,0 +1,281 @@
+/* Reference generation (`mbsbench reference`, `make references`).
+ *
+ * Two independent computations of the state at t_end at tight tolerance: either
+ * two registered methods (e.g. index1/rk8pd and index1/dopri5) or the problem's
+ * own independent formulation (problem.h `independent`: minimal coordinates,
+ * rotation-matrix ODE, ...) and a registered method.  Their agreement
+ *     digits = -log10 max_i |yA_i - yB_i| / (1 + |yA_i|)   over q | v | lambda
+ * (the mixed error measure of the IVP Test Set with atol/rtol = 1) is checked
+ * against a minimum and stored in the provenance with methods, tolerances,
+ * revision and date; the stored state is that of the first computation. */
+#include "refgen.h"
+
+#include <gsl/gsl_errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../methods/index1.h"
+#include "env.h"
+#include "reference.h"
+#include "run.h"
+
+static const char independent_name[] = "independent";
+
+/* Revision from the environment record (the one place that knows it). */
+static void revision(char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown");
+    char *s = mbs_environment_json("reference", "");
+    json_t *o = s ? json_loads(s, 0, NULL) : NULL;
+    const char *r = o ? json_string_value(json_object_get(o, "revision")) : NULL;
+    if (r)
+        snprintf(buf, len, "%s", r);
+    json_decref(o);
+    free(s);
+}
+
+/* lambda at (t, q, v) from the index-1 system (seed 002 Eq. (17)). */
+static int index1_lambda(const mbs_problem *pb, double t, double *y, char *err, size_t errlen)
+{
+    mbs_ctx ctx;
+    if (mbs_ctx_init(&ctx, pb) != MBS_OK) {
+        snprintf(err, errlen, "out of memory");
+        return MBS_NO_MEMORY;
+    }
+    mbs_ctx_reset(&ctx);
+    mbs_index1 *ix = NULL;
+    double *vdot = malloc(pb->nv * sizeof(double));
+    int s = vdot ? mbs_index1_alloc(&ix, &ctx, MBS_LINSOL_LU) : MBS_NO_MEMORY;
+    if (s == MBS_OK)
+        s = mbs_index1_accel(ix, &ctx, t, y, y + pb->nq, vdot, y + pb->nq + pb->nv);
+    if (s != MBS_OK)
+        snprintf(err, errlen, "multipliers from the index-1 system: %s",
+                 ctx.reason[0] ? ctx.reason : mbs_status_message(s));
+    mbs_index1_free(ix);
+    free(vdot);
+    mbs_ctx_free(&ctx);
+    return s;
+}
+
+/* One computation of y(t_end); desc gets "method tol=..." for the provenance. */
+static int compute(const mbs_refgen_spec *spec, const char *method, double tol, double t_end,
+                   double *y, char *desc, size_t desclen, char *err, size_t errlen)
+{
+    if (strcmp(method, independent_name) == 0) {
+        mbs_problem pb;
+        int s = mbs_problem_open(&pb, spec->problem, err, errlen);
+        if (s != MBS_OK)
+            return s;
+        if (!pb.def->independent) {
+            snprintf(err, errlen, "%s has no independent formulation", pb.def->name);
+            mbs_problem_close(&pb);
+            return MBS_BAD_INPUT;
+        }
+        int have_lambda = 0;
+        char what[256] = "";
+        s = pb.def->independent(&pb, t_end, tol, y, y + pb.nq, y + pb.nq + pb.nv, &have_lambda,
+                                what, sizeof what);
+        if (s != MBS_OK)
+            snprintf(err, errlen, "independent formulation of %s: %s", pb.def->name, what);
+        else if (!have_lambda && pb.nl > 0)
+            s = index1_lambda(&pb, t_end, y, err, errlen);
+        if (s == MBS_OK)
+            snprintf(desc, desclen, "%s", what);
+        mbs_problem_close(&pb);
+        return s;
+    }
+    mbs_run_spec rs = {.problem = spec->problem, .method = method, .h = NAN, .tol = tol,
+                       .t_end = t_end, .repeat = 0, .measure = 1};
+    mbs_record rec;
+    int s = mbs_run(&rs, &rec, err, errlen);
+    if (s != MBS_OK)
+        return s;
+    if (rec.status != MBS_OK) {
+        snprintf(err, errlen, "%s failed at t=%g: %s", method, rec.fail_t, rec.reason);
+        s = rec.status;
+    } else {
+        memcpy(y, rec.final, (rec.nq + rec.nv + rec.nl) * sizeof(double));
+        snprintf(desc, desclen, "%s tol=%g (%ld steps)", method, tol, rec.cnt.steps);
+    }
+    mbs_record_free(&rec);
+    return s;
+}
+
+static double agreement(const double *a, const double *b, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs(a[i] - b[i]) / (1.0 + fabs(a[i]));
+        if (e > m || isnan(e))
+            m = e;
+    }
+    return m > 0.0 ? -log10(m) : (isnan(m) ? NAN : 16.0);
+}
+
+int mbs_refgen(const mbs_refgen_spec *spec, mbs_refgen_result *res, char *err, size_t errlen)
+{
+    memset(res, 0, sizeof *res);
+    res->digits = res->digits_q = NAN;
+    gsl_set_error_handler_off();
+    mbs_problem pb;
+    if (mbs_problem_open(&pb, spec->problem, err, errlen) != MBS_OK)
+        return 2;
+    double tol = isnan(spec->tol) ? 1e-13 : spec->tol;
+    double t_end = isnan(spec->t_end) ? pb.t_end : spec->t_end;
+    double min_digits = isnan(spec->min_digits) ? 8.0 : spec->min_digits;
+    int rc = 2;
+    double *ya = NULL, *yb = NULL;
+    char ma[128], mb[128];
+    const char *methods = spec->methods;
+    if (!methods)
+        methods = pb.def->independent ? "independent,index1/rk8pd" : "index1/rk8pd,index1/dopri5";
+    const char *comma = strchr(methods, ',');
+    if (pb.def->exact) {
+        snprintf(err, errlen, "%s has an exact solution; no reference is stored", pb.def->name);
+        goto done;
+    }
+    if (!(isfinite(t_end) && t_end > pb.t0)) {
+        snprintf(err, errlen, "--t-end %g must be finite and greater than t0 = %g", t_end, pb.t0);
+        goto done;
+    }
+    if (!(tol > 0.0 && tol < 1e-3)) {
+        snprintf(err, errlen, "--tol %g must lie in (0, 1e-3)", tol);
+        goto done;
+    }
+    if (!comma || strchr(comma + 1, ',') || (size_t)(comma - methods) >= sizeof ma ||
+        strlen(comma + 1) >= sizeof mb || comma == methods || comma[1] == '\0') {
+        snprintf(err, errlen, "--methods '%s': expected two methods A,B", methods);
+        goto done;
+    }
+    memcpy(ma, methods, (size_t)(comma - methods));
+    ma[comma - methods] = '\0';
+    snprintf(mb, sizeof mb, "%s", comma + 1);
+    if (strcmp(ma, mb) == 0) {
+        snprintf(err, errlen, "--methods: the two computations must differ ('%s' twice)", ma);
+        goto done;
+    }
+    size_t ny = mbs_ny(&pb);
+    ya = calloc(ny, sizeof(double));
+    yb = calloc(ny, sizeof(double));
+    if (!ya || !yb) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    char da[300], db[300], e2[512];
+    int sa = compute(spec, ma, tol, t_end, ya, da, sizeof da, err, errlen);
+    if (sa == MBS_BAD_INPUT) {
+        rc = 2;
+        goto done;
+    }
+    if (sa != MBS_OK) {
+        rc = 1;
+        goto done;
+    }
+    int sb = compute(spec, mb, tol, t_end, yb, db, sizeof db, e2, sizeof e2);
+    if (sb != MBS_OK) {
+        snprintf(err, errlen, "%s", e2);
+        rc = sb == MBS_BAD_INPUT ? 2 : 1;
+        goto done;
+    }
+    res->digits = agreement(ya, yb, ny);
+    res->digits_q = agreement(ya, yb, pb.nq);
+    char rev[128], date[32];
+    revision(rev, sizeof rev);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%d", &tm);
+    snprintf(res->provenance, sizeof res->provenance,
+             "%s vs %s, agree to %.1f digits (q: %.1f; max |dy|/(1+|y|) over q,v,lambda), "
+             "mbsbench %s, %s",
+             da, db, res->digits, res->digits_q, rev, date);
+    if (!(res->digits >= min_digits)) {
+        snprintf(err, errlen, "%s: the two computations agree to %.1f digits only (need %.1f)",
+                 pb.def->name, res->digits, min_digits);
+        rc = 1;
+        goto done;
+    }
+    rc = 0;
+    if (spec->store) {
+        pb.t_end = t_end;
+        if (mbs_reference_store(&pb, t_end, ya, res->provenance) != 0) {
+            char path[1024];
+            mbs_reference_path(pb.def->name, path, sizeof path);
+            snprintf(err, errlen, "cannot write %s", path);
+            rc = 2;
+        }
+    }
+done:
+    free(ya);
+    free(yb);
+    mbs_problem_close(&pb);
+    return rc;
+}
+
+static int bad(const char *msg, const char *a)
+{
+    fprintf(stderr, "mbsbench: reference: ");
+    fprintf(stderr, msg, a);
+    fputc('\n', stderr);
+    return 2;
+}
+
+int mbs_cmd_reference(int argc, char **argv)
+{
+    mbs_refgen_spec spec = {.tol = NAN, .t_end = NAN, .min_digits = NAN, .store = 1};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double *num = NULL;
+        if (strcmp(a, "--dry-run") == 0) {
+            spec.store = 0;
+            continue;
+        }
+        if (strcmp(a, "--t-end") == 0)
+            num = &spec.t_end;
+        else if (strcmp(a, "--tol") == 0)
+            num = &spec.tol;
+        else if (strcmp(a, "--min-digits") == 0)
+            num = &spec.min_digits;
+        else if (strcmp(a, "--methods") == 0) {
+            if (!v)
+                return bad("%s needs a value", a);
+            spec.methods = v;
+            i++;
+            continue;
+        } else if (a[0] != '-' && !spec.problem) {
+            spec.problem = a;
+            continue;
+        } else
+            return bad("unknown option '%s'", a);
+        if (!v)
+            return bad("%s needs a value", a);
+        if (mbs_parse_double(v, num) != 0)
+            return bad("'%s' is not a finite number", v);
+        i++;
+    }
+    if (!spec.problem)
+        return bad("PROBLEM[:k=v,...] required%s", "");
+    mbs_refgen_result res;
+    char err[1024];
+    int rc = mbs_refgen(&spec, &res, err, sizeof err);
+    if (!isnan(res.digits))
+        printf("%s: %s\n", spec.problem, res.provenance);
+    if (rc != 0) {
+        fprintf(stderr, "mbsbench: reference: %s\n", err);
+        return rc;
+    }
+    if (spec.store) {
+        mbs_problem pb;
+        char path[1024];
+        if (mbs_problem_open(&pb, spec.problem, err, sizeof err) == MBS_OK) {
+            mbs_reference_path(pb.def->name, path, sizeof path);
+            printf("stored in %s\n", path);
+            mbs_problem_close(&pb);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,227 @@
+/* Robustness (issue 11): malformed suite files, kill -9 and --resume, SIGINT,
+ * injected failures.  These drive the mbsbench executable through /bin/sh. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../harness/io.h"
+#include "testutil.h"
+
+static const struct {
+    const char *name, *text, *needle;
+} malformed[] = {
+    {"empty", "", "name is required"},
+    {"binary", "\x7f" "ELF\x01\x02\x00\x00garbage\xff\xfe", "not a text file"},
+    {"duplicate key", "[suite]\nname = a\nname = b\n[grid g]\nproblems = pendulum\n"
+                      "methods = index1/rk4\nh = 0.1\n", ":3: [suite]: duplicate key 'name'"},
+    {"unknown section", "[suite]\nname = a\n[gird g]\nproblems = pendulum\n",
+     ":4: [gird g]: unknown section"},
+    {"unknown key", "[suite]\nname = a\n[grid g]\nproblem = pendulum\nmethods = index1/rk4\n"
+                    "h = 0.1\n", ":4: [grid g]: unknown key 'problem'"},
+    {"huge number", "[suite]\nname = a\n[grid g]\nproblems = pendulum\nmethods = index1/rk4\n"
+                    "h = 1e999\n", ":6: [grid g]: h: '1e999' is not a positive finite number"},
+    {"negative count", "[suite]\nname = a\nrepeat = -3\n[grid g]\nproblems = pendulum\n"
+                       "methods = index1/rk4\nh = 0.1\n", ":3: [suite]: repeat '-3'"},
+    {"missing =", "[suite]\nname a\n", ":2: syntax error"},
+    {"unterminated section", "[suite]\nname = a\n[grid g\nproblems = pendulum", ":3: syntax error"},
+    {"trailing junk", "[suite]\nname = a\n[grid g]\nproblems = pendulum\nmethods = index1/rk4\n"
+                      "h = 0.1x\n", "'0.1x' is not a positive finite number"},
+    {"nan", "[suite]\nname = a\n[grid g]\nproblems = pendulum\nmethods = index1/rk4\n"
+            "h = nan\n", "'nan' is not a positive finite number"},
+    {"bad parameter", "[suite]\nname = a\n[grid g]\nproblems = pendulum:x0=-1\n"
+                      "methods = index1/rk4\nh = 0.1\n", ":4: [grid g]: problems: pendulum: parameter x0=-1"},
+    {"long line", NULL, "exceeds 190"},
+};
+
+static void write_text(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    fclose(f);
+}
+
+START_TEST(malformed_suite_files)
+{
+    char path[64], args[256], out[1024];
+    snprintf(path, sizeof path, "/tmp/mbs-malformed-%d.suite", (int)getpid());
+    if (malformed[_i].text) {
+        size_t len = strlen(malformed[_i].text);
+        if (strcmp(malformed[_i].name, "binary") == 0)
+            len = 20; /* includes NUL bytes */
+        write_text(path, malformed[_i].text, len);
+    } else {
+        size_t n = 1 << 20;
+        char *big = malloc(n + 64);
+        strcpy(big, "[suite]\nname = a\nproblems = ");
+        size_t k = strlen(big);
+        memset(big + k, 'p', n);
+        big[k + n] = '\n';
+        write_text(path, big, k + n + 1);
+        free(big);
+    }
+    snprintf(args, sizeof args, "sweep %s --out /tmp/mbs-malformed-out-%d", path, (int)getpid());
+    int st = mbs_test_cli(args, out, sizeof out);
+    ck_assert_msg(st == 2, "%s: exit %d", malformed[_i].name, st);
+    ck_assert_msg(strstr(out, malformed[_i].needle) != NULL, "%s: '%s' lacks '%s'",
+                  malformed[_i].name, out, malformed[_i].needle);
+    remove(path);
+}
+END_TEST
+
+/* A suite of 8 runs of about 0.5 s each. */
+enum { LONG_RUNS = 8 };
+static void write_long_suite(const char *path, const char *extra)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "[suite]\nname = robust\nrepeat = 1\n[grid g]\n"
+             "problems = pendulum pendulum:x0=0.1\n"
+             "methods = index1/rk4\n"
+             "h = 3e-5 3.1e-5 3.2e-5 3.3e-5\nt_end = 10\n%s",
+             extra);
+    write_text(path, text, strlen(text));
+}
+
+/* Records of a results directory by run index, with the cpu object removed. */
+static json_t *load_records(const char *dir, int *n_lines)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/runs.jsonl", dir);
+    char *text = mbs_read_file(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    json_t *by_run = json_object();
+    *n_lines = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        json_error_t e;
+        json_t *o = json_loads(line, 0, &e);
+        ck_assert_msg(o != NULL, "unparsable line in %s: %s", path, e.text);
+        (*n_lines)++;
+        json_object_del(o, "cpu");
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_object_get(o, "run")));
+        ck_assert_msg(json_object_get(by_run, key) == NULL, "run %s recorded twice", key);
+        json_object_set_new(by_run, key, o);
+    }
+    free(text);
+    return by_run;
+}
+
+START_TEST(kill9_then_resume_equals_clean_run)
+{
+    char suite[64], clean[64], cut[64], cmd[1024], out[1024];
+    int pid = (int)getpid();
+    snprintf(suite, sizeof suite, "/tmp/mbs-robust-%d.suite", pid);
+    snprintf(clean, sizeof clean, "/tmp/mbs-robust-clean-%d", pid);
+    snprintf(cut, sizeof cut, "/tmp/mbs-robust-cut-%d", pid);
+    write_long_suite(suite, "");
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", clean, cut);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "sweep %s --out %s", suite, clean);
+    ck_assert_int_eq(mbs_test_cli(cmd, out, sizeof out), 0);
+    /* Start a sweep in the background and kill -9 it part-way. */
+    const char *bin = getenv("MBSBENCH") ? getenv("MBSBENCH") : "bin/mbsbench";
+    snprintf(cmd, sizeof cmd,
+             "%s sweep %s --out %s -j 2 >/dev/null 2>&1 & p=$!; sleep 0.8; kill -9 $p; wait $p",
+             bin, suite, cut);
+    int st = system(cmd);
+    (void)st;
+    int n_cut = 0, n_clean = 0, n_done = 0;
+    json_t *partial = load_records(cut, &n_cut);
+    json_decref(partial);
+    ck_assert_msg(n_cut < LONG_RUNS, "the sweep finished before the kill (%d records)", n_cut);
+    snprintf(cmd, sizeof cmd, "sweep %s --resume %s -j 2", suite, cut);
+    ck_assert_int_eq(mbs_test_cli(cmd, out, sizeof out), 0);
+    json_t *a = load_records(clean, &n_clean), *b = load_records(cut, &n_done);
+    ck_assert_int_eq(n_clean, LONG_RUNS);
+    ck_assert_int_eq(n_done, LONG_RUNS);
+    ck_assert_msg(json_equal(a, b), "resumed record set differs from the clean run");
+    json_decref(a);
+    json_decref(b);
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s %s", clean, cut, suite);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(sigint_leaves_whole_lines)
+{
+    char suite[64], dir[64], cmd[1024];
+    int pid = (int)getpid();
+    snprintf(suite, sizeof suite, "/tmp/mbs-sigint-%d.suite", pid);
+    snprintf(dir, sizeof dir, "/tmp/mbs-sigint-out-%d", pid);
+    write_long_suite(suite, "");
+    const char *bin = getenv("MBSBENCH") ? getenv("MBSBENCH") : "bin/mbsbench";
+    snprintf(cmd, sizeof cmd,
+             "rm -rf %s; %s sweep %s --out %s -j 2 >/dev/null 2>&1 & p=$!; sleep 0.7; "
+             "kill -INT $p; wait $p; exit $?",
+             dir, bin, suite, dir);
+    int st = system(cmd);
+    ck_assert_int_eq(WEXITSTATUS(st), 130);
+    int n = 0;
+    json_t *recs = load_records(dir, &n); /* fails on any torn line */
+    ck_assert(n < LONG_RUNS);
+    json_decref(recs);
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", dir, suite);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(injected_failure_is_recorded_and_sweep_goes_on)
+{
+    char suite[64], dir[64], cmd[512], out[1024];
+    int pid = (int)getpid();
+    snprintf(suite, sizeof suite, "/tmp/mbs-inject-%d.suite", pid);
+    snprintf(dir, sizeof dir, "/tmp/mbs-inject-out-%d", pid);
+    const char text[] = "[suite]\nname = inject\n"
+                        "[grid good]\nproblems = pendulum\nmethods = index1/rk4\nh = 0.01 0.02\n"
+                        "[grid bad]\nproblems = pendulum\nmethods = index1/rk4\nh = 0.01\n"
+                        "inject_failure = 0.5\n"
+                        "[grid after]\nproblems = pendulum-body\nmethods = index1/dopri5\n"
+                        "tol = 1e-6\n";
+    write_text(suite, text, sizeof text - 1);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "sweep %s --out %s", suite, dir);
+    ck_assert_int_eq(mbs_test_cli(cmd, out, sizeof out), 1);
+    int n = 0;
+    json_t *recs = load_records(dir, &n);
+    ck_assert_int_eq(n, 4);
+    for (int i = 0; i < 4; i++) {
+        char key[8];
+        snprintf(key, sizeof key, "%d", i);
+        json_t *r = json_object_get(recs, key);
+        const char *status = json_string_value(json_object_get(r, "status"));
+        if (i == 2) {
+            ck_assert_str_eq(status, "callback_failed");
+            double t = json_real_value(json_object_get(r, "fail_t"));
+            ck_assert(t >= 0.5 && t <= 0.51);
+            ck_assert(json_is_null(json_object_get(json_object_get(r, "cpu"), "median")) ||
+                      json_object_get(r, "cpu") == NULL);
+        } else {
+            ck_assert_str_eq(status, "ok");
+        }
+    }
+    json_decref(recs);
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", dir, suite);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+Suite *mbs_suite_robust(void)
+{
+    Suite *s = suite_create("robust");
+    TCase *tc = tcase_create("robust");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, malformed_suite_files, 0,
+                        (int)(sizeof malformed / sizeof malformed[0]));
+    tcase_add_test(tc, kill9_then_resume_equals_clean_run);
+    tcase_add_test(tc, sigint_leaves_whole_lines);
+    tcase_add_test(tc, injected_failure_is_recorded_and_sweep_goes_on);
+    suite_add_tcase(s, tc);
+    return s;
+}
