@@ -7,8 +7,9 @@ LIBA     := $(O)lib/libmbsbench.a
 BIN      := $(O)bin/mbsbench
 TESTBIN  := $(O)bin/mbsbench-tests
 BENCHBIN := $(O)bin/mbsbench-bench
+ALLOCBIN := $(O)bin/mbsbench-allocfail
 
-PKGS     := gsl jansson inih
+PKGS     := gsl jansson inih sqlite3
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 WARN     := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wstrict-prototypes \
@@ -17,8 +18,18 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
-ALL_CFLAGS = $(WARN) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
-LDLIBS   := $(PKG_LIBS) -lm
+# SUNDIALS (optional, Debian libsundials-dev ships no .pc files): the peer
+# methods (methods/peer_sundials.c) are built and registered only when present.
+ifneq ($(wildcard /usr/include/ida/ida.h),)
+SUNDIALS_CFLAGS := -DMBS_HAVE_SUNDIALS
+SUNDIALS_LIBS := -lsundials_ida -lsundials_cvode -lsundials_arkode -lsundials_sunlinsoldense \
+                 -lsundials_sunmatrixdense -lsundials_nvecserial
+endif
+# SuiteSparse (UMFPACK, CHOLMOD; methods/linsol.c): Debian 12 ships no .pc files.
+SS_CFLAGS := -I/usr/include/suitesparse
+SS_LIBS   := -lumfpack -lcholmod -lsuitesparseconfig
+ALL_CFLAGS = $(WARN) $(CFLAGS) $(PKG_CFLAGS) $(SUNDIALS_CFLAGS) $(SS_CFLAGS) -MMD -MP
+LDLIBS   := $(PKG_LIBS) $(SUNDIALS_LIBS) $(SS_LIBS) -lm
 
 LIB_SRC  := $(wildcard problems/*.c) $(wildcard methods/*.c) \
             $(filter-out harness/main.c,$(wildcard harness/*.c))
@@ -28,7 +39,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run check check-asan check-valgrind bench deps clean install
+.PHONY: all run check check-asan check-valgrind bench deps clean install fuzz reproduce nightly
 all: $(BIN) $(LIBA)
 
 deps:
@@ -38,10 +49,8 @@ deps:
 $(BUILD)/rev.h: FORCE
 	@mkdir -p $(dir $@)
 	@rev=$$(git describe --always --dirty 2>/dev/null || echo unknown); \
-	 line="#define MBS_GIT_REV \"$$rev\""; \
-	 flags="#define MBS_CFLAGS \"$(CC) $(CFLAGS)\""; \
-	 if [ ! -f $@ ] || [ "$$(printf '%s\n%s' "$$line" "$$flags")" != "$$(cat $@)" ]; then \
-	   printf '%s\n%s' "$$line" "$$flags" > $@; fi
+	 printf '#define MBS_GIT_REV "%s"\n#define MBS_CFLAGS "%s"\n' "$$rev" "$(CC) $(CFLAGS)" > $@.new; \
+	 if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
 FORCE:
 
 $(BUILD)/harness/env.o: harness/env.c $(BUILD)/rev.h
@@ -69,6 +78,11 @@ $(TESTBIN): $(TEST_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
+# Allocation-failure injection replaces malloc: its own executable, no sanitizers.
+$(ALLOCBIN): tests/alloc/allocfail.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -D_DEFAULT_SOURCE -o $@ $< $(LIBA) $(CHECK_LIBS) $(LDLIBS)
+
 $(BENCHBIN): $(BENCH_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -79,8 +93,9 @@ run:
 	$(MAKE) all
 	$(BIN) sweep suites/default.suite -j 2
 
-check: $(BIN) $(TESTBIN)
+check: $(BIN) $(TESTBIN) $(ALLOCBIN)
 	MBSBENCH=$(BIN) $(TESTBIN)
+	$(ALLOCBIN)
 
 SAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
@@ -95,12 +110,56 @@ check-valgrind: $(BIN) $(TESTBIN)
 bench: $(BIN) $(BENCHBIN)
 	$(BENCHBIN)
 
+# Stored reference solutions (harness/refgen.c): one `mbsbench reference` per line
+# of problems/ref/references.list; fails if any pair of computations disagrees.
+.PHONY: references
+references: $(BIN)
+	@st=0; grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$$' problems/ref/references.list | \
+	 { while read -r line; do echo "mbsbench reference $$line"; \
+	   $(BIN) reference $$line || st=1; done; exit $$st; }
+
+# Paper reproductions (reproductions/*.expect): exit status 0 only when all reproduce.
+reproduce: $(BIN)
+	$(BIN) reproduce --all
+
+# Nightly regression: run suites/nightly.suite, write the report, compare with the
+# committed baseline (exit status 1 on a regression).  Re-bless only explicitly:
+#   $(BIN) baseline bless DIR -o baselines/nightly.json
+NIGHTLY_STAMP := $(shell date -u +%Y%m%d-%H%M%S)
+NIGHTLY_DIR   ?= results/nightly-$(NIGHTLY_STAMP)
+nightly: $(BIN)
+	$(BIN) sweep suites/nightly.suite --series -j 2 --out $(NIGHTLY_DIR) > /dev/null; \
+	  st=$$?; [ $$st -lt 2 ] || exit $$st
+	$(BIN) report $(NIGHTLY_DIR) --out reports/nightly-$(NIGHTLY_STAMP)
+	$(BIN) compare baselines/nightly.json $(NIGHTLY_DIR) > $(NIGHTLY_DIR)/compare.txt; \
+	  st=$$?; r=reports/nightly-$(NIGHTLY_STAMP); cp $(NIGHTLY_DIR)/compare.txt $$r/; \
+	  { printf '\n## Regression check against baselines/nightly.json\n\n```\n'; \
+	    cat $(NIGHTLY_DIR)/compare.txt; printf '```\n'; } >> $$r/index.md; \
+	  cat $(NIGHTLY_DIR)/compare.txt; exit $$st
+
+# Fuzzing (clang + libFuzzer): the suite parser and the spec parser, FUZZ_SECONDS each.
+# Crashing inputs go to fuzz/regressions/, which the test suite replays.
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+fuzz:
+	$(MAKE) O=build-fuzz/ CC=clang CFLAGS="$(FUZZ_FLAGS)" build-fuzz/lib/libmbsbench.a
+	@mkdir -p build-fuzz/bin build-fuzz/corpus-suite build-fuzz/corpus-spec
+	cp suites/*.suite fuzz/regressions/* build-fuzz/corpus-suite/ 2>/dev/null || true
+	cp fuzz/corpus-spec/* build-fuzz/corpus-spec/
+	for t in suite spec; do \
+	  clang $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined fuzz/fuzz_$$t.c \
+	    build-fuzz/lib/libmbsbench.a $(LDLIBS) -o build-fuzz/bin/fuzz_$$t || exit 1; done
+	cd build-fuzz && ./bin/fuzz_suite -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=../fuzz/regressions/suite- \
+	  -print_final_stats=1 corpus-suite
+	cd build-fuzz && ./bin/fuzz_spec -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=../fuzz/regressions/spec- \
+	  -print_final_stats=1 corpus-spec
+
 PREFIX ?= /usr/local
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/mbsbench
 
 clean:
-	rm -rf $(O)build $(O)lib $(O)bin build-asan
+	rm -rf $(O)build $(O)lib $(O)bin build-asan build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/harness/main.d

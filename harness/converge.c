@@ -88,15 +88,20 @@ void mbs_converge_print(const mbs_converge *c, FILE *f)
         fputc('\n', f);
     }
     const char *names[3] = {"q", "v", "lambda"};
+    const char *what = c->adaptive ? "tol-exponent" : "order";
     for (int g = 0; g < 3; g++) {
         const mbs_order_fit *ft = &c->fit[g];
-        if (ft->established)
-            fprintf(f, "order %-6s %.2f  95%% CI [%.2f, %.2f]  levels %zu..%zu  (nominal %g)\n",
-                    names[g], ft->p, ft->ci_low, ft->ci_high, ft->first + 1, ft->last + 1,
-                    c->rec[0].order[g]);
+        char nominal[64];
+        if (c->adaptive)
+            snprintf(nominal, sizeof nominal, "(err ~ tol^p; proportional: p = 1)");
         else
-            fprintf(f, "order %-6s order not established  (nominal %g)\n", names[g],
-                    c->rec[0].order[g]);
+            snprintf(nominal, sizeof nominal, "(nominal %g)", c->rec[0].order[g]);
+        if (ft->established)
+            fprintf(f, "%s %-6s %.2f  95%% CI [%.2f, %.2f]  levels %zu..%zu  %s\n", what,
+                    names[g], ft->p, ft->ci_low, ft->ci_high, ft->first + 1, ft->last + 1,
+                    nominal);
+        else
+            fprintf(f, "%s %-6s %s not established  %s\n", what, names[g], what, nominal);
     }
 }
 

@@ -8,7 +8,11 @@
 #include <time.h>
 
 #include "converge.h"
+#include "history.h"
 #include "refgen.h"
+#include "regress.h"
+#include "report.h"
+#include "reproduce.h"
 #include "run.h"
 #include "sweep.h"
 
@@ -20,15 +24,26 @@ static const char usage[] =
     "       mbsbench converge -p P -m M (--h0 H | --tol0 TOL) [--levels L] [--ratio R]\n"
     "                    [--t-end T] [--format table|json]\n"
     "       mbsbench sweep SUITE [-j N] [--out DIR | --resume DIR] [--budget SECONDS]\n"
+    "                    [--series] [--history DB | --no-history]\n"
     "       mbsbench summary RESULTS_DIR\n"
+    "       mbsbench report RESULTS_DIR [--out DIR] [--latex]\n"
+    "       mbsbench reproduce --list | --all | NAME [--results DIR] [--out DIR]\n"
+    "       mbsbench baseline bless RESULTS_DIR -o BASELINE.json\n"
+    "       mbsbench compare BASELINE.json RESULTS_DIR [--allow-counters] [--cpu-threshold R]\n"
+    "                    [--alpha A] [-v]\n"
+    "       mbsbench history -p P -m M --metric cpu_median|err_q|order_q [--db FILE]\n"
+    "                    [--plot [--out FILE.png]]\n"
     "       mbsbench reference PROBLEM[:k=v,...] [--t-end T] [--tol TOL] [--methods A,B]\n"
     "                    [--min-digits D] [--dry-run]\n";
 
+/* Print "mbsbench: message" (one line per line of the message); returns 2. */
 static int bad(const char *fmt, const char *a, const char *b)
 {
-    fputs("mbsbench: ", stderr);
-    fprintf(stderr, fmt, a, b);
-    fputc('\n', stderr);
+    char msg[8192];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    char *save = NULL;
+    for (char *l = strtok_r(msg, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        fprintf(stderr, "mbsbench: %s\n", l);
     return 2;
 }
 
@@ -97,13 +112,18 @@ static int cmd_list(int argc, char **argv)
                    m->order[2], flags, m->summary);
             print_params(m->params, m->n_params);
         }
+#ifndef MBS_HAVE_SUNDIALS
+        printf("(SUNDIALS not found at build time: the peer methods index1/cvode-*, "
+               "index1/arkode-*, */ida are not registered)\n");
+#endif
         return 0;
     }
     return bad("list: unknown list '%s' (expected problems or methods)%s", argv[2], "");
 }
 
 typedef struct cli {
-    const char *problem, *method, *format, *out, *resume;
+    const char *problem, *method, *format, *out, *resume, *history;
+    int series, no_history;
     double h, tol, t_end, h0, tol0, ratio, max_cpu, budget, inject;
     int ratio_given;
     long repeat, levels, max_steps, jobs;
@@ -132,11 +152,18 @@ static int parse_cli(int argc, char **argv, cli *c)
 {
     *c = (cli){.h = NAN, .tol = NAN, .t_end = NAN, .h0 = NAN, .tol0 = NAN, .ratio = 2.0,
                .repeat = 1, .levels = 6, .format = "table", .jobs = 1};
+    int errors = 0; /* every bad option is reported, one line each */
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r = 0, used = 1;
+        if (strcmp(a, "--series") == 0 || strcmp(a, "--no-history") == 0) {
+            *(a[2] == 's' ? &c->series : &c->no_history) = 1; /* flags without value */
+            continue;
+        }
         if (strcmp(a, "-p") == 0 || strcmp(a, "--problem") == 0)
             c->problem = v;
+        else if (strcmp(a, "--history") == 0)
+            c->history = v;
         else if (strcmp(a, "-m") == 0 || strcmp(a, "--method") == 0)
             c->method = v;
         else if (strcmp(a, "--format") == 0)
@@ -174,25 +201,33 @@ static int parse_cli(int argc, char **argv, cli *c)
         else if (a[0] != '-' && !c->positional) {
             c->positional = a;
             used = 0;
-        } else
-            return bad("unknown option '%s'%s", a, "");
-        if (r)
-            return r;
+        } else {
+            errors += bad("unknown option '%s'%s", a, "") != 0;
+            continue;
+        }
+        if (r) {
+            errors++;
+            if (v)
+                i++;
+            continue;
+        }
         if (used) {
-            if (!v)
-                return bad("%s needs a value%s", a, "");
+            if (!v) {
+                errors += bad("%s needs a value%s", a, "") != 0;
+                continue;
+            }
             i++;
         }
     }
     if (c->max_steps < 0)
-        return bad("--max-steps %s must be positive%s", "(negative)", "");
+        errors += bad("--max-steps %s must be positive%s", "(negative)", "") != 0;
     if (c->max_cpu < 0.0)
-        return bad("--max-cpu must be positive%s%s", "", "");
+        errors += bad("--max-cpu must be positive%s%s", "", "") != 0;
     if (c->budget < 0.0)
-        return bad("--budget must be positive%s%s", "", "");
+        errors += bad("--budget must be positive%s%s", "", "") != 0;
     if (c->inject < 0.0)
-        return bad("--inject-failure must be a positive time%s%s", "", "");
-    return 0;
+        errors += bad("--inject-failure must be a positive time%s%s", "", "") != 0;
+    return errors ? 2 : 0;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -321,9 +356,19 @@ static int cmd_sweep(int argc, char **argv)
         snprintf(dir, sizeof dir, "results/%s-%s", s.name, stamp);
     }
     mbs_sweep_options opt = {.jobs = (int)c.jobs, .resume = c.resume != NULL,
-                             .budget = c.budget};
+                             .budget = c.budget, .series = c.series};
     int st = mbs_sweep(&s, dir, &opt, stdout);
     mbs_suite_free(&s);
+    if (st < 2 && !c.no_history) { /* results history (harness/history.h) */
+        char db[4200];
+        int use = 1;
+        if (c.history)
+            snprintf(db, sizeof db, "%s", c.history);
+        else
+            use = mbs_history_default_path(dir, db, sizeof db) == 0;
+        if (use && mbs_history_append(db, dir, err, sizeof err) != 0)
+            fprintf(stderr, "mbsbench: history not updated: %s\n", err);
+    }
     return st;
 }
 
@@ -344,6 +389,16 @@ int main(int argc, char **argv)
         return cmd_sweep(argc, argv);
     if (strcmp(argv[1], "reference") == 0)
         return mbs_cmd_reference(argc, argv);
+    if (strcmp(argv[1], "report") == 0)
+        return mbs_cmd_report(argc, argv);
+    if (strcmp(argv[1], "reproduce") == 0)
+        return mbs_cmd_reproduce(argc, argv);
+    if (strcmp(argv[1], "baseline") == 0)
+        return mbs_cmd_baseline(argc, argv);
+    if (strcmp(argv[1], "compare") == 0)
+        return mbs_cmd_compare(argc, argv);
+    if (strcmp(argv[1], "history") == 0)
+        return mbs_cmd_history(argc, argv);
     if (strcmp(argv[1], "summary") == 0) {
         if (argc != 3)
             return bad("summary: RESULTS_DIR required%s%s", "", "");

@@ -101,10 +101,13 @@ char *mbs_record_json(const mbs_record *r)
                   "jac_evals", (json_int_t)c->jac_evals, "gamma_evals",
                   (json_int_t)c->gamma_evals, "factorizations", (json_int_t)c->factorizations,
                   "solves", (json_int_t)c->solves, "newton_iters", (json_int_t)c->newton_iters));
+    json_t *times = json_array();
+    for (int i = 0; i < r->cpu_repeats && i < MBS_CPU_TIMES_MAX; i++)
+        json_array_append_new(times, json_real(r->cpu_times[i]));
     json_object_set_new(o, "cpu",
-                        json_pack("{s:o,s:o,s:o,s:i}", "min", num(r->cpu_min), "median",
+                        json_pack("{s:o,s:o,s:o,s:i,s:o}", "min", num(r->cpu_min), "median",
                                   num(r->cpu_median), "iqr", num(r->cpu_iqr), "repeats",
-                                  r->cpu_repeats));
+                                  r->cpu_repeats, "times", times));
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
     json_decref(o);
     return s;

@@ -116,6 +116,8 @@ int mbs_reference_find(const mbs_problem *pb, double t_end, double *y, char *pro
 typedef struct keep_data {
     find_data find;
     FILE *out;
+    const char *base; /* the text walk() parses (and modifies in place) */
+    const char *orig; /* an unmodified copy: kept entries are written from it */
 } keep_data;
 
 static int keep_fn(void *data, const char *params, double t_end, const char *prov,
@@ -124,7 +126,7 @@ static int keep_fn(void *data, const char *params, double t_end, const char *pro
     (void)prov, (void)y;
     keep_data *k = data;
     if (!matches(params, t_end, &k->find))
-        fwrite(begin, 1, (size_t)(end - begin), k->out);
+        fwrite(k->orig + (begin - k->base), 1, (size_t)(end - begin), k->out);
     return 0;
 }
 
@@ -141,8 +143,16 @@ int mbs_reference_store(const mbs_problem *pb, double t_end, const double *y,
         return -1;
     char *text = mbs_read_file(path, NULL);
     if (text) {
-        keep_data k = {{params, t_end, NULL, 0, NULL, 0}, out};
+        char *orig = strdup(text);
+        if (!orig) {
+            free(text);
+            fclose(out);
+            free(buf);
+            return -1;
+        }
+        keep_data k = {{params, t_end, NULL, 0, NULL, 0}, out, text, orig};
         walk(text, keep_fn, &k);
+        free(orig);
         free(text);
     } else {
         fprintf(out, "# Reference solutions of problem %s (see harness/reference.h).\n",

@@ -98,7 +98,7 @@ static int compute(const mbs_refgen_spec *spec, const char *method, double tol, 
         snprintf(err, errlen, "%s failed at t=%g: %s", method, rec.fail_t, rec.reason);
         s = rec.status;
     } else {
-        memcpy(y, rec.final, (rec.nq + rec.nv + rec.nl) * sizeof(double));
+        memcpy(y, rec.final, (rec.nq + rec.nv + rec.nl + rec.nx) * sizeof(double));
         snprintf(desc, desclen, "%s tol=%g (%ld steps)", method, tol, rec.cnt.steps);
     }
     mbs_record_free(&rec);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../methods/gslalloc.h"
 #include "../methods/index1.h"
 #include "fit.h"
 #include "reference.h"
@@ -35,6 +36,11 @@ typedef struct observer {
     double pos_max, vel_max, acc_max, edrift;
     double pos_last, vel_last;
     mbs_drift drift;
+    FILE *series;            /* optional time-series side file (spec->series) */
+    double s_next, s_factor; /* end of the current log-spaced bin, bin growth */
+    double s_g, s_gv, s_e;   /* maxima in the current bin */
+    double s_t;
+    int s_pending;
 } observer;
 
 static double max_abs_diff(const double *a, const double *b, size_t n)
@@ -48,8 +54,43 @@ static double max_abs_diff(const double *a, const double *b, size_t n)
     return m;
 }
 
+/* Time series: the maxima of |g|, |B v + g_t|, |E - E0|/|E0| over bins of t - t0
+ * that are log-spaced (50 per decade, from span * 1e-6), written at the last time of
+ * each bin, so a run of any length gives at most ~300 lines. */
+static void series_flush(observer *o)
+{
+    if (o->series && o->s_pending)
+        fprintf(o->series, "%.10e %.6e %.6e %.6e\n", o->s_t, o->s_g, o->s_gv, o->s_e);
+    o->s_pending = 0;
+    o->s_g = o->s_gv = o->s_e = 0.0;
+}
+
+static void series_add(observer *o, double t, double g, double gv, double e)
+{
+    if (!o->series)
+        return;
+    double dt = t - o->pb->t0;
+    if (o->s_pending && dt > o->s_next) {
+        series_flush(o);
+        while (o->s_next < dt)
+            o->s_next *= o->s_factor;
+    }
+    o->s_t = t;
+    o->s_g = fmax(o->s_g, g);
+    o->s_gv = fmax(o->s_gv, gv);
+    o->s_e = isnan(e) ? e : fmax(o->s_e, e);
+    o->s_pending = 1;
+    if (dt <= 0.0)
+        series_flush(o); /* the initial point on its own line */
+}
+
 static void observer_free(observer *o)
 {
+    if (o->series) {
+        series_flush(o);
+        fclose(o->series);
+        o->series = NULL;
+    }
     mbs_ctx_free(&o->dctx);
     free(o->ex);
     if (o->B)
@@ -68,7 +109,7 @@ static int observer_init(observer *o, const mbs_problem *pb, double t_end)
         return MBS_NO_MEMORY;
     o->exact = pb->def->exact != NULL;
     o->ex = calloc(mbs_ny(pb), sizeof(double));
-    o->B = gsl_matrix_alloc(nlc, pb->nv);
+    o->B = mbs_matrix_alloc(nlc, pb->nv);
     o->g = calloc(nlc, sizeof(double));
     o->gt = calloc(nlc, sizeof(double));
     o->gam = calloc(nlc, sizeof(double));
@@ -139,6 +180,10 @@ static int observe(void *data, double t, const double *q, const double *v, const
         double E = pb->def->energy(pb, t, q, v);
         double scale = fabs(o->E0) > 0.0 ? fabs(o->E0) : 1.0;
         o->edrift = fmax(o->edrift, fabs(E - o->E0) / scale);
+        series_add(o, t, nl ? o->pos_last : 0.0, nl ? o->vel_last : 0.0,
+                   fabs(E - o->E0) / scale);
+    } else {
+        series_add(o, t, nl ? o->pos_last : 0.0, nl ? o->vel_last : 0.0, NAN);
     }
     return 0;
 }
@@ -298,6 +343,7 @@ static void fill_identity(mbs_record *rec, const mbs_run_spec *spec, const mbs_p
     rec->nq = pb->nq;
     rec->nv = pb->nv;
     rec->nl = pb->nl;
+    rec->nx = pb->nx;
     for (int i = 0; i < 3; i++)
         rec->order[i] = m->order[i];
 }
@@ -407,6 +453,8 @@ static void time_runs(mbs_record *rec, void *state, const mbs_method_def *m, mbs
         }
     }
     if (ok) {
+        for (int r = 0; r < repeat && r < MBS_CPU_TIMES_MAX; r++)
+            rec->cpu_times[r] = times[r]; /* in run order (the statistics sort) */
         qsort(times, (size_t)repeat, sizeof(double), cmp_double);
         rec->cpu_min = times[0];
         rec->cpu_median = quantile(times, repeat, 0.5);
@@ -422,13 +470,27 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
     record_init(rec);
     gsl_set_error_handler_off();
     mbs_problem pb;
-    int s = mbs_problem_open(&pb, spec->problem, err, errlen);
-    if (s != MBS_OK)
-        return MBS_BAD_INPUT;
+    /* Both specifications are checked so that all errors are reported at once. */
+    char perr[512] = "", merr[512] = "";
+    int s = mbs_problem_open(&pb, spec->problem, perr, sizeof perr);
     const mbs_method_def *m;
     mbs_params mp;
-    if (mbs_method_parse(spec->method, &m, &mp, err, errlen) != MBS_OK) {
-        mbs_problem_close(&pb);
+    int ms;
+    if (spec->method_def) { /* testing hook (run.h): an unregistered definition */
+        const char *colon = strchr(spec->method, ':');
+        m = spec->method_def;
+        ms = mbs_params_init(&mp, m->params, m->n_params) != 0 ||
+                     mbs_params_parse(&mp, colon ? colon + 1 : NULL, m->name, merr,
+                                      sizeof merr) != 0
+                 ? MBS_BAD_INPUT
+                 : MBS_OK;
+    } else {
+        ms = mbs_method_parse(spec->method, &m, &mp, merr, sizeof merr);
+    }
+    if (s != MBS_OK || ms != MBS_OK) {
+        snprintf(err, errlen, "%s%s%s", perr, perr[0] && merr[0] ? "\n" : "", merr);
+        if (s == MBS_OK)
+            mbs_problem_close(&pb);
         return MBS_BAD_INPUT;
     }
     double t_end = isnan(spec->t_end) ? pb.t_end : spec->t_end;
@@ -443,7 +505,7 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
     mbs_ctx ctx;
     void *state = NULL;
     observer obs;
-    int have_obs = 0;
+    int have_obs = 0, series_err = 0;
     double *y0 = calloc(ny, sizeof(double));
     rec->final = calloc(ny, sizeof(double));
     if (!y0 || !rec->final || mbs_ctx_init(&ctx, &pb) != MBS_OK) {
@@ -475,6 +537,13 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
         fail_record(rec, &ctx, s);
         goto done;
     }
+    if ((pb.flags & MBS_PB_EXTENDED) && !(m->flags & MBS_M_EXTENDED_OK)) {
+        mbs_fail(&ctx, MBS_UNSUPPORTED, pb.t0,
+                 "%s does not support extended problems (extra variables x); %s has %zu",
+                 m->name, pb.def->name, pb.nx);
+        fail_record(rec, &ctx, MBS_UNSUPPORTED);
+        goto done;
+    }
     if ((m->flags & MBS_M_NEEDS_FULL_RANK) && (pb.flags & MBS_PB_REDUNDANT)) {
         mbs_fail(&ctx, MBS_UNSUPPORTED, pb.t0, "%s needs full-rank constraints; %s has redundant ones",
                  m->name, pb.def->name);
@@ -499,6 +568,18 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
             goto done;
         }
         have_obs = 1;
+        if (spec->series) {
+            obs.series = fopen(spec->series, "w");
+            if (!obs.series) {
+                snprintf(err, errlen, "cannot write the time series file '%s'", spec->series);
+                series_err = 1;
+                goto done;
+            }
+            fprintf(obs.series, "# %s %s: t |g| |B v + g_t| |E - E0|/|E0|\n", spec->problem,
+                    spec->method);
+            obs.s_factor = pow(10.0, 1.0 / 50.0);
+            obs.s_next = (t_end - pb.t0) * 1e-6;
+        }
         measure(rec, state, m, &ctx, &set, y0, &obs);
     }
     if (rec->status == MBS_OK && spec->repeat > 0)
@@ -512,7 +593,9 @@ done:
     mbs_ctx_free(&ctx);
     free(y0);
     mbs_problem_close(&pb);
-    if (s == MBS_NO_MEMORY)
+    if (s == MBS_NO_MEMORY || series_err)
         mbs_record_free(rec);
+    if (series_err)
+        return MBS_BAD_INPUT;
     return s == MBS_NO_MEMORY ? s : MBS_OK;
 }

@@ -19,7 +19,16 @@ typedef struct mbs_run_spec {
     double max_cpu;       /* CPU seconds per integration; 0 = default (600 s) */
     double inject_fail_t; /* testing: problem callbacks fail for t >= this (0: off) */
     int measure;          /* 0: skip the measuring run (benchmarks) */
+    /* Optional (NULL: off).  series: path of a side file to which the measuring
+     * run writes the time series t, |g|, |B v + g_t|, |E - E0|/|E0| (maxima over
+     * log-spaced time bins; harness/README.md).  method_def: testing hook, use this
+     * definition instead of looking `method` up in the registry (the part of
+     * `method` after ':' is still parsed as its parameters). */
+    const char *series;
+    const struct mbs_method_def *method_def;
 } mbs_run_spec;
+
+enum { MBS_CPU_TIMES_MAX = 64 };
 
 typedef struct mbs_err3 {
     double q, v, lambda; /* NaN: not available */
@@ -34,8 +43,9 @@ typedef struct mbs_record {
     char reason[256];
     double fail_t;
     size_t nq, nv, nl;
+    size_t nx;            /* extra variables of an extended problem (problem.h), else 0 */
     double t_final;
-    double *final;        /* q | v | lambda at t_final (owned) */
+    double *final;        /* q | v | lambda (| x) at t_final (owned) */
     int have_ref;         /* 1: errors were measured against an exact/reference solution */
     char ref_kind[16];    /* "exact", "reference" or "none" */
     mbs_err3 err, err_max;
@@ -46,6 +56,7 @@ typedef struct mbs_record {
     mbs_counters cnt;
     double cpu_min, cpu_median, cpu_iqr;
     int cpu_repeats;
+    double cpu_times[MBS_CPU_TIMES_MAX]; /* the first min(repeats, MAX) timings, sorted */
     double order[3];      /* the method's nominal orders */
     long run_index;       /* position in a sweep's run list (-1 outside sweeps) */
 } mbs_record;

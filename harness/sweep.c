@@ -118,10 +118,12 @@ static void add_error(parse_state *ps, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    int k = vsnprintf(ps->err + ps->used, ps->errlen - ps->used - 1, fmt, ap);
+    /* Room for the message, its newline and the terminating NUL. */
+    size_t room = ps->errlen - ps->used - 1;
+    int k = vsnprintf(ps->err + ps->used, room, fmt, ap);
     va_end(ap);
     if (k > 0) {
-        ps->used += (size_t)k < ps->errlen - ps->used - 1 ? (size_t)k : ps->errlen - ps->used - 1;
+        ps->used += (size_t)k < room - 1 ? (size_t)k : room - 1; /* vsnprintf truncates */
         ps->err[ps->used++] = '\n';
         ps->err[ps->used] = '\0';
     }
@@ -375,7 +377,7 @@ static void expand_grid(parse_state *ps, const grid *g)
 /* Line number of an error message "path:LINE: ...", or a large value. */
 static long message_line(const char *msg, size_t path_len)
 {
-    if (msg[path_len] != ':')
+    if (strlen(msg) <= path_len || msg[path_len] != ':')
         return 1L << 30;
     char *end;
     long line = strtol(msg + path_len + 1, &end, 10);
@@ -418,26 +420,39 @@ static void sort_messages(char *err, size_t path_len)
 
 int mbs_suite_load(const char *path, mbs_suite *s, char *err, size_t errlen)
 {
-    memset(s, 0, sizeof *s);
-    snprintf(s->path, sizeof s->path, "%s", path);
-    parse_state *ps = calloc(1, sizeof *ps);
-    if (!ps) {
-        snprintf(err, errlen, "out of memory");
+    size_t len = 0;
+    char *text = mbs_read_file(path, &len);
+    if (!text) {
+        memset(s, 0, sizeof *s);
+        snprintf(err, errlen, "%s: cannot read suite file\n", path);
         return MBS_BAD_INPUT;
     }
+    int r = mbs_suite_parse(text, len, path, s, err, errlen);
+    free(text);
+    return r;
+}
+
+int mbs_suite_parse(const char *data, size_t len, const char *path, mbs_suite *s, char *err,
+                    size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    err[0] = '\0';
+    parse_state *ps = calloc(1, sizeof *ps);
+    char *text = malloc(len + 1);
+    if (!ps || !text) {
+        free(ps);
+        free(text);
+        snprintf(err, errlen, "out of memory\n");
+        return MBS_BAD_INPUT;
+    }
+    memcpy(text, data, len);
+    text[len] = '\0';
     ps->path = path;
     ps->suite = s;
     ps->repeat = 1;
     ps->err = err;
     ps->errlen = errlen;
-    err[0] = '\0';
-    size_t len = 0;
-    char *text = mbs_read_file(path, &len);
-    if (!text) {
-        snprintf(err, errlen, "%s: cannot read suite file\n", path);
-        free(ps);
-        return MBS_BAD_INPUT;
-    }
     int line_no = 1, too_long = 0;
     for (const char *c = text, *start = text; c <= text + len; c++) {
         if (c == text + len || *c == '\n') {
@@ -698,6 +713,12 @@ int mbs_sweep(const mbs_suite *s, const char *outdir, const mbs_sweep_options *o
             return 2;
         }
     }
+    snprintf(err, sizeof err, "%s/series", outdir);
+    if (opt->series && mbs_mkdir_p(err) != 0) {
+        fprintf(stderr, "mbsbench: cannot create '%s'\n", err);
+        free(done);
+        return 2;
+    }
     int fd = mbs_open_append(path);
     if (fd < 0) {
         fprintf(stderr, "mbsbench: cannot open '%s'\n", path);
@@ -743,7 +764,13 @@ int mbs_sweep(const mbs_suite *s, const char *outdir, const mbs_sweep_options *o
                 signal(SIGINT, SIG_DFL);
                 signal(SIGTERM, SIG_DFL);
                 prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphans after kill -9 */
-                _exit(child_run(&s->runs[next], (long)next, fd));
+                mbs_run_spec rs = s->runs[next];
+                char series[4200];
+                if (opt->series) {
+                    snprintf(series, sizeof series, "%s/series/run-%zu.tsv", outdir, next);
+                    rs.series = series;
+                }
+                _exit(child_run(&rs, (long)next, fd));
             }
             if (p < 0) {
                 fprintf(stderr, "mbsbench: fork failed\n");

@@ -39,12 +39,17 @@ typedef struct mbs_suite {
 /* Load and validate; on error returns MBS_BAD_INPUT and writes one line per
  * problem (at most errlen bytes) to err. */
 int mbs_suite_load(const char *path, mbs_suite *s, char *err, size_t errlen);
+/* The same from text in memory (len bytes, may contain NULs); path names it in
+ * messages. */
+int mbs_suite_parse(const char *data, size_t len, const char *path, mbs_suite *s, char *err,
+                    size_t errlen);
 void mbs_suite_free(mbs_suite *s);
 
 typedef struct mbs_sweep_options {
     int jobs;       /* worker processes running at once (>= 1) */
     int resume;     /* skip the runs already recorded in outdir/runs.jsonl */
     double budget;  /* wall-clock budget of the sweep in seconds (0: none) */
+    int series;     /* write each run's time series to outdir/series/run-<index>.tsv */
 } mbs_sweep_options;
 
 /* Run the suite: one child process per run (at most opt->jobs at once), each

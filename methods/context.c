@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gslalloc.h"
 #include "method.h"
 
 static double cpu_now(void)
@@ -23,8 +24,8 @@ int mbs_ctx_init(mbs_ctx *ctx, const mbs_problem *pb)
     ctx->max_cpu = 600.0;
     ctx->inject_fail_t = NAN;
     if (pb->def->kinematic) {
-        ctx->G_full = gsl_matrix_alloc(pb->nl ? pb->nl : 1, pb->nq);
-        ctx->H = gsl_matrix_alloc(pb->nq, pb->nv);
+        ctx->G_full = mbs_matrix_alloc(pb->nl ? pb->nl : 1, pb->nq);
+        ctx->H = mbs_matrix_alloc(pb->nq, pb->nv);
         if (!ctx->G_full || !ctx->H) {
             mbs_ctx_free(ctx);
             return MBS_NO_MEMORY;
@@ -85,6 +86,24 @@ int mbs_force(mbs_ctx *ctx, double t, const double *q, const double *v, double *
 {
     ctx->cnt.f_evals++;
     return callback(ctx, ctx->pb->def->force(ctx->pb, t, q, v, f), t, "force");
+}
+
+int mbs_ext_mass(mbs_ctx *ctx, double t, const double *y, gsl_matrix *E)
+{
+    ctx->cnt.mass_evals++;
+    if (!ctx->pb->def->ext)
+        return mbs_fail(ctx, MBS_UNSUPPORTED, t, "%s is not an extended problem",
+                        ctx->pb->def->name);
+    return callback(ctx, ctx->pb->def->ext->mass(ctx->pb, t, y, E), t, "extended mass");
+}
+
+int mbs_ext_rhs(mbs_ctx *ctx, double t, const double *y, double *F)
+{
+    ctx->cnt.f_evals++;
+    if (!ctx->pb->def->ext)
+        return mbs_fail(ctx, MBS_UNSUPPORTED, t, "%s is not an extended problem",
+                        ctx->pb->def->name);
+    return callback(ctx, ctx->pb->def->ext->rhs(ctx->pb, t, y, F), t, "extended rhs");
 }
 
 int mbs_constraint(mbs_ctx *ctx, double t, const double *q, double *g)

@@ -1,6 +1,6 @@
 /* Explicit integrators over an acceleration evaluator (see explicit.h):
  *   rk4    - classical Runge-Kutta 4, fixed step;
- *   rkf45, rk8pd - GSL's embedded steppers with GSL's standard control
+ *   rkf45, rk8pd - GSL's embedded steppers with GSL's standard step-size rule
  *            (|err_i| <= atol + rtol |y_i|), driven by our loop so that the
  *            derivative at the start of each step (needed anyway) also yields the
  *            multipliers at the accepted point;
@@ -11,6 +11,7 @@
  * Only (q, v) are integrated and error-controlled; lambda is not. */
 #include "explicit.h"
 
+#include <float.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_odeiv2.h>
 #include <math.h>
@@ -25,7 +26,6 @@ typedef struct explicit_state {
     size_t nq, nv, nl, n;  /* n = nq + nv */
     double *k[7], *tmp, *y0, *yerr, *lam;
     gsl_odeiv2_step *step;
-    gsl_odeiv2_control *control;
     gsl_odeiv2_system sys;
 } explicit_state;
 
@@ -59,8 +59,6 @@ static void explicit_free(void *p)
     free(st->lam);
     if (st->step)
         gsl_odeiv2_step_free(st->step);
-    if (st->control)
-        gsl_odeiv2_control_free(st->control);
     free(st);
 }
 
@@ -95,8 +93,7 @@ static int explicit_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx 
                                              ? gsl_odeiv2_step_rkf45
                                              : gsl_odeiv2_step_rk8pd,
                                          st->n);
-        st->control = gsl_odeiv2_control_y_new(1e-6, 1e-6);
-        ok = st->step && st->control;
+        ok = st->step != NULL;
         st->sys = (gsl_odeiv2_system){.function = gsl_rhs, .dimension = st->n, .params = st};
     }
     if (!ok) {
@@ -164,6 +161,34 @@ static int integrate_rk4(explicit_state *st, const mbs_settings *set, double *tp
     return s;
 }
 
+/* GSL's standard step-size rule (gsl_odeiv2_control_y_new: a_y = 1, a_dydt = 0;
+ * ode-initval2/control.c, std_control_hadjust), written out because
+ * gsl_odeiv2_control_standard_new crashes when its allocation fails (GSL 2.7).
+ * Returns -1 (decrease: reject), +1 (increase) or 0, and adjusts *h. */
+static int gsl_standard_hadjust(const explicit_state *st, const mbs_settings *set,
+                                const double *y, double *h)
+{
+    const double S = 0.9;
+    double rmax = DBL_MIN;
+    for (size_t i = 0; i < st->n; i++) {
+        double d0 = set->atol + set->rtol * fabs(y[i]);
+        rmax = fmax(fabs(st->yerr[i]) / d0, rmax);
+    }
+    unsigned ord = gsl_odeiv2_step_order(st->step);
+    if (rmax > 1.1) {
+        /* decrease by no more than a factor of 5, but a fraction S of the estimate */
+        double r = S / pow(rmax, 1.0 / ord);
+        *h *= fmax(r, 0.2);
+        return -1;
+    }
+    if (rmax < 0.5) {
+        double r = S / pow(rmax, 1.0 / (ord + 1.0));
+        *h *= fmin(fmax(r, 1.0), 5.0);
+        return 1;
+    }
+    return 0;
+}
+
 static int integrate_gsl(explicit_state *st, const mbs_settings *set, double *tp, double *y)
 {
     mbs_ctx *ctx = st->ctx;
@@ -172,7 +197,6 @@ static int integrate_gsl(explicit_state *st, const mbs_settings *set, double *tp
     double t = *tp, t_end = set->t_end, span = t_end - t;
     double hmin = 1e-14 * fabs(span);
     gsl_odeiv2_step_reset(st->step);
-    gsl_odeiv2_control_init(st->control, set->atol, set->rtol, 1.0, 0.0);
     double h = set->h > 0.0 ? set->h : 1e-3 * span * pow(set->rtol, 0.2);
     int s = rhs(st, t, y, dydt);
     if (s != MBS_OK)
@@ -201,8 +225,7 @@ static int integrate_gsl(explicit_state *st, const mbs_settings *set, double *tp
             continue;
         }
         double h_used = h;
-        r = gsl_odeiv2_control_hadjust(st->control, st->step, y, st->yerr, dydt, &h);
-        if (r == GSL_ODEIV_HADJ_DEC) {
+        if (gsl_standard_hadjust(st, set, y, &h) < 0) {
             memcpy(y, st->y0, n * sizeof(double));
             mbs_count_rejected(ctx);
             if (h < hmin) {
@@ -359,7 +382,12 @@ static int explicit_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, do
 {
     explicit_state *st = p;
     st->ctx = ctx;
-    int s;
+    int s = MBS_OK;
+    if (st->var->accel->start &&
+        (s = st->var->accel->start(st->ws, ctx, *tp, y, y + st->nq)) != MBS_OK) {
+        st->ctx = NULL;
+        return s;
+    }
     switch (st->var->kind) {
     case MBS_EXPLICIT_RK4:
         s = integrate_rk4(st, set, tp, y);
@@ -380,3 +408,8 @@ const mbs_method_ops mbs_explicit_ops = {
     .integrate = explicit_integrate,
     .free_state = explicit_free,
 };
+
+void *mbs_explicit_accel_ws(void *state)
+{
+    return state ? ((explicit_state *)state)->ws : NULL;
+}

@@ -29,6 +29,9 @@ typedef struct mbs_accel_def {
     /* Optional: called after each accepted step; may modify q and v in place. */
     int (*post_step)(void *ws, mbs_ctx *ctx, double t, double *q, double *v);
     void (*free_ws)(void *ws);
+    /* Optional: called at the start of every integrate() with the initial state
+     * (reset per-run data such as a coordinate partition or diagnostics). */
+    int (*start)(void *ws, mbs_ctx *ctx, double t0, const double *q, const double *v);
 } mbs_accel_def;
 
 /* The integrators (variant of an explicit method). */
@@ -46,6 +49,10 @@ typedef struct mbs_explicit_variant {
 } mbs_explicit_variant;
 
 extern const mbs_method_ops mbs_explicit_ops;
+
+/* The formulation workspace inside an explicit method's state (from
+ * mbs_explicit_ops.alloc), e.g. to read a formulation's diagnostics. */
+void *mbs_explicit_accel_ws(void *state);
 
 #define MBS_EXPLICIT_FLAGS_RK4 (MBS_M_FIXED_STEP)
 #define MBS_EXPLICIT_FLAGS_ADAPTIVE (MBS_M_ADAPTIVE)

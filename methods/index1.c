@@ -1,5 +1,7 @@
 #include "index1.h"
 
+#include "gslalloc.h"
+
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
@@ -24,6 +26,7 @@ void mbs_index1_free(mbs_index1 *w)
     free(w->g);
     free(w->gt);
     free(w->lambda);
+    mbs_index1_sparse_free(w->sp);
     free(w);
 }
 
@@ -51,9 +54,12 @@ int mbs_index1_alloc(mbs_index1 **out, mbs_ctx *ctx, int linsol)
     w->gt = malloc(nlc * sizeof *w->gt);
     w->lambda = calloc(nlc, sizeof *w->lambda);
     int ok = w->w && w->g && w->gt && w->lambda;
-    if (linsol == MBS_LINSOL_LU) {
+    int sps = MBS_OK;
+    if (linsol == MBS_LINSOL_UMFPACK || linsol == MBS_LINSOL_CHOLMOD) {
+        ok = ok && (sps = mbs_index1_sparse_alloc(w, ctx)) == MBS_OK;
+    } else if (linsol == MBS_LINSOL_LU) {
         /* M, B, f and gamma are evaluated straight into the KKT system. */
-        w->K = gsl_matrix_alloc(nk, nk);
+        w->K = mbs_matrix_alloc(nk, nk);
         w->perm = gsl_permutation_alloc(nk);
         w->rhs = gsl_vector_alloc(nk);
         w->sol = gsl_vector_alloc(nk);
@@ -69,20 +75,20 @@ int mbs_index1_alloc(mbs_index1 **out, mbs_ctx *ctx, int linsol)
             }
         }
     } else {
-        w->M = w->Mown = gsl_matrix_alloc(nv, nv);
+        w->M = w->Mown = mbs_matrix_alloc(nv, nv);
         w->f = w->fown = malloc(nv * sizeof *w->f);
-        w->Hc = gsl_matrix_alloc(nv, nlc);
-        w->S = gsl_matrix_alloc(nlc, nlc);
+        w->Hc = mbs_matrix_alloc(nv, nlc);
+        w->S = mbs_matrix_alloc(nlc, nlc);
         ok = ok && w->Mown && w->fown && w->Hc && w->S;
     }
-    if (ok && !w->B) {
-        w->B = w->Bown = gsl_matrix_alloc(nlc, nv);
+    if (ok && !w->B && !w->sp) {
+        w->B = w->Bown = mbs_matrix_alloc(nlc, nv);
         w->gam = w->gamown = malloc(nlc * sizeof *w->gam);
         ok = w->Bown && w->gamown;
     }
     if (!ok) {
         mbs_index1_free(w);
-        return MBS_NO_MEMORY;
+        return sps != MBS_OK ? sps : MBS_NO_MEMORY;
     }
     *out = w;
     return MBS_OK;
@@ -178,6 +184,12 @@ int mbs_index1_accel(mbs_index1 *w, mbs_ctx *ctx, double t, const double *q, con
                      double *vdot, double *lambda)
 {
     int s;
+    if (w->sp) {
+        s = mbs_index1_sparse_accel(w, ctx, t, q, v, vdot);
+        if (s == MBS_OK && lambda)
+            memcpy(lambda, w->lambda, w->nl * sizeof *lambda);
+        return s;
+    }
     if ((s = mbs_mass(ctx, t, q, w->M)) != MBS_OK ||
         (s = mbs_force(ctx, t, q, v, w->f)) != MBS_OK)
         return s;

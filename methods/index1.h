@@ -8,6 +8,8 @@
  *          Hc = L^-1 B^T, L1 L1^T = Hc^T Hc, lambda = (Hc^T Hc)^-1 (Hc^T L^-1 f - gamma),
  *          v' = L^-T (L^-1 f - Hc lambda); needs M positive definite.
  * The first-order right-hand side y' = (H v, v') feeds any ODE integrator.
+ * Sparse backends (linsol.h): umfpack - UMFPACK LU of the KKT matrix; cholmod -
+ * CHOLMOD range-space solve (M, then B M^-1 B^T).
  * Baumgarte stabilisation (seed 004 Eq. (9)) replaces gamma by
  * gamma - 2 alpha (B v + g_t) - beta^2 g through the fields alpha and beta. */
 #ifndef MBS_INDEX1_H
@@ -18,8 +20,12 @@
 
 #include "method.h"
 
-enum { MBS_LINSOL_LU = 0, MBS_LINSOL_CHOL = 1 };
-#define MBS_LINSOL_CHOICES "lu,chol"
+enum { MBS_LINSOL_LU = 0, MBS_LINSOL_CHOL = 1, MBS_LINSOL_UMFPACK = 2, MBS_LINSOL_CHOLMOD = 3 };
+#define MBS_LINSOL_CHOICES "lu,chol,umfpack,cholmod"
+
+/* Sparse backends (umfpack, cholmod: methods/linsol.h, methods/index1_sparse.c). */
+typedef struct mbs_index1_sparse mbs_index1_sparse;
+struct mbs_linsol;
 
 typedef struct mbs_index1 {
     size_t nq, nv, nl;
@@ -38,6 +44,7 @@ typedef struct mbs_index1 {
     double *fown, *gamown;
     double *g, *gt;        /* Baumgarte work vectors */
     double *lambda;        /* multipliers of the last evaluation */
+    mbs_index1_sparse *sp; /* linsol = umfpack or cholmod (M, B, K above unused) */
 } mbs_index1;
 
 /* Allocate for ctx->pb.  Returns MBS_UNSUPPORTED (reason in ctx) when the
@@ -55,7 +62,16 @@ int mbs_index1_rhs(mbs_index1 *w, mbs_ctx *ctx, double t, const double *y, doubl
 
 /* Parameter definition shared by index-1 based formulations. */
 #define MBS_INDEX1_LINSOL_PARAM                                                         \
-    {"linsol", MBS_LINSOL_LU, 0, 1, "dense KKT solver: lu (KKT LU) or chol (block "     \
-     "Cholesky, seed 004 Eqs. (3)-(8))", MBS_LINSOL_CHOICES, 1}
+    {"linsol", MBS_LINSOL_LU, 0, 3, "KKT solver: lu (dense KKT LU), chol (dense block "  \
+     "Cholesky, seed 004 Eqs. (3)-(8)), umfpack (sparse KKT LU), cholmod (sparse "      \
+     "range space)", MBS_LINSOL_CHOICES, 1}
+
+/* Sparse backends (index1_sparse.c), called by index1.c. */
+int mbs_index1_sparse_alloc(mbs_index1 *w, mbs_ctx *ctx);
+void mbs_index1_sparse_free(mbs_index1_sparse *sp);
+int mbs_index1_sparse_accel(mbs_index1 *w, mbs_ctx *ctx, double t, const double *q,
+                            const double *v, double *vdot);
+/* The linear solver of a sparse backend (statistics: linsol.h), else NULL. */
+const struct mbs_linsol *mbs_index1_linsol(const mbs_index1 *w);
 
 #endif

@@ -76,7 +76,8 @@ enum mbs_method_flags {
     MBS_M_SPARSE = 1u << 5,
     MBS_M_ENERGY_CONSERVING = 1u << 6,
     MBS_M_ENERGY_DECAYING = 1u << 7,
-    MBS_M_PROJECTING = 1u << 8
+    MBS_M_PROJECTING = 1u << 8,
+    MBS_M_EXTENDED_OK = 1u << 9          /* supports MBS_PB_EXTENDED problems (else declined) */
 };
 
 typedef struct mbs_method_def mbs_method_def;
@@ -124,6 +125,11 @@ int mbs_constraint_t(mbs_ctx *ctx, double t, const double *q, double *gt);
 int mbs_gamma(mbs_ctx *ctx, double t, const double *q, const double *v, double *gam);
 /* q' = H(q) v. */
 int mbs_qdot(mbs_ctx *ctx, const double *q, const double *v, double *qdot);
+/* Extended problems (problems/problem.h, mbs_extension): E(t, y) (ny x ny) and
+ * F(t, y) of the whole system, y = q | v | lambda | x; counted as a mass-matrix
+ * and a force evaluation. */
+int mbs_ext_mass(mbs_ctx *ctx, double t, const double *y, gsl_matrix *E);
+int mbs_ext_rhs(mbs_ctx *ctx, double t, const double *y, double *F);
 
 /* Context life cycle (the harness owns it). */
 int mbs_ctx_init(mbs_ctx *ctx, const mbs_problem *pb);

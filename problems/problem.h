@@ -36,7 +36,8 @@ enum mbs_problem_flags {
     MBS_PB_REDUNDANT = 1u << 3,      /* rank G < n_lambda somewhere */
     MBS_PB_SINGULAR_MASS = 1u << 4,  /* M rank-deficient (definite on ker B) */
     MBS_PB_RHEONOMIC = 1u << 5,      /* g depends on t */
-    MBS_PB_SINGULAR_CONFIG = 1u << 6 /* passes singular configurations */
+    MBS_PB_SINGULAR_CONFIG = 1u << 6, /* passes singular configurations */
+    MBS_PB_EXTENDED = 1u << 7         /* extra variables x (mbs_extension below) */
 };
 
 typedef struct mbs_problem_def mbs_problem_def;
@@ -46,12 +47,41 @@ typedef struct mbs_problem {
     const mbs_problem_def *def;
     mbs_params params;
     size_t nq, nv, nl;  /* set by the definition's dims() */
+    size_t nx;          /* extra variables after lambda (MBS_PB_EXTENDED; else 0) */
     unsigned flags;     /* the definition's flags, possibly adjusted by setup() */
     double t0, t_end;   /* t_end may be overridden by the harness */
     void *data;         /* derived data owned by the problem (setup/teardown) */
 } mbs_problem;
 
-/* Sparse matrix as triplets (0-based), for problems flagged MBS_PB_SPARSE. */
+/* Sparse matrix as triplets (0-based), for problems flagged MBS_PB_SPARSE.  A
+ * callback sets nnz and grows row/col/val with realloc when cap is too small
+ * (problems/triplets.h), so the caller may pass a zeroed struct, keeps the
+ * arrays between calls and frees them (mbs_triplets_free). */
+/* Contract extension after seed 002 Eq. (44), for problems flagged MBS_PB_EXTENDED:
+ * n_x extra variables x follow the multipliers, so the state is
+ *     y = q | v | lambda | x        (mbs_ny counts x; records, stored references,
+ *                                     observers (x = lambda + n_l) keep this layout),
+ * additional first-order states (their rows of E carry their own coefficients) and
+ * additional algebraic variables s with their own equations 0 = h(t, q, s) (rows of
+ * E = 0).  Because such a problem's forces may depend on lambda and x (the
+ * wheelset's creep forces depend on the normal forces), the problem gives its whole
+ * system as the linearly implicit DAE  E(t, y) y' = F(t, y)  of its own formulation
+ * (rows in the order of y: q' rows, v' rows, constraint rows, x rows).  The plain
+ * callbacks describe what they can (documented per problem): mass = the v-block of
+ * E, constraint/jacobian/gamma = the position constraint with x eliminated; force
+ * may return MBS_UNSUPPORTED.  initial(): lambda0 has room for n_l + n_x values,
+ * lambda0 followed by x0.  Methods that support extended problems carry
+ * MBS_M_EXTENDED_OK (methods/method.h); the harness declines the others with status
+ * `unsupported`.  Methods call these through mbs_ext_mass / mbs_ext_rhs. */
+typedef struct mbs_extension {
+    int (*dims)(const mbs_problem *pb, size_t *nx);
+    /* Per component of y (length mbs_ny): 1 differential or index-1 algebraic,
+     * 2 or 3 the index of an algebraic variable (error scaling of the integrator). */
+    int (*var_index)(const mbs_problem *pb, int *index);
+    int (*mass)(const mbs_problem *pb, double t, const double *y, gsl_matrix *E);
+    int (*rhs)(const mbs_problem *pb, double t, const double *y, double *F);
+} mbs_extension;
+
 typedef struct mbs_triplets {
     size_t nnz, cap;
     size_t *row, *col;
@@ -115,6 +145,8 @@ struct mbs_problem_def {
                      size_t *n);
     const size_t *published_scd;
     size_t n_published_scd;
+    /* Required with MBS_PB_EXTENDED, else NULL (see mbs_extension above). */
+    const mbs_extension *ext;
 };
 
 /* Create an instance from "name[:k=v,...]".  Returns 0 or an mbs_status and a
@@ -133,10 +165,10 @@ static inline double mbs_pb_param(const mbs_problem *pb, size_t i)
     return pb->params.val[i];
 }
 
-/* Length of the state q | v | lambda. */
+/* Length of the state q | v | lambda (| x for extended problems). */
 static inline size_t mbs_ny(const mbs_problem *pb)
 {
-    return pb->nq + pb->nv + pb->nl;
+    return pb->nq + pb->nv + pb->nl + pb->nx;
 }
 
 #endif

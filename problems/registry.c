@@ -1,4 +1,5 @@
 /* Problem registry and instance construction. */
+#include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ const mbs_problem_def *mbs_problem_find(const char *name)
 int mbs_problem_open(mbs_problem *pb, const char *spec, char *err, size_t errlen)
 {
     memset(pb, 0, sizeof *pb);
+    gsl_set_error_handler_off(); /* library code checks GSL's return codes */
     char name[128];
     const char *colon = strchr(spec, ':');
     size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
@@ -72,6 +74,13 @@ int mbs_problem_open(mbs_problem *pb, const char *spec, char *err, size_t errlen
     if (def->dims(pb, &pb->nq, &pb->nv, &pb->nl) != MBS_OK || pb->nv == 0 ||
         pb->nq < pb->nv) {
         snprintf(err, errlen, "%s: invalid dimensions", def->name);
+        mbs_problem_close(pb);
+        return MBS_BAD_INPUT;
+    }
+    /* Extended problems (problem.h, mbs_extension): the extra variables x. */
+    if ((pb->flags & MBS_PB_EXTENDED) &&
+        (!def->ext || def->ext->dims(pb, &pb->nx) != MBS_OK)) {
+        snprintf(err, errlen, "%s: invalid extension dimensions", def->name);
         mbs_problem_close(pb);
         return MBS_BAD_INPUT;
     }

@@ -1,5 +1,6 @@
 /* Robustness (issue 11): malformed suite files, kill -9 and --resume, SIGINT,
  * injected failures.  These drive the mbsbench executable through /bin/sh. */
+#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "../harness/io.h"
+#include "../harness/sweep.h"
 #include "testutil.h"
 
 static const struct {
@@ -212,6 +214,87 @@ START_TEST(injected_failure_is_recorded_and_sweep_goes_on)
 }
 END_TEST
 
+/* A worker killed by a signal becomes a `worker_crashed` record and the sweep
+ * goes on to complete every other run. */
+START_TEST(killed_worker_is_recorded)
+{
+    char suite[64], dir[64], cmd[1024];
+    int pid = (int)getpid();
+    snprintf(suite, sizeof suite, "/tmp/mbs-crash-%d.suite", pid);
+    snprintf(dir, sizeof dir, "/tmp/mbs-crash-out-%d", pid);
+    write_long_suite(suite, "");
+    const char *bin = getenv("MBSBENCH") ? getenv("MBSBENCH") : "bin/mbsbench";
+    /* Kill the running workers (children of the sweep) once, part-way. */
+    snprintf(cmd, sizeof cmd,
+             "rm -rf %s; %s sweep %s --out %s >/dev/null 2>&1 & p=$!; sleep 0.6; "
+             "for d in /proc/[0-9]*; do read -r c x y pp rest < $d/stat 2>/dev/null || continue; "
+             "[ \"$pp\" = \"$p\" ] && kill -9 $c; done; wait $p; exit $?",
+             dir, bin, suite, dir);
+    int st = system(cmd);
+    ck_assert_int_eq(WEXITSTATUS(st), 1);
+    int n = 0, crashed = 0;
+    json_t *recs = load_records(dir, &n);
+    ck_assert_int_eq(n, LONG_RUNS);
+    const char *key;
+    json_t *r;
+    json_object_foreach(recs, key, r) {
+        const char *status = json_string_value(json_object_get(r, "status"));
+        if (strcmp(status, "worker_crashed") == 0) {
+            crashed++;
+            ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "reason")),
+                                         "signal 9"));
+        } else {
+            ck_assert_str_eq(status, "ok");
+        }
+    }
+    ck_assert_int_ge(crashed, 1);
+    json_decref(recs);
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", dir, suite);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* Inputs that once crashed a fuzzer target (fuzz/regressions/suite-*, spec-*)
+ * are parsed again: a clean status, never a crash. */
+START_TEST(fuzz_regressions_replay)
+{
+    DIR *d = opendir("fuzz/regressions");
+    if (!d)
+        return; /* none kept (the directory holds only a README in that case) */
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[512];
+        snprintf(path, sizeof path, "fuzz/regressions/%s", e->d_name);
+        size_t len = 0;
+        if (strncmp(e->d_name, "suite-", 6) == 0) {
+            char *data = mbs_read_file(path, &len);
+            ck_assert_ptr_nonnull(data);
+            mbs_suite s;
+            char err[4096];
+            if (mbs_suite_parse(data, len, path, &s, err, sizeof err) == MBS_OK)
+                mbs_suite_free(&s);
+            free(data);
+        } else if (strncmp(e->d_name, "spec-", 5) == 0) {
+            char *data = mbs_read_file(path, &len);
+            ck_assert_ptr_nonnull(data);
+            char *method = strchr(data, '\n'), err[512];
+            if (method)
+                *method++ = '\0';
+            mbs_problem pb;
+            if (mbs_problem_open(&pb, data, err, sizeof err) == MBS_OK)
+                mbs_problem_close(&pb);
+            if (method) {
+                const mbs_method_def *m;
+                mbs_params p;
+                (void)mbs_method_parse(method, &m, &p, err, sizeof err);
+            }
+            free(data);
+        }
+    }
+    closedir(d);
+}
+END_TEST
+
 Suite *mbs_suite_robust(void)
 {
     Suite *s = suite_create("robust");
@@ -222,6 +305,8 @@ Suite *mbs_suite_robust(void)
     tcase_add_test(tc, kill9_then_resume_equals_clean_run);
     tcase_add_test(tc, sigint_leaves_whole_lines);
     tcase_add_test(tc, injected_failure_is_recorded_and_sweep_goes_on);
+    tcase_add_test(tc, fuzz_regressions_replay);
+    tcase_add_test(tc, killed_worker_is_recorded);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,10 +1,12 @@
 /* One Check runner for all suites (tests/suites.def). */
+#include <gsl/gsl_errno.h>
 #include <stdlib.h>
 
 #include "testutil.h"
 
 int main(void)
 {
+    gsl_set_error_handler_off(); /* as the mbsbench executable does */
     SRunner *sr = NULL;
 #define MBS_SUITE(ctor)                                                                   \
     if (!sr)                                                                              \

@@ -1,0 +1,491 @@
+/* Baselines and regression comparison (harness/regress.h). */
+#include "regress.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "io.h"
+
+/* ---- Mann-Whitney U ---------------------------------------------------------- */
+
+/* Number of orderings of n a's and m b's with exactly u pairs a < b (no ties):
+ * c(n, m, u) = c(n, m - 1, u - n) + c(n - 1, m, u), by whether the largest element
+ * is a b (above all n a's: n pairs) or an a (no pair).  P(U >= u) = sum / C(n+m, n). */
+enum { MW_EXACT = 12 };
+
+static double mw_exact_upper(size_t na, size_t nb, double u_obs)
+{
+    size_t U = na * nb;
+    size_t dm = U + 1, dn = (nb + 1) * dm;
+    double *c = calloc((na + 1) * dn, sizeof(double));
+    if (!c)
+        return 1.0;
+    for (size_t n = 0; n <= na; n++)
+        for (size_t m = 0; m <= nb; m++)
+            for (size_t u = 0; u <= n * m; u++) {
+                double v;
+                if (n == 0 || m == 0)
+                    v = u == 0 ? 1.0 : 0.0;
+                else {
+                    /* largest element is a b: it exceeds all n a's (n pairs a < b) */
+                    v = u >= n ? c[n * dn + (m - 1) * dm + (u - n)] : 0.0;
+                    /* largest element is an a: no new pairs */
+                    v += c[(n - 1) * dn + m * dm + u];
+                }
+                c[n * dn + m * dm + u] = v;
+            }
+    double total = 0.0, upper = 0.0;
+    for (size_t u = 0; u <= U; u++) {
+        double v = c[na * dn + nb * dm + u];
+        total += v;
+        if ((double)u >= u_obs - 1e-9)
+            upper += v;
+    }
+    free(c);
+    return upper / total;
+}
+
+typedef struct mw_item {
+    double x;
+    int from_b;
+} mw_item;
+
+static int mw_cmp(const void *p, const void *q)
+{
+    double x = ((const mw_item *)p)->x, y = ((const mw_item *)q)->x;
+    return (x > y) - (x < y);
+}
+
+double mbs_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb)
+{
+    if (na == 0 || nb == 0)
+        return 1.0;
+    /* U = #(a_i < b_j) + 1/2 #(a_i = b_j): large when b is larger. */
+    double u = 0.0;
+    for (size_t i = 0; i < na; i++)
+        for (size_t j = 0; j < nb; j++)
+            u += a[i] < b[j] ? 1.0 : a[i] == b[j] ? 0.5 : 0.0;
+    if (na <= MW_EXACT && nb <= MW_EXACT)
+        return mw_exact_upper(na, nb, ceil(u - 1e-9));
+    /* Normal approximation with tie correction and continuity correction. */
+    size_t n = na + nb;
+    mw_item *it = malloc(n * sizeof *it);
+    if (!it)
+        return 1.0;
+    for (size_t i = 0; i < na; i++)
+        it[i] = (mw_item){a[i], 0};
+    for (size_t j = 0; j < nb; j++)
+        it[na + j] = (mw_item){b[j], 1};
+    qsort(it, n, sizeof *it, mw_cmp);
+    double ties = 0.0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && it[j].x == it[i].x)
+            j++;
+        double t = (double)(j - i);
+        ties += t * t * t - t;
+        i = j;
+    }
+    free(it);
+    double N = (double)n, mu = (double)na * (double)nb / 2.0;
+    double var = (double)na * (double)nb / 12.0 * ((N + 1.0) - ties / (N * (N - 1.0)));
+    if (var <= 0.0)
+        return 1.0;
+    double z = (u - mu - 0.5) / sqrt(var);
+    return 0.5 * erfc(z / sqrt(2.0));
+}
+
+/* ---- comparison --------------------------------------------------------------- */
+
+static const char *const counters[] = {"steps",      "rejected",    "f_evals",
+                                       "mass_evals", "g_evals",     "jac_evals",
+                                       "gamma_evals", "factorizations", "solves",
+                                       "newton_iters"};
+static const char *const accuracy[] = {"err.q",        "err.v",          "err.lambda",
+                                       "err_max.q",    "err_max.v",      "err_max.lambda",
+                                       "residual.pos_max", "residual.vel_max", "energy_drift"};
+static const char *const groups[] = {"q", "v", "lambda"};
+
+static json_t *find_key(const mbs_results *r, const char *key)
+{
+    char k[1200];
+    for (size_t i = 0; i < r->n; i++) {
+        mbs_rec_key(r->recs[i], k, sizeof k);
+        if (strcmp(k, key) == 0)
+            return r->recs[i];
+    }
+    return NULL;
+}
+
+static void row(FILE *out, const char *run, const char *check, const char *base,
+                const char *now, const char *change, const char *verdict)
+{
+    fprintf(out, "%-58.58s | %-22.22s | %-11s | %-11s | %-9s | %s\n", run, check, base, now,
+            change, verdict);
+}
+
+static void fmt(char *buf, size_t len, double x)
+{
+    if (isnan(x))
+        snprintf(buf, len, "null");
+    else
+        snprintf(buf, len, "%.4g", x);
+}
+
+static int times_of(json_t *rec, double *t, size_t max)
+{
+    json_t *a = json_object_get(json_object_get(rec, "cpu"), "times");
+    size_t n = 0, i;
+    json_t *x;
+    json_array_foreach(a, i, x)
+    {
+        if (n < max && json_is_number(x))
+            t[n++] = json_number_value(x);
+    }
+    return (int)n;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, cmp_d);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+int mbs_compare_results(const mbs_results *base, const mbs_results *now,
+                        const mbs_compare_opts *opt, FILE *out, mbs_compare_summary *sum)
+{
+    mbs_compare_summary s = {0};
+    double thr = opt && opt->cpu_threshold > 0.0 ? opt->cpu_threshold : 0.25;
+    double alpha = opt && opt->alpha > 0.0 ? opt->alpha : 0.01;
+    int allow = opt && opt->allow_counters, verbose = opt && opt->verbose;
+    char key[1200], b[64], n[64], ch[64];
+    row(out, "run", "check", "baseline", "now", "change", "verdict");
+    fprintf(out, "%.*s\n", 130, "--------------------------------------------------------------"
+                                 "--------------------------------------------------------------"
+                                 "------------");
+    for (size_t i = 0; i < base->n; i++) {
+        json_t *rb = base->recs[i];
+        mbs_rec_key(rb, key, sizeof key);
+        json_t *rn = find_key(now, key);
+        s.checks++;
+        if (!rn) {
+            s.missing++;
+            s.regressions++;
+            row(out, key, "coverage", mbs_jstr(rb, "status"), "missing", "", "REGRESSION");
+            continue;
+        }
+        int ok_b = mbs_rec_ok(rb), ok_n = mbs_rec_ok(rn);
+        if (ok_b && !ok_n) {
+            s.regressions++;
+            row(out, key, "status", "ok", mbs_jstr(rn, "status"), "", "REGRESSION (newly failing)");
+            fprintf(out, "    reason: %s\n", mbs_jstr(rn, "reason"));
+            continue;
+        }
+        if (!ok_b) {
+            if (ok_n)
+                s.fixed++;
+            if (verbose || ok_n)
+                row(out, key, "status", mbs_jstr(rb, "status"), mbs_jstr(rn, "status"), "",
+                    ok_n ? "fixed" : "still failing");
+            continue;
+        }
+        /* exact tier */
+        for (size_t k = 0; k < sizeof counters / sizeof *counters; k++) {
+            char path[64];
+            snprintf(path, sizeof path, "counters.%s", counters[k]);
+            double x = mbs_jnum(rb, path), y = mbs_jnum(rn, path);
+            s.checks++;
+            if (x == y || (isnan(x) && isnan(y))) {
+                if (verbose) {
+                    fmt(b, sizeof b, x);
+                    row(out, key, path, b, b, "", "ok");
+                }
+                continue;
+            }
+            s.counter_changes++;
+            if (!allow)
+                s.regressions++;
+            fmt(b, sizeof b, x);
+            fmt(n, sizeof n, y);
+            snprintf(ch, sizeof ch, "%+.0f", y - x);
+            row(out, key, path, b, n, ch, allow ? "changed (allowed)" : "REGRESSION (counter)");
+        }
+        /* tolerance tier: errors */
+        double tol = mbs_jnum(rb, "tol");
+        for (size_t k = 0; k < sizeof accuracy / sizeof *accuracy; k++) {
+            double x = mbs_jnum(rb, accuracy[k]), y = mbs_jnum(rn, accuracy[k]);
+            if (isnan(x))
+                continue; /* not measured in the baseline */
+            s.checks++;
+            fmt(b, sizeof b, x);
+            fmt(n, sizeof n, y);
+            if (!isfinite(y)) {
+                s.regressions++;
+                row(out, key, accuracy[k], b, n, "", "REGRESSION (NaN/Inf)");
+                continue;
+            }
+            double limit = fmax(2.0 * x, MBS_REGRESS_FLOOR);
+            if (isfinite(tol))
+                limit = fmax(limit, tol);
+            snprintf(ch, sizeof ch, "x%.3g", x > 0.0 ? y / x : (y > 0.0 ? INFINITY : 1.0));
+            if (y > limit) {
+                s.regressions++;
+                row(out, key, accuracy[k], b, n, ch, "REGRESSION (error grew)");
+            } else if (verbose) {
+                row(out, key, accuracy[k], b, n, ch, "ok");
+            }
+        }
+        /* drift exponent (round-off level residuals carry no exponent) */
+        double db = mbs_jnum(rb, "drift_exponent"), dn = mbs_jnum(rn, "drift_exponent");
+        double pb = mbs_jnum(rb, "residual.pos_max"), pn = mbs_jnum(rn, "residual.pos_max");
+        if (isfinite(db) && !(pb <= 1e-12 && pn <= 1e-12)) {
+            s.checks++;
+            fmt(b, sizeof b, db);
+            fmt(n, sizeof n, dn);
+            snprintf(ch, sizeof ch, "%+.2f", dn - db);
+            if (!isfinite(dn) || dn > db + 0.3) {
+                s.regressions++;
+                row(out, key, "drift_exponent", b, n, ch, "REGRESSION (drift exponent rose)");
+            } else if (verbose) {
+                row(out, key, "drift_exponent", b, n, ch, "ok");
+            }
+        }
+        /* statistical tier: CPU */
+        double tb[64], tn[64];
+        int nb = times_of(rb, tb, 64), nn = times_of(rn, tn, 64);
+        if (nb >= 3 && nn >= 3 && mbs_jnum(rb, "cpu.median") >= MBS_REGRESS_CPU_MIN) {
+            s.checks++;
+            double p = mbs_mann_whitney_p(tb, (size_t)nb, tn, (size_t)nn);
+            double mb = median(tb, nb), mn = median(tn, nn);
+            fmt(b, sizeof b, mb);
+            fmt(n, sizeof n, mn);
+            snprintf(ch, sizeof ch, "x%.3g", mb > 0.0 ? mn / mb : 1.0);
+            if (mn > (1.0 + thr) * mb && p < alpha) {
+                s.regressions++;
+                char v[64];
+                snprintf(v, sizeof v, "REGRESSION (slower, p = %.2g)", p);
+                row(out, key, "cpu.median [s]", b, n, ch, v);
+            } else if (verbose) {
+                char v[64];
+                snprintf(v, sizeof v, "ok (p = %.2g)", p);
+                row(out, key, "cpu.median [s]", b, n, ch, v);
+            }
+        }
+    }
+    /* observed orders per refinement series */
+    char done_keys[256][256];
+    int n_done = 0;
+    for (size_t i = 0; i < base->n; i++) {
+        json_t *rb = base->recs[i];
+        if (!isfinite(mbs_jnum(rb, "h")))
+            continue;
+        mbs_rec_series_key(rb, key, sizeof key);
+        int seen = 0;
+        for (int d = 0; d < n_done; d++)
+            seen |= strncmp(done_keys[d], key, 255) == 0;
+        if (seen || n_done >= 256)
+            continue;
+        snprintf(done_keys[n_done++], 256, "%.255s", key);
+        for (int g = 0; g < 3; g++) {
+            mbs_order_fit fb, fn;
+            size_t lb, ln;
+            if (mbs_results_order(base, rb, groups[g], &fb, &lb) != 0 || !fb.established)
+                continue;
+            json_t *rn = NULL;
+            for (size_t j = 0; j < now->n && !rn; j++) {
+                char k2[1200];
+                mbs_rec_series_key(now->recs[j], k2, sizeof k2);
+                if (strcmp(k2, key) == 0)
+                    rn = now->recs[j];
+            }
+            char check[32];
+            snprintf(check, sizeof check, "order %s", groups[g]);
+            s.checks++;
+            fmt(b, sizeof b, fb.p);
+            if (!rn || mbs_results_order(now, rn, groups[g], &fn, &ln) != 0 || !fn.established) {
+                s.regressions++;
+                row(out, key, check, b, "n/e", "", "REGRESSION (order not established)");
+                continue;
+            }
+            fmt(n, sizeof n, fn.p);
+            snprintf(ch, sizeof ch, "%+.2f", fn.p - fb.p);
+            if (fn.p < fb.p - 0.3) {
+                s.regressions++;
+                row(out, key, check, b, n, ch, "REGRESSION (order dropped)");
+            } else if (verbose) {
+                row(out, key, check, b, n, ch, "ok");
+            }
+        }
+    }
+    /* runs that are new (not in the baseline): information only */
+    for (size_t j = 0; j < now->n; j++) {
+        mbs_rec_key(now->recs[j], key, sizeof key);
+        if (!find_key(base, key)) {
+            s.new_runs++;
+            if (verbose)
+                row(out, key, "coverage", "absent", mbs_jstr(now->recs[j], "status"), "", "new");
+        }
+    }
+    fprintf(out, "\n%d checks: %d regressions (%d missing runs), %d counter changes%s, "
+                 "%d new runs, %d fixed\n",
+            s.checks, s.regressions, s.missing, s.counter_changes, allow ? " (allowed)" : "",
+            s.new_runs, s.fixed);
+    fprintf(out, "%s\n", s.regressions ? "REGRESSION" : "no regression");
+    if (sum)
+        *sum = s;
+    return s.regressions ? 1 : 0;
+}
+
+/* ---- baseline files ------------------------------------------------------------ */
+
+int mbs_baseline_bless(const char *results_dir, const char *out_path, const char *name)
+{
+    mbs_results r;
+    char err[512];
+    if (mbs_results_load(results_dir, &r, err, sizeof err) != 0) {
+        fprintf(stderr, "mbsbench: %s\n", err);
+        return 2;
+    }
+    if (r.n == 0) {
+        fprintf(stderr, "mbsbench: %s holds no runs\n", results_dir);
+        mbs_results_free(&r);
+        return 2;
+    }
+    json_t *recs = json_array();
+    for (size_t i = 0; i < r.n; i++)
+        json_array_append(recs, r.recs[i]);
+    char date[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:O?,s:o}", "format", "mbsbench-baseline/1", "name",
+                          name, "blessed", date, "source", results_dir, "meta", r.meta,
+                          "records", recs);
+    char *text = o ? json_dumps(o, JSON_INDENT(1) | JSON_REAL_PRECISION(17)) : NULL;
+    json_decref(o);
+    mbs_results_free(&r);
+    int bad = !text || mbs_write_atomic(out_path, text, strlen(text)) != 0;
+    free(text);
+    if (bad) {
+        fprintf(stderr, "mbsbench: cannot write %s\n", out_path);
+        return 2;
+    }
+    return 0;
+}
+
+int mbs_baseline_load(const char *path, mbs_results *r, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *o = json_load_file(path, 0, &je);
+    if (!o) {
+        snprintf(err, errlen, "cannot read baseline %s: %s (line %d)", path, je.text, je.line);
+        return -1;
+    }
+    if (strcmp(mbs_jstr(o, "format"), "mbsbench-baseline/1") != 0 ||
+        !json_is_array(json_object_get(o, "records"))) {
+        snprintf(err, errlen, "%s is not an mbsbench baseline (format mbsbench-baseline/1)", path);
+        json_decref(o);
+        return -1;
+    }
+    int st = mbs_results_from_array(json_object_get(o, "meta"), json_object_get(o, "records"), r);
+    json_decref(o);
+    if (st != 0)
+        snprintf(err, errlen, "out of memory");
+    return st;
+}
+
+/* ---- CLI ---------------------------------------------------------------------- */
+
+int mbs_cmd_baseline(int argc, char **argv)
+{
+    const char *dir = NULL, *out = NULL;
+    if (argc < 3 || strcmp(argv[2], "bless") != 0) {
+        fprintf(stderr, "mbsbench: usage: mbsbench baseline bless RESULTS_DIR -o FILE\n");
+        return 2;
+    }
+    for (int i = 3; i < argc; i++) {
+        if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) && i + 1 < argc)
+            out = argv[++i];
+        else if (argv[i][0] != '-' && !dir)
+            dir = argv[i];
+        else {
+            fprintf(stderr, "mbsbench: baseline: unexpected argument '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!dir || !out) {
+        fprintf(stderr, "mbsbench: usage: mbsbench baseline bless RESULTS_DIR -o FILE\n");
+        return 2;
+    }
+    const char *slash = strrchr(out, '/');
+    char name[256];
+    snprintf(name, sizeof name, "%s", slash ? slash + 1 : out);
+    char *dot = strrchr(name, '.');
+    if (dot)
+        *dot = '\0';
+    int st = mbs_baseline_bless(dir, out, name);
+    if (st == 0)
+        printf("blessed %s as baseline %s\n", dir, out);
+    return st;
+}
+
+int mbs_cmd_compare(int argc, char **argv)
+{
+    const char *pos[2] = {NULL, NULL};
+    int np = 0;
+    mbs_compare_opts opt = {0};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--allow-counters") == 0)
+            opt.allow_counters = 1;
+        else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)
+            opt.verbose = 1;
+        else if ((strcmp(a, "--cpu-threshold") == 0 || strcmp(a, "--alpha") == 0) &&
+                 i + 1 < argc) {
+            char *end;
+            double x = strtod(argv[++i], &end);
+            if (*end || !(x > 0.0 && x < 100.0)) {
+                fprintf(stderr, "mbsbench: %s: '%s' must be a number in (0, 100)\n", a, argv[i]);
+                return 2;
+            }
+            if (a[2] == 'c')
+                opt.cpu_threshold = x;
+            else
+                opt.alpha = x;
+        } else if (a[0] != '-' && np < 2)
+            pos[np++] = a;
+        else {
+            fprintf(stderr, "mbsbench: compare: unexpected argument '%s'\n", a);
+            return 2;
+        }
+    }
+    if (np != 2) {
+        fprintf(stderr, "mbsbench: usage: mbsbench compare BASELINE RESULTS_DIR [--allow-counters]"
+                        " [--cpu-threshold R] [--alpha A] [-v]\n");
+        return 2;
+    }
+    mbs_results base, now;
+    char err[1024];
+    if (mbs_baseline_load(pos[0], &base, err, sizeof err) != 0) {
+        fprintf(stderr, "mbsbench: %s\n", err);
+        return 2;
+    }
+    if (mbs_results_load(pos[1], &now, err, sizeof err) != 0) {
+        fprintf(stderr, "mbsbench: %s\n", err);
+        mbs_results_free(&base);
+        return 2;
+    }
+    int st = mbs_compare_results(&base, &now, &opt, stdout, NULL);
+    mbs_results_free(&base);
+    mbs_results_free(&now);
+    return st;
+}

@@ -1,0 +1,55 @@
+/* Nightly accuracy regression: baselines (`mbsbench baseline bless`) and their
+ * comparison with a results directory (`mbsbench compare`).  Three tiers:
+ *  - exact: deterministic counters (steps, evaluations, Newton iterations...);
+ *    a change is reported and fails unless allowed;
+ *  - tolerance: an error (err.*, err_max.*, residual.pos_max/vel_max, energy_drift)
+ *    may not grow beyond max(2x, the run's tolerance, MBS_REGRESS_FLOOR); an observed
+ *    order (fit over the h levels of a series) may not drop by more than 0.3; a
+ *    drift exponent may not rise by more than 0.3;
+ *  - statistical: CPU median slower by more than a threshold AND significant by a
+ *    one-sided Mann-Whitney U test over the repeat times (cpu.times); only runs whose
+ *    baseline median is at least MBS_REGRESS_CPU_MIN.
+ * NaN/Inf where the baseline had a number, a missing run and a newly failing run
+ * are regressions. */
+#ifndef MBS_REGRESS_H
+#define MBS_REGRESS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "results.h"
+
+#define MBS_REGRESS_FLOOR 1e-13 /* errors below this are round-off: never a regression */
+#define MBS_REGRESS_CPU_MIN 1e-3 /* runs faster than this (baseline median, s) are not timed:
+                                  * the clock's resolution and cache effects dominate */
+
+typedef struct mbs_compare_opts {
+    double cpu_threshold;  /* relative slow-down flagged, e.g. 0.25 (0: default 0.25) */
+    double alpha;          /* significance level of the Mann-Whitney test (0: 0.01) */
+    int allow_counters;    /* counter changes are reported but do not fail */
+    int verbose;           /* print passing checks too */
+} mbs_compare_opts;
+
+typedef struct mbs_compare_summary {
+    int checks, regressions, counter_changes, missing, new_runs, fixed;
+} mbs_compare_summary;
+
+/* Compare; prints the table to out.  Returns 0 (no regression) or 1. */
+int mbs_compare_results(const mbs_results *base, const mbs_results *now,
+                        const mbs_compare_opts *opt, FILE *out, mbs_compare_summary *sum);
+
+/* Write a baseline file from a results directory; 0 or 2 (message on stderr). */
+int mbs_baseline_bless(const char *results_dir, const char *out_path, const char *name);
+/* Load a baseline file as results; 0 or -1 with a message. */
+int mbs_baseline_load(const char *path, mbs_results *r, char *err, size_t errlen);
+
+/* One-sided Mann-Whitney U test: p-value of H0 against "b is stochastically
+ * larger than a" (exact distribution for na, nb <= 12, normal approximation with
+ * tie correction otherwise).  Returns 1 when either sample is empty. */
+double mbs_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
+
+/* CLI: `mbsbench baseline bless DIR -o FILE`, `mbsbench compare BASELINE DIR`. */
+int mbs_cmd_baseline(int argc, char **argv);
+int mbs_cmd_compare(int argc, char **argv);
+
+#endif

@@ -1,0 +1,834 @@
+/* Reports (harness/report.h). */
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io.h"
+#include "results.h"
+
+enum { MAXN = 64 };
+
+typedef struct names {
+    char s[MAXN][512];
+    int n;
+} names;
+
+static int name_index(names *v, const char *s, int add)
+{
+    for (int i = 0; i < v->n; i++)
+        if (strcmp(v->s[i], s) == 0)
+            return i;
+    if (!add || v->n == MAXN)
+        return -1;
+    snprintf(v->s[v->n], sizeof v->s[0], "%.511s", s);
+    return v->n++;
+}
+
+static const char *const groups[] = {"q", "v", "lambda"};
+static const char *const group_tex[] = {"q", "v", "\\lambda"};
+static const char *const group_gp[] = {"q", "v", "{/Symbol l}"};
+
+typedef struct ctx {
+    const mbs_results *r;
+    const char *out;
+    names probs, meths;
+    FILE *gp;        /* gnuplot script */
+    int n_plots;
+    char plots[96][96]; /* file stems of the figures, with captions below */
+    char captions[96][256];
+} ctx;
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+typedef struct pt {
+    double x, y;
+} pt;
+
+static int by_x(const void *a, const void *b)
+{
+    double x = ((const pt *)a)->x, y = ((const pt *)b)->x;
+    return (x > y) - (x < y);
+}
+
+static void layout(int n, int *rows, int *cols)
+{
+    *cols = n < 3 ? n : 3;
+    if (*cols < 1)
+        *cols = 1;
+    *rows = (n + *cols - 1) / *cols;
+    if (*rows < 1)
+        *rows = 1;
+}
+
+/* Emit the figure `body` (gnuplot commands) to the script twice: PNG and SVG. */
+static void figure(ctx *c, const char *stem, const char *caption, const char *body, int rows,
+                   int cols)
+{
+    int w = 560 * cols, h = 520 * rows;
+    fprintf(c->gp, "set terminal pngcairo enhanced size %d,%d font 'DejaVu Sans,10'\n", w, h);
+    fprintf(c->gp, "set output '%s.png'\n%s\nunset multiplot\n", stem, body);
+    fprintf(c->gp, "set terminal svg enhanced size %d,%d font 'DejaVu Sans,10'\n", w, h);
+    fprintf(c->gp, "set output '%s.svg'\n%s\nunset multiplot\nreset\n", stem, body);
+    if (c->n_plots < 96) {
+        snprintf(c->plots[c->n_plots], sizeof c->plots[0], "%s", stem);
+        snprintf(c->captions[c->n_plots], sizeof c->captions[0], "%s", caption);
+        c->n_plots++;
+    }
+}
+
+static FILE *data_file(ctx *c, const char *name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/data/%s", c->out, name);
+    return fopen(path, "w");
+}
+
+/* The points (cost, err.<group>) of one problem/method over its ok runs. */
+static int wp_points(ctx *c, int p, int m, double t_end, const char *cost, const char *group,
+                     pt *out)
+{
+    char f[32];
+    snprintf(f, sizeof f, "err.%s", group);
+    int n = 0;
+    for (size_t i = 0; i < c->r->n && n < 256; i++) {
+        json_t *o = c->r->recs[i];
+        if (!mbs_rec_ok(o) || strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) ||
+            strcmp(mbs_jstr(o, "method_spec"), c->meths.s[m]) ||
+            (!isnan(t_end) && mbs_jnum(o, "t_end") != t_end))
+            continue;
+        double x = mbs_jnum(o, cost), y = mbs_jnum(o, f);
+        if (x > 0.0 && y > 0.0 && isfinite(x) && isfinite(y))
+            out[n++] = (pt){x, y};
+    }
+    qsort(out, (size_t)n, sizeof *out, by_x);
+    return n;
+}
+
+/* Distinct t_end values of problem p's runs (of method m when m >= 0). */
+static int t_ends(ctx *c, int p, int m, double *out, int max)
+{
+    int n = 0;
+    for (size_t i = 0; i < c->r->n; i++) {
+        json_t *o = c->r->recs[i];
+        if (strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) ||
+            (m >= 0 && strcmp(mbs_jstr(o, "method_spec"), c->meths.s[m])))
+            continue;
+        double t = mbs_jnum(o, "t_end");
+        int seen = 0;
+        for (int k = 0; k < n; k++)
+            seen |= out[k] == t;
+        if (!seen && n < max)
+            out[n++] = t;
+    }
+    return n;
+}
+
+/* ---- work-precision ------------------------------------------------------------- */
+
+static void work_precision(ctx *c, const char *cost, const char *cost_label, int g)
+{
+    pt pts[256];
+    char *body = NULL;
+    size_t blen = 0;
+    FILE *b = open_memstream(&body, &blen);
+    if (!b)
+        return;
+    int panels = 0;
+    int pidx[MAXN];
+    for (int p = 0; p < c->probs.n; p++) {
+        int any = 0;
+        for (int m = 0; m < c->meths.n && !any; m++)
+            any = wp_points(c, p, m, NAN, cost, groups[g], pts) > 0;
+        if (any)
+            pidx[panels++] = p;
+    }
+    if (panels == 0) {
+        fclose(b);
+        free(body);
+        return;
+    }
+    int rows, cols;
+    layout(panels, &rows, &cols);
+    char stem[96], dname[128];
+    snprintf(stem, sizeof stem, "wp-%s-%s", strcmp(cost, "cpu.median") ? "fevals" : "cpu",
+             groups[g]);
+    fprintf(b, "set multiplot layout %d,%d\nset logscale xy\nset grid\n", rows, cols);
+    fprintf(b, "set format x '10^{%%L}'\nset format y '10^{%%L}'\n");
+    fprintf(b, "set key below font ',8' noenhanced\n");
+    fprintf(b, "set xlabel '%s'\nset ylabel 'error in %s at t_{end} (max-norm)'\n", cost_label,
+            group_gp[g]);
+    for (int k = 0; k < panels; k++) {
+        int p = pidx[k];
+        snprintf(dname, sizeof dname, "%s-p%d.dat", stem, p);
+        FILE *d = data_file(c, dname);
+        if (!d)
+            continue;
+        fprintf(b, "set title '%s' noenhanced\nplot ", c->probs.s[p]);
+        int blk = 0;
+        double te_all[16], te[16];
+        int several = t_ends(c, p, -1, te_all, 16) > 1; /* label curves with t_end */
+        for (int m = 0; m < c->meths.n; m++) {
+            int nte = t_ends(c, p, m, te, 16);
+            for (int k2 = 0; k2 < nte; k2++) {
+                int n = wp_points(c, p, m, te[k2], cost, groups[g], pts);
+                if (n == 0)
+                    continue;
+                char label[600];
+                if (several)
+                    snprintf(label, sizeof label, "%s, t_end = %g", c->meths.s[m], te[k2]);
+                else
+                    snprintf(label, sizeof label, "%s", c->meths.s[m]);
+                fprintf(d, "# %s\n", label);
+                for (int i = 0; i < n; i++)
+                    fprintf(d, "%.8e %.8e\n", pts[i].x, pts[i].y);
+                fprintf(d, "\n\n");
+                fprintf(b, "%s'data/%s' index %d with linespoints lw 2 pt %d lc %d title '%s'",
+                        blk ? ", \\\n     " : "", dname, blk, 1 + blk % 13, 1 + blk, label);
+                blk++;
+            }
+        }
+        fprintf(b, "\n");
+        fclose(d);
+    }
+    fclose(b);
+    char cap[256];
+    snprintf(cap, sizeof cap, "Work-precision: error in %s at t_end against %s, one panel per "
+                              "problem, one curve per method.", groups[g], cost_label);
+    figure(c, stem, cap, body, rows, cols);
+    free(body);
+}
+
+/* ---- convergence ---------------------------------------------------------------- */
+
+/* Series (method_spec + t_end) of fixed-step runs of problem p: one curve each. */
+static void convergence(ctx *c, int g)
+{
+    char *body = NULL;
+    size_t blen = 0;
+    FILE *b = open_memstream(&body, &blen);
+    if (!b)
+        return;
+    char f[32];
+    snprintf(f, sizeof f, "err.%s", groups[g]);
+    int panels = 0, pidx[MAXN];
+    for (int p = 0; p < c->probs.n; p++) {
+        int levels = 0; /* the largest number of usable levels of one series */
+        for (size_t i = 0; i < c->r->n && levels < 2; i++) {
+            json_t *o = c->r->recs[i];
+            if (strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) || !isfinite(mbs_jnum(o, "h")))
+                continue;
+            char k1[1200], k2[1200];
+            mbs_rec_series_key(o, k1, sizeof k1);
+            int n = 0;
+            for (size_t j = 0; j < c->r->n; j++) {
+                mbs_rec_series_key(c->r->recs[j], k2, sizeof k2);
+                n += !strcmp(k1, k2) && mbs_rec_ok(c->r->recs[j]) &&
+                     mbs_jnum(c->r->recs[j], "h") > 0.0 && mbs_jnum(c->r->recs[j], f) > 0.0;
+            }
+            levels = n > levels ? n : levels;
+        }
+        if (levels >= 2)
+            pidx[panels++] = p;
+    }
+    if (panels == 0) {
+        fclose(b);
+        free(body);
+        return;
+    }
+    int rows, cols;
+    layout(panels, &rows, &cols);
+    char stem[96], dname[128];
+    snprintf(stem, sizeof stem, "conv-%s", groups[g]);
+    fprintf(b, "set multiplot layout %d,%d\nset logscale xy\nset grid\n", rows, cols);
+    fprintf(b, "set format x '10^{%%L}'\nset format y '10^{%%L}'\n");
+    fprintf(b, "set key below font ',8' noenhanced\n");
+    fprintf(b, "set xlabel 'step size h [s]'\nset ylabel 'error in %s at t_{end} (max-norm)'\n",
+            group_gp[g]);
+    for (int k = 0; k < panels; k++) {
+        int p = pidx[k];
+        snprintf(dname, sizeof dname, "%s-p%d.dat", stem, p);
+        FILE *d = data_file(c, dname);
+        if (!d)
+            continue;
+        fprintf(b, "set title '%s' noenhanced\nplot ", c->probs.s[p]);
+        names series = {.n = 0};
+        int blk = 0;
+        for (size_t i = 0; i < c->r->n; i++) {
+            json_t *o = c->r->recs[i];
+            if (strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) || !isfinite(mbs_jnum(o, "h")))
+                continue;
+            char key[1200];
+            mbs_rec_series_key(o, key, sizeof key);
+            if (name_index(&series, key, 0) >= 0 || name_index(&series, key, 1) < 0)
+                continue;
+            /* the points of this series */
+            pt pts[256];
+            int n = 0;
+            for (size_t j = 0; j < c->r->n && n < 256; j++) {
+                char k2[1200];
+                mbs_rec_series_key(c->r->recs[j], k2, sizeof k2);
+                double h = mbs_jnum(c->r->recs[j], "h"), e = mbs_jnum(c->r->recs[j], f);
+                if (!strcmp(k2, key) && mbs_rec_ok(c->r->recs[j]) && h > 0.0 && e > 0.0)
+                    pts[n++] = (pt){h, e};
+            }
+            if (n < 2)
+                continue;
+            qsort(pts, (size_t)n, sizeof *pts, by_x);
+            mbs_order_fit fit;
+            size_t nl;
+            char label[400];
+            int have_fit = mbs_results_order(c->r, o, groups[g], &fit, &nl) == 0 && fit.established;
+            const char *ms = mbs_jstr(o, "method_spec");
+            char tend[48] = "";
+            double te[16];
+            if (t_ends(c, p, -1, te, 16) > 1)
+                snprintf(tend, sizeof tend, ", t_end = %g", mbs_jnum(o, "t_end"));
+            if (have_fit)
+                snprintf(label, sizeof label, "%s%s: p = %.2f [%.2f, %.2f]", ms, tend, fit.p,
+                         fit.ci_low, fit.ci_high);
+            else
+                snprintf(label, sizeof label, "%s%s: order not established", ms, tend);
+            fprintf(d, "# %s\n", label);
+            for (int i2 = 0; i2 < n; i2++)
+                fprintf(d, "%.8e %.8e\n", pts[i2].x, pts[i2].y);
+            fprintf(d, "\n\n");
+            fprintf(b, "%s'data/%s' index %d with points pt %d ps 1.3 lc %d title '%s'",
+                    blk ? ", \\\n     " : "", dname, blk, 1 + blk % 13, 1 + blk / 2, label);
+            int data_blk = blk++;
+            (void)data_blk;
+            if (have_fit) {
+                /* fitted line C h^p over the window (log C: mean of log e - p log h) */
+                double lc = 0.0, hmin = INFINITY, hmax = 0.0;
+                int nw = 0;
+                for (int i2 = 0; i2 < n; i2++) {
+                    lc += log(pts[i2].y) - fit.p * log(pts[i2].x);
+                    nw++;
+                    hmin = fmin(hmin, pts[i2].x);
+                    hmax = fmax(hmax, pts[i2].x);
+                }
+                /* restrict to the fit window when it is known */
+                size_t lo = fit.first, hi = fit.last;
+                if (hi < (size_t)n && lo <= hi && nl == (size_t)n) {
+                    lc = 0.0;
+                    nw = 0;
+                    hmin = INFINITY;
+                    hmax = 0.0;
+                    /* the fit's levels are ordered by decreasing h */
+                    for (size_t w = lo; w <= hi; w++) {
+                        const pt *q = &pts[(size_t)n - 1 - w];
+                        lc += log(q->y) - fit.p * log(q->x);
+                        nw++;
+                        hmin = fmin(hmin, q->x);
+                        hmax = fmax(hmax, q->x);
+                    }
+                }
+                lc /= nw;
+                fprintf(d, "%.8e %.8e\n%.8e %.8e\n\n\n", hmin, exp(lc) * pow(hmin, fit.p), hmax,
+                        exp(lc) * pow(hmax, fit.p));
+                fprintf(b, ", \\\n     'data/%s' index %d with lines lw 2 dt 2 lc %d notitle",
+                        dname, blk++, 1 + data_blk / 2);
+            }
+        }
+        if (blk == 0)
+            fprintf(b, "NaN notitle");
+        fprintf(b, "\n");
+        fclose(d);
+    }
+    fclose(b);
+    char cap[256];
+    snprintf(cap, sizeof cap, "Convergence: error in %s at t_end against h; dashed: least-squares "
+                              "fit over the asymptotic window, order p with its 95%% CI.",
+             groups[g]);
+    figure(c, stem, cap, body, rows, cols);
+    free(body);
+}
+
+/* ---- drift ---------------------------------------------------------------------- */
+
+static void drift(ctx *c, const char *results_dir)
+{
+    for (int p = 0; p < c->probs.n; p++) {
+        char *body = NULL;
+        size_t blen = 0;
+        FILE *b = open_memstream(&body, &blen);
+        if (!b)
+            return;
+        static const char *const ylab[] = {"|g(q)| (max-norm)", "|B v + g_t| (max-norm)",
+                                           "|E - E_0| / |E_0|"};
+        int n_series = 0;
+        char plots[3][8192] = {"", "", ""};
+        /* the runs with the longest interval (the drift study), at most 12 */
+        double t_max = -INFINITY;
+        for (size_t i = 0; i < c->r->n; i++)
+            if (!strcmp(mbs_jstr(c->r->recs[i], "problem_spec"), c->probs.s[p]))
+                t_max = fmax(t_max, mbs_jnum(c->r->recs[i], "t_end"));
+        for (size_t i = 0; i < c->r->n && n_series < 12; i++) {
+            json_t *o = c->r->recs[i];
+            if (strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) ||
+                mbs_jnum(o, "t_end") != t_max)
+                continue;
+            /* copied into data/ so that the report directory stands alone */
+            char src[4400], name[64], path[128];
+            snprintf(src, sizeof src, "%s/series/run-%.0f.tsv", results_dir, mbs_jnum(o, "run"));
+            snprintf(name, sizeof name, "series-run-%.0f.tsv", mbs_jnum(o, "run"));
+            snprintf(path, sizeof path, "data/%s", name);
+            char *text = mbs_read_file(src, NULL);
+            FILE *t = text ? data_file(c, name) : NULL;
+            if (t)
+                fputs(text, t);
+            free(text);
+            if (!t)
+                continue;
+            fclose(t);
+            double h = mbs_jnum(o, "h"), k = mbs_jnum(o, "drift_exponent");
+            char label[400], kk[32];
+            if (isfinite(k))
+                snprintf(kk, sizeof kk, "k = %.2f", k);
+            else
+                snprintf(kk, sizeof kk, "k n/a");
+            snprintf(label, sizeof label, "%s %s=%g: %s", mbs_jstr(o, "method_spec"),
+                     isfinite(h) ? "h" : "tol", isfinite(h) ? h : mbs_jnum(o, "tol"), kk);
+            for (int q = 0; q < 3; q++) {
+                size_t u = strlen(plots[q]);
+                snprintf(plots[q] + u, sizeof plots[q] - u,
+                         "%s'%s' using ($1 - %.17g):($%d > 0 ? $%d : 1/0) with lines lw 2 lc %d "
+                         "dt %d title '%s'",
+                         n_series ? ", \\\n     " : "", path, mbs_jnum(o, "t0"), q + 2, q + 2,
+                         n_series % 8 + 1, n_series / 8 + 1, label);
+            }
+            n_series++;
+        }
+        if (n_series == 0) {
+            fclose(b);
+            free(body);
+            continue;
+        }
+        fprintf(b, "set multiplot layout 1,3 title '%s: drift-off (k: fit of |g| ~ t^k)' "
+                   "noenhanced\nset logscale xy\nset grid\nset format x '10^{%%L}'\n"
+                   "set format y '10^{%%L}'\nset key below font ',8' noenhanced\n"
+                   "set xlabel 't - t_0 [s]'\n",
+                c->probs.s[p]);
+        for (int q = 0; q < 3; q++)
+            fprintf(b, "set ylabel '%s'\nplot %s\n", ylab[q], plots[q]);
+        fclose(b);
+        char stem[96], cap[256];
+        snprintf(stem, sizeof stem, "drift-p%d", p);
+        snprintf(cap, sizeof cap, "Drift on %s: residuals of position and velocity constraints "
+                                  "and relative energy error against t (bin maxima).",
+                 c->probs.s[p]);
+        figure(c, stem, cap, body, 2, 3); /* 1 x 3 panels, tall for the legend below */
+        free(body);
+    }
+}
+
+/* ---- tables --------------------------------------------------------------------- */
+
+/* The record of problem p, method m with the most levels in its series (orders). */
+static json_t *order_rec(ctx *c, int p, int m, size_t *levels)
+{
+    json_t *best = NULL;
+    size_t bl = 0;
+    for (size_t i = 0; i < c->r->n; i++) {
+        json_t *o = c->r->recs[i];
+        if (strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) ||
+            strcmp(mbs_jstr(o, "method_spec"), c->meths.s[m]) || !isfinite(mbs_jnum(o, "h")))
+            continue;
+        mbs_order_fit f;
+        size_t nl = 0;
+        mbs_results_order(c->r, o, "q", &f, &nl);
+        if (nl > bl) {
+            bl = nl;
+            best = o;
+        }
+    }
+    *levels = bl;
+    return best;
+}
+
+static void order_cell(ctx *c, int p, int m, char *buf, size_t len, int tex)
+{
+    size_t nl;
+    json_t *o = order_rec(c, p, m, &nl);
+    if (!o || nl < 3) {
+        snprintf(buf, len, "%s", tex ? "--" : "—");
+        return;
+    }
+    buf[0] = '\0';
+    for (int g = 0; g < 3; g++) {
+        mbs_order_fit f;
+        size_t n2;
+        char one[64];
+        if (mbs_results_order(c->r, o, groups[g], &f, &n2) != 0)
+            continue;
+        if (g == 2 && mbs_jnum(o, "dims.nl") == 0)
+            continue;
+        char val[16];
+        if (f.established)
+            snprintf(val, sizeof val, "%.2f", f.p);
+        else
+            snprintf(val, sizeof val, "n/e");
+        if (tex)
+            snprintf(one, sizeof one, "%s$%s$~%s", g ? " / " : "", group_tex[g], val);
+        else
+            snprintf(one, sizeof one, "%s%s %s", g ? " / " : "", groups[g], val);
+        size_t u = strlen(buf);
+        snprintf(buf + u, len - u, "%s", one);
+    }
+}
+
+/* Reference cost of problem p: the geometric mean of f_evals over its ok runs with
+ * an error; digits = -log10 err.q interpolated (log-log) at that cost. */
+static double ref_cost(ctx *c, int p)
+{
+    double s = 0.0;
+    int n = 0;
+    for (size_t i = 0; i < c->r->n; i++) {
+        json_t *o = c->r->recs[i];
+        double fe = mbs_jnum(o, "counters.f_evals");
+        if (!strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) && mbs_rec_ok(o) && fe > 0.0 &&
+            mbs_jnum(o, "err.q") > 0.0) {
+            s += log(fe);
+            n++;
+        }
+    }
+    return n ? exp(s / n) : NAN;
+}
+
+static double digits_at(ctx *c, int p, int m, double cost)
+{
+    pt pts[256];
+    int n = wp_points(c, p, m, NAN, "counters.f_evals", "q", pts);
+    for (int i = 0; i + 1 < n; i++)
+        if (pts[i].x <= cost && cost <= pts[i + 1].x && pts[i + 1].x > pts[i].x) {
+            double w = (log(cost) - log(pts[i].x)) / (log(pts[i + 1].x) - log(pts[i].x));
+            return -((1.0 - w) * log10(pts[i].y) + w * log10(pts[i + 1].y));
+        }
+    for (int i = 0; i < n; i++)
+        if (pts[i].x == cost)
+            return -log10(pts[i].y);
+    return NAN;
+}
+
+/* Drift exponent of the longest, finest run of p, m. */
+static json_t *drift_rec(ctx *c, int p, int m)
+{
+    json_t *best = NULL;
+    for (size_t i = 0; i < c->r->n; i++) {
+        json_t *o = c->r->recs[i];
+        if (strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) ||
+            strcmp(mbs_jstr(o, "method_spec"), c->meths.s[m]) || !mbs_rec_ok(o) ||
+            !isfinite(mbs_jnum(o, "drift_exponent")))
+            continue;
+        if (!best) {
+            best = o;
+            continue;
+        }
+        double t = mbs_jnum(o, "t_end"), tb = mbs_jnum(best, "t_end");
+        double s = isfinite(mbs_jnum(o, "h")) ? mbs_jnum(o, "h") : mbs_jnum(o, "tol");
+        double sb = isfinite(mbs_jnum(best, "h")) ? mbs_jnum(best, "h") : mbs_jnum(best, "tol");
+        if (t > tb || (t == tb && s < sb))
+            best = o;
+    }
+    return best;
+}
+
+static void tex_escape(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (strchr("_&%$#{}", *s))
+            fprintf(f, "\\%c", *s);
+        else if (*s == '~' || *s == '^' || *s == '\\')
+            fprintf(f, "\\textasciitilde{}");
+        else
+            fputc(*s, f);
+    }
+}
+
+typedef void (*cell_fn)(ctx *c, int p, int m, char *buf, size_t len, int tex);
+
+static void digits_cell(ctx *c, int p, int m, char *buf, size_t len, int tex)
+{
+    double d = digits_at(c, p, m, ref_cost(c, p));
+    if (isfinite(d))
+        snprintf(buf, len, "%.1f", d);
+    else
+        snprintf(buf, len, "%s", tex ? "--" : "—");
+}
+
+static void drift_cell(ctx *c, int p, int m, char *buf, size_t len, int tex)
+{
+    json_t *o = drift_rec(c, p, m);
+    if (!o)
+        snprintf(buf, len, "%s", tex ? "--" : "—");
+    else if (tex)
+        snprintf(buf, len, "%.2f (rms %.2f)", mbs_jnum(o, "drift_exponent"),
+                 mbs_jnum(o, "drift_rms"));
+    else
+        snprintf(buf, len, "%.2f (rms %.2f, g_max %.1e)", mbs_jnum(o, "drift_exponent"),
+                 mbs_jnum(o, "drift_rms"), mbs_jnum(o, "residual.pos_max"));
+}
+
+static void md_table(ctx *c, FILE *f, cell_fn cell)
+{
+    fprintf(f, "| method |");
+    for (int p = 0; p < c->probs.n; p++)
+        fprintf(f, " %s |", c->probs.s[p]);
+    fprintf(f, "\n|---|");
+    for (int p = 0; p < c->probs.n; p++)
+        fprintf(f, "---|");
+    fprintf(f, "\n");
+    for (int m = 0; m < c->meths.n; m++) {
+        fprintf(f, "| `%s` |", c->meths.s[m]);
+        for (int p = 0; p < c->probs.n; p++) {
+            char buf[256];
+            cell(c, p, m, buf, sizeof buf, 0);
+            fprintf(f, " %s |", buf);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\n");
+}
+
+static void tex_table(ctx *c, FILE *f, cell_fn cell, const char *caption, const char *label)
+{
+    fprintf(f, "\\begin{table}\n\\centering\n\\caption{");
+    tex_escape(f, caption);
+    fprintf(f, "}\n\\label{%s}\n\\begin{tabular}{l", label);
+    for (int p = 0; p < c->probs.n; p++)
+        fprintf(f, "l");
+    fprintf(f, "}\n\\toprule\nmethod");
+    for (int p = 0; p < c->probs.n; p++) {
+        fprintf(f, " & ");
+        tex_escape(f, c->probs.s[p]);
+    }
+    fprintf(f, " \\\\\n\\midrule\n");
+    for (int m = 0; m < c->meths.n; m++) {
+        fprintf(f, "\\texttt{");
+        tex_escape(f, c->meths.s[m]);
+        fprintf(f, "}");
+        for (int p = 0; p < c->probs.n; p++) {
+            char buf[256];
+            cell(c, p, m, buf, sizeof buf, 1);
+            fprintf(f, " & %s", buf);
+        }
+        fprintf(f, " \\\\\n");
+    }
+    fprintf(f, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n");
+}
+
+static void failures(ctx *c, FILE *md, FILE *tex)
+{
+    int n = 0;
+    for (size_t i = 0; i < c->r->n; i++)
+        n += !mbs_rec_ok(c->r->recs[i]);
+    fprintf(md, "## Failures\n\n");
+    if (n == 0) {
+        fprintf(md, "None: all %zu runs ok.\n\n", c->r->n);
+    } else {
+        fprintf(md, "%d of %zu runs failed.\n\n| problem | method | h / tol | status | t | reason |\n"
+                    "|---|---|---|---|---|---|\n",
+                n, c->r->n);
+    }
+    if (tex && n) {
+        fprintf(tex, "\\begin{table}\n\\centering\n\\caption{Failed runs}\n\\label{tab:failures}\n"
+                     "\\begin{tabular}{lllllp{6cm}}\n\\toprule\nproblem & method & $h$ / tol & "
+                     "status & $t$ & reason \\\\\n\\midrule\n");
+    }
+    for (size_t i = 0; i < c->r->n; i++) {
+        json_t *o = c->r->recs[i];
+        if (mbs_rec_ok(o))
+            continue;
+        double h = mbs_jnum(o, "h");
+        char step[48];
+        snprintf(step, sizeof step, "%s=%g", isfinite(h) ? "h" : "tol",
+                 isfinite(h) ? h : mbs_jnum(o, "tol"));
+        fprintf(md, "| %s | `%s` | %s | %s | %g | %s |\n", mbs_jstr(o, "problem_spec"),
+                mbs_jstr(o, "method_spec"), step, mbs_jstr(o, "status"), mbs_jnum(o, "fail_t"),
+                mbs_jstr(o, "reason"));
+        if (tex) {
+            const char *cells[] = {mbs_jstr(o, "problem_spec"), mbs_jstr(o, "method_spec"), step,
+                                   mbs_jstr(o, "status")};
+            for (int k = 0; k < 4; k++) {
+                tex_escape(tex, cells[k]);
+                fprintf(tex, " & ");
+            }
+            fprintf(tex, "%g & ", mbs_jnum(o, "fail_t"));
+            tex_escape(tex, mbs_jstr(o, "reason"));
+            fprintf(tex, " \\\\\n");
+        }
+    }
+    fprintf(md, "\n");
+    if (tex && n)
+        fprintf(tex, "\\bottomrule\n\\end{tabular}\n\\end{table}\n");
+}
+
+static void environment(ctx *c, FILE *md)
+{
+    fprintf(md, "## Appendix: environment\n\n");
+    if (!c->r->meta) {
+        fprintf(md, "No meta.json in the results directory.\n");
+        return;
+    }
+    const char *k;
+    json_t *v;
+    fprintf(md, "| key | value |\n|---|---|\n");
+    json_object_foreach(c->r->meta, k, v)
+    {
+        char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        fprintf(md, "| %s | %s |\n", k, s ? s : json_string_value(v));
+        free(s);
+    }
+    fprintf(md, "\n");
+}
+
+int mbs_report(const char *results_dir, const char *out_dir, int latex)
+{
+    mbs_results r;
+    char err[1024], path[4400];
+    if (mbs_results_load(results_dir, &r, err, sizeof err) != 0) {
+        fprintf(stderr, "mbsbench: %s\n", err);
+        return 2;
+    }
+    ctx *c = calloc(1, sizeof *c);
+    snprintf(path, sizeof path, "%s/data", out_dir);
+    if (!c || mbs_mkdir_p(path) != 0) {
+        fprintf(stderr, "mbsbench: cannot create %s\n", path);
+        free(c);
+        mbs_results_free(&r);
+        return 2;
+    }
+    c->r = &r;
+    c->out = out_dir;
+    for (size_t i = 0; i < r.n; i++) {
+        name_index(&c->probs, mbs_jstr(r.recs[i], "problem_spec"), 1);
+        name_index(&c->meths, mbs_jstr(r.recs[i], "method_spec"), 1);
+    }
+    snprintf(path, sizeof path, "%s/report.gp", out_dir);
+    c->gp = fopen(path, "w");
+    if (!c->gp) {
+        fprintf(stderr, "mbsbench: cannot write %s\n", path);
+        free(c);
+        mbs_results_free(&r);
+        return 2;
+    }
+    fprintf(c->gp, "# generated by mbsbench report from %s; run in this directory\n",
+            results_dir);
+    for (int g = 0; g < 3; g++) {
+        work_precision(c, "cpu.median", "CPU time [s] (median over repeats)", g);
+        work_precision(c, "counters.f_evals", "force evaluations", g);
+    }
+    for (int g = 0; g < 3; g++)
+        convergence(c, g);
+    drift(c, results_dir);
+    fclose(c->gp);
+    int st = 0;
+    if (c->n_plots > 0) {
+        char cmd[9000];
+        snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot report.gp > gnuplot.log 2>&1", out_dir);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "mbsbench: gnuplot failed (see %s/gnuplot.log)\n", out_dir);
+            st = 2;
+        }
+    }
+    snprintf(path, sizeof path, "%s/index.md", out_dir);
+    FILE *md = fopen(path, "w");
+    FILE *tex = NULL;
+    if (latex) {
+        snprintf(path, sizeof path, "%s/tables.tex", out_dir);
+        tex = fopen(path, "w");
+    }
+    if (!md || (latex && !tex)) {
+        fprintf(stderr, "mbsbench: cannot write the report in %s\n", out_dir);
+        if (md)
+            fclose(md);
+        if (tex)
+            fclose(tex);
+        free(c);
+        mbs_results_free(&r);
+        return 2;
+    }
+    int nfail = 0;
+    for (size_t i = 0; i < r.n; i++)
+        nfail += !mbs_rec_ok(r.recs[i]);
+    fprintf(md, "# mbsbench report: %s\n\nResults: `%s` (suite `%s`, %s); %zu runs, %d failed; "
+                "%d problems, %d methods.\n\n",
+            r.meta ? mbs_jstr(r.meta, "suite") : "?", results_dir,
+            r.meta ? mbs_jstr(r.meta, "suite_path") : "?", r.meta ? mbs_jstr(r.meta, "date") : "?",
+            r.n, nfail, c->probs.n, c->meths.n);
+    fprintf(md, "## Observed orders\n\nLeast-squares slope of log err(t_end) against log h over "
+                "the asymptotic window (harness/fit.h) of the longest fixed-step series; n/e: "
+                "order not established; —: fewer than 3 step sizes.\n\n");
+    md_table(c, md, order_cell);
+    fprintf(md, "## Digits at fixed cost\n\n-log10 of the error in q at t_end, interpolated "
+                "log-log at a reference cost per problem (geometric mean of the force evaluations "
+                "of its runs):");
+    for (int p = 0; p < c->probs.n; p++) {
+        double rc = ref_cost(c, p);
+        if (isfinite(rc))
+            fprintf(md, " %s: %.0f;", c->probs.s[p], rc);
+    }
+    fprintf(md, " —: the method's runs do not bracket that cost.\n\n");
+    md_table(c, md, digits_cell);
+    fprintf(md, "## Drift exponents\n\nk of |g(q(t))| ~ C t^k (longest, finest run); rms in "
+                "decades (large: oscillation rather than growth).\n\n");
+    md_table(c, md, drift_cell);
+    if (tex) {
+        fprintf(tex, "%% generated by mbsbench report from %s; needs \\usepackage{booktabs}\n\n",
+                results_dir);
+        tex_table(c, tex, order_cell, "Observed orders (q / v / lambda)", "tab:orders");
+        tex_table(c, tex, digits_cell, "Correct digits in q at fixed cost", "tab:digits");
+        tex_table(c, tex, drift_cell, "Drift exponents", "tab:drift");
+    }
+    failures(c, md, tex);
+    fprintf(md, "## Figures\n\nPNG shown; SVG next to each; gnuplot script `report.gp`, data in "
+                "`data/`.\n\n");
+    for (int i = 0; i < c->n_plots; i++)
+        fprintf(md, "### %s\n\n%s\n\n![%s](%s.png)\n\n", c->plots[i], c->captions[i], c->plots[i],
+                c->plots[i]);
+    environment(c, md);
+    fclose(md);
+    if (tex)
+        fclose(tex);
+    printf("report: %s/index.md (%d figures%s)\n", out_dir, c->n_plots,
+           latex ? ", tables.tex" : "");
+    free(c);
+    mbs_results_free(&r);
+    return st;
+}
+
+int mbs_cmd_report(int argc, char **argv)
+{
+    const char *dir = NULL, *out = NULL;
+    int latex = 0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--latex") == 0)
+            latex = 1;
+        else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+            out = argv[++i];
+        else if (argv[i][0] != '-' && !dir)
+            dir = argv[i];
+        else {
+            fprintf(stderr, "mbsbench: report: unexpected argument '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!dir) {
+        fprintf(stderr, "mbsbench: usage: mbsbench report RESULTS_DIR [--out DIR] [--latex]\n");
+        return 2;
+    }
+    char def[4200];
+    if (!out) {
+        char d[4096];
+        snprintf(d, sizeof d, "%s", dir);
+        size_t n = strlen(d);
+        while (n > 1 && d[n - 1] == '/')
+            d[--n] = '\0';
+        const char *base = strrchr(d, '/');
+        snprintf(def, sizeof def, "reports/%s", base ? base + 1 : d);
+        out = def;
+    }
+    return mbs_report(dir, out, latex);
+}

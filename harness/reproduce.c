@@ -1,0 +1,563 @@
+/* Paper reproductions (harness/reproduce.h). */
+#include "reproduce.h"
+
+#include <dirent.h>
+#include <ini.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../methods/index1.h"
+#include "param.h"
+#include "results.h"
+#include "run.h"
+#include "sweep.h"
+
+enum { MAX_QUANT = 64 };
+
+typedef struct quantity {
+    char name[96], run[512], field[64], extract[64], read[512];
+    double published, rtol, atol;
+} quantity;
+
+typedef struct expect {
+    char title[256], citation[512], suite[1024];
+    quantity q[MAX_QUANT];
+    int n;
+    char err[2048];
+} expect;
+
+static void add_err(expect *e, const char *fmt, const char *a, const char *b)
+{
+    size_t u = strlen(e->err);
+    snprintf(e->err + u, sizeof e->err - u, fmt, a, b);
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    expect *e = user;
+    if (strcmp(section, "reproduction") == 0) {
+        if (strcmp(name, "title") == 0)
+            snprintf(e->title, sizeof e->title, "%s", value);
+        else if (strcmp(name, "citation") == 0)
+            snprintf(e->citation, sizeof e->citation, "%s", value);
+        else if (strcmp(name, "suite") == 0)
+            snprintf(e->suite, sizeof e->suite, "%s", value);
+        else
+            add_err(e, "unknown key '%s' in [reproduction]%s\n", name, "");
+        return 1;
+    }
+    if (strncmp(section, "quantity ", 9) != 0) {
+        add_err(e, "unknown section [%s]%s\n", section, "");
+        return 1;
+    }
+    quantity *q = NULL;
+    for (int i = 0; i < e->n; i++)
+        if (strcmp(e->q[i].name, section + 9) == 0)
+            q = &e->q[i];
+    if (!q) {
+        if (e->n == MAX_QUANT) {
+            add_err(e, "too many quantities%s%s\n", "", "");
+            return 1;
+        }
+        q = &e->q[e->n++];
+        memset(q, 0, sizeof *q);
+        q->published = q->rtol = q->atol = NAN;
+        snprintf(q->name, sizeof q->name, "%s", section + 9);
+    }
+    double x;
+    if (strcmp(name, "run") == 0)
+        snprintf(q->run, sizeof q->run, "%s", value);
+    else if (strcmp(name, "field") == 0)
+        snprintf(q->field, sizeof q->field, "%s", value);
+    else if (strcmp(name, "extract") == 0)
+        snprintf(q->extract, sizeof q->extract, "%s", value);
+    else if (strcmp(name, "read") == 0)
+        snprintf(q->read, sizeof q->read, "%s", value);
+    else if (strcmp(name, "published") == 0 || strcmp(name, "rtol") == 0 ||
+             strcmp(name, "atol") == 0) {
+        if (mbs_parse_double(value, &x) != 0) {
+            add_err(e, "'%s' is not a number (%s)\n", value, name);
+            return 1;
+        }
+        if (name[0] == 'p')
+            q->published = x;
+        else if (name[0] == 'r')
+            q->rtol = x;
+        else
+            q->atol = x;
+    } else
+        add_err(e, "unknown key '%s' in a quantity%s\n", name, "");
+    return 1;
+}
+
+typedef struct runref {
+    char problem[256], method[256];
+    double h, tol, t_end;
+} runref;
+
+static int parse_run(const char *s, runref *r)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    *r = (runref){.h = NAN, .tol = NAN, .t_end = NAN};
+    char *save = NULL;
+    int k = 0;
+    for (char *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save), k++) {
+        if (k == 0)
+            snprintf(r->problem, sizeof r->problem, "%s", t);
+        else if (k == 1)
+            snprintf(r->method, sizeof r->method, "%s", t);
+        else {
+            double *dst = strncmp(t, "h=", 2) == 0       ? &r->h
+                          : strncmp(t, "tol=", 4) == 0   ? &r->tol
+                          : strncmp(t, "t_end=", 6) == 0 ? &r->t_end
+                                                         : NULL;
+            if (!dst || mbs_parse_double(strchr(t, '=') + 1, dst) != 0)
+                return -1;
+        }
+    }
+    return k >= 3 && (isfinite(r->h) != isfinite(r->tol)) ? 0 : -1;
+}
+
+static int load_expect(const char *path, expect *e)
+{
+    memset(e, 0, sizeof *e);
+    int line = ini_parse(path, handler, e);
+    if (line < 0) {
+        snprintf(e->err, sizeof e->err, "cannot read %s\n", path);
+        return -1;
+    }
+    if (line > 0) {
+        char l[32];
+        snprintf(l, sizeof l, "%d", line);
+        add_err(e, "%s: syntax error on line %s\n", path, l);
+    }
+    if (!e->suite[0])
+        add_err(e, "%s: [reproduction] needs suite =%s\n", path, "");
+    if (!e->citation[0])
+        add_err(e, "%s: [reproduction] needs citation =%s\n", path, "");
+    for (int i = 0; i < e->n; i++) {
+        quantity *q = &e->q[i];
+        runref r;
+        if (parse_run(q->run, &r) != 0)
+            add_err(e, "quantity '%s': run = PROBLEM METHOD h=H|tol=T [t_end=T] expected, got '%s'\n",
+                    q->name, q->run);
+        if (!q->field[0] == !q->extract[0])
+            add_err(e, "quantity '%s': give exactly one of field = or extract =%s\n", q->name, "");
+        if (isnan(q->published))
+            add_err(e, "quantity '%s': published = is required%s\n", q->name, "");
+        if (!q->read[0])
+            add_err(e, "quantity '%s': read = (how the number was read) is required%s\n", q->name,
+                    "");
+        if (!(q->rtol >= 0.0) && !(q->atol >= 0.0))
+            add_err(e, "quantity '%s': rtol = or atol = is required%s\n", q->name, "");
+    }
+    if (e->n == 0)
+        add_err(e, "%s: no [quantity ...] sections%s\n", path, "");
+    return e->err[0] ? -1 : 0;
+}
+
+/* Every problem and method the reproduction names is registered. */
+static int available(const expect *e, char *why, size_t len)
+{
+    for (int i = 0; i < e->n; i++) {
+        runref r;
+        char err[512];
+        mbs_problem pb;
+        const mbs_method_def *m;
+        mbs_params mp;
+        if (parse_run(e->q[i].run, &r) != 0)
+            return 0;
+        if (mbs_problem_open(&pb, r.problem, err, sizeof err) != MBS_OK) {
+            snprintf(why, len, "%s", err);
+            return 0;
+        }
+        mbs_problem_close(&pb);
+        if (mbs_method_parse(r.method, &m, &mp, err, sizeof err) != MBS_OK) {
+            snprintf(why, len, "%s", err);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int close_to(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
+}
+
+static json_t *find_run(const mbs_results *res, const runref *r)
+{
+    for (size_t i = 0; i < res->n; i++) {
+        json_t *o = res->recs[i];
+        if (strcmp(mbs_jstr(o, "problem_spec"), r->problem) != 0 ||
+            strcmp(mbs_jstr(o, "method_spec"), r->method) != 0)
+            continue;
+        if (isfinite(r->h) && !close_to(r->h, mbs_jnum(o, "h")))
+            continue;
+        if (isfinite(r->tol) && !close_to(r->tol, mbs_jnum(o, "tol")))
+            continue;
+        if (isfinite(r->t_end) && !close_to(r->t_end, mbs_jnum(o, "t_end")))
+            continue;
+        return o;
+    }
+    return NULL;
+}
+
+/* ---- extractors --------------------------------------------------------------- */
+
+typedef struct minq {
+    size_t i;
+    double min, tmin;
+} minq;
+
+static int observe_min(void *data, double t, const double *q, const double *v,
+                       const double *vdot, const double *lambda)
+{
+    (void)v;
+    (void)vdot;
+    (void)lambda;
+    minq *m = data;
+    if (q[m->i] < m->min) {
+        m->min = q[m->i];
+        m->tmin = t;
+    }
+    return 0;
+}
+
+/* Integrate run r again, observing the minimum of q_idx. */
+static int extract_min(const runref *r, size_t idx, double *vmin, double *tmin, char *err,
+                       size_t errlen)
+{
+    mbs_problem pb;
+    const mbs_method_def *m;
+    mbs_params mp;
+    if (mbs_problem_open(&pb, r->problem, err, errlen) != MBS_OK)
+        return -1;
+    if (mbs_method_parse(r->method, &m, &mp, err, errlen) != MBS_OK || idx >= pb.nq) {
+        if (idx >= pb.nq)
+            snprintf(err, errlen, "coordinate index %zu out of range (n_q = %zu)", idx, pb.nq);
+        mbs_problem_close(&pb);
+        return -1;
+    }
+    if (isfinite(r->t_end))
+        pb.t_end = r->t_end;
+    size_t ny = mbs_ny(&pb);
+    double *y = calloc(ny, sizeof(double));
+    mbs_ctx ctx;
+    void *state = NULL;
+    int s = -1, have_lambda = 0, ctx_ok = 0;
+    if (!y || mbs_ctx_init(&ctx, &pb) != MBS_OK) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    ctx_ok = 1;
+    mbs_ctx_reset(&ctx);
+    s = pb.def->initial(&pb, y, y + pb.nq, y + pb.nq + pb.nv, &have_lambda);
+    if (s == MBS_OK && !have_lambda && pb.nl > 0) {
+        mbs_index1 *ix = NULL;
+        double *vdot = malloc(pb.nv * sizeof(double));
+        s = vdot ? mbs_index1_alloc(&ix, &ctx, MBS_LINSOL_LU) : MBS_NO_MEMORY;
+        if (s == MBS_OK)
+            s = mbs_index1_accel(ix, &ctx, pb.t0, y, y + pb.nq, vdot, y + pb.nq + pb.nv);
+        mbs_index1_free(ix);
+        free(vdot);
+    }
+    if (s == MBS_OK) {
+        mbs_ctx_reset(&ctx);
+        s = m->ops->alloc(m, &mp, &ctx, &state);
+    }
+    if (s == MBS_OK) {
+        mbs_settings set = {.h = isfinite(r->h) ? r->h : 0.0,
+                            .rtol = isfinite(r->tol) ? r->tol : 0.0,
+                            .atol = isfinite(r->tol) ? r->tol : 0.0,
+                            .t_end = pb.t_end};
+        minq mq = {.i = idx, .min = y[idx], .tmin = pb.t0};
+        double t = pb.t0;
+        mbs_ctx_reset(&ctx);
+        ctx.observer = observe_min;
+        ctx.observer_data = &mq;
+        s = m->ops->integrate(state, &ctx, &set, &t, y);
+        *vmin = mq.min;
+        *tmin = mq.tmin;
+    }
+    if (s != MBS_OK)
+        snprintf(err, errlen, "run failed: %s", ctx.reason[0] ? ctx.reason : "status != ok");
+out:
+    if (state)
+        m->ops->free_state(state);
+    if (ctx_ok)
+        mbs_ctx_free(&ctx);
+    free(y);
+    mbs_problem_close(&pb);
+    return s == MBS_OK ? 0 : -1;
+}
+
+static int extract(const quantity *q, const runref *r, double *val, char *err, size_t errlen)
+{
+    long idx;
+    const char *colon = strchr(q->extract, ':');
+    if (!colon || mbs_parse_long(colon + 1, &idx) != 0 || idx < 0) {
+        snprintf(err, errlen, "extractor '%s': expected min_q:I or argmin_q:I", q->extract);
+        return -1;
+    }
+    double vmin = NAN, tmin = NAN;
+    if (strncmp(q->extract, "min_q:", 6) == 0 || strncmp(q->extract, "argmin_q:", 9) == 0) {
+        if (extract_min(r, (size_t)idx, &vmin, &tmin, err, errlen) != 0)
+            return -1;
+        *val = q->extract[0] == 'm' ? vmin : tmin;
+        return 0;
+    }
+    snprintf(err, errlen, "unknown extractor '%s' (min_q:I, argmin_q:I)", q->extract);
+    return -1;
+}
+
+/* ---- checking ----------------------------------------------------------------- */
+
+int mbs_reproduce_check(const char *expect_path, const char *results_dir, FILE *out)
+{
+    expect *e = malloc(sizeof *e);
+    if (!e)
+        return 2;
+    if (load_expect(expect_path, e) != 0) {
+        fputs(e->err, stderr);
+        free(e);
+        return 2;
+    }
+    mbs_results res;
+    char err[1024];
+    if (mbs_results_load(results_dir, &res, err, sizeof err) != 0) {
+        fprintf(stderr, "mbsbench: %s\n", err);
+        free(e);
+        return 2;
+    }
+    fprintf(out, "%s\n  %s\n  results: %s\n\n", e->title, e->citation, results_dir);
+    fprintf(out, "%-34s | %-10s | %-10s | %-7s | %-10s | %s\n", "quantity", "published", "ours",
+            "ratio", "tolerance", "verdict");
+    fprintf(out, "%.*s\n", 96, "------------------------------------------------------------"
+                               "------------------------------------------------------------");
+    int fails = 0;
+    for (int i = 0; i < e->n; i++) {
+        quantity *q = &e->q[i];
+        runref r;
+        parse_run(q->run, &r);
+        json_t *rec = find_run(&res, &r);
+        double ours = NAN;
+        char note[1100] = "";
+        if (!rec)
+            snprintf(note, sizeof note, "run not in the results: %s", q->run);
+        else if (!mbs_rec_ok(rec))
+            snprintf(note, sizeof note, "run failed: %s", mbs_jstr(rec, "reason"));
+        else if (q->extract[0]) {
+            if (extract(q, &r, &ours, err, sizeof err) != 0)
+                snprintf(note, sizeof note, "%s", err);
+        } else if (strncmp(q->field, "order.", 6) == 0) {
+            mbs_order_fit fit;
+            size_t nl;
+            if (mbs_results_order(&res, rec, q->field + 6, &fit, &nl) != 0)
+                snprintf(note, sizeof note, "fewer than 3 h levels for %s", q->field);
+            else if (!fit.established)
+                snprintf(note, sizeof note, "order not established (p = %.2f)", fit.p);
+            else
+                ours = fit.p;
+        } else {
+            ours = mbs_jnum(rec, q->field);
+            if (isnan(ours))
+                snprintf(note, sizeof note, "field %s is null or absent", q->field);
+        }
+        int within = 0;
+        char tol[32];
+        if (q->rtol >= 0.0)
+            snprintf(tol, sizeof tol, "%.0f%%", 100.0 * q->rtol);
+        else
+            snprintf(tol, sizeof tol, "+-%.3g", q->atol);
+        if (isfinite(ours)) {
+            if (q->rtol >= 0.0 && q->published != 0.0)
+                within |= fabs(ours / q->published - 1.0) <= q->rtol;
+            if (q->atol >= 0.0)
+                within |= fabs(ours - q->published) <= q->atol;
+        }
+        fails += !within;
+        char ratio[32] = "-", o[32] = "-";
+        if (isfinite(ours)) {
+            snprintf(o, sizeof o, "%.4g", ours);
+            if (q->published != 0.0)
+                snprintf(ratio, sizeof ratio, "%.3f", ours / q->published);
+        }
+        fprintf(out, "%-34.34s | %-10.4g | %-10s | %-7s | %-10s | %s\n", q->name, q->published, o,
+                ratio, tol, within ? "ok" : "OUTSIDE");
+        if (note[0])
+            fprintf(out, "    %s\n", note);
+    }
+    fprintf(out, "\nhow the published numbers were read:\n");
+    for (int i = 0; i < e->n; i++)
+        fprintf(out, "  %-34.34s %s (%s of %s)\n", e->q[i].name, e->q[i].read,
+                e->q[i].extract[0] ? e->q[i].extract : e->q[i].field, e->q[i].run);
+    fprintf(out, "\n%d of %d quantities within tolerance: %s\n", e->n - fails, e->n,
+            fails ? "NOT REPRODUCED" : "REPRODUCED");
+    mbs_results_free(&res);
+    free(e);
+    return fails ? 1 : 0;
+}
+
+/* ---- CLI ---------------------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorted names of the .expect files in dir (malloc'ed array of malloc'ed names). */
+static char **list_names(const char *dir, size_t *n)
+{
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return NULL;
+    char **names = NULL;
+    size_t cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len <= 7 || strcmp(de->d_name + len - 7, ".expect") != 0)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (!nn)
+                break;
+            names = nn;
+        }
+        names[*n] = strndup(de->d_name, len - 7);
+        if (names[*n])
+            (*n)++;
+    }
+    closedir(d);
+    if (*n)
+        qsort(names, *n, sizeof *names, cmp_str);
+    return names;
+}
+
+static int run_one(const char *dir, const char *name, const char *results, const char *outdir,
+                   int jobs, FILE *out)
+{
+    char path[4096], rdir[4096], why[512] = "";
+    snprintf(path, sizeof path, "%s/%s.expect", dir, name);
+    expect *e = malloc(sizeof *e);
+    if (!e)
+        return 2;
+    if (load_expect(path, e) != 0) {
+        fputs(e->err, stderr);
+        free(e);
+        return 2;
+    }
+    if (!available(e, why, sizeof why)) {
+        fprintf(stderr, "mbsbench: reproduction %s is not available: %s\n", name, why);
+        free(e);
+        return 2;
+    }
+    if (results) {
+        snprintf(rdir, sizeof rdir, "%s", results);
+    } else {
+        mbs_suite s;
+        char err[8192];
+        if (mbs_suite_load(e->suite, &s, err, sizeof err) != MBS_OK) {
+            fputs(err, stderr);
+            free(e);
+            return 2;
+        }
+        if (outdir)
+            snprintf(rdir, sizeof rdir, "%s", outdir);
+        else {
+            char stamp[32];
+            time_t now = time(NULL);
+            struct tm tm;
+            localtime_r(&now, &tm);
+            strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+            snprintf(rdir, sizeof rdir, "results/reproduce-%s-%s", name, stamp);
+        }
+        fprintf(out, "running %s into %s ...\n", e->suite, rdir);
+        fflush(out);
+        FILE *sink = fopen("/dev/null", "w");
+        mbs_sweep_options opt = {.jobs = jobs};
+        int st = mbs_sweep(&s, rdir, &opt, sink ? sink : out);
+        if (sink)
+            fclose(sink);
+        mbs_suite_free(&s);
+        if (st == 2 || st >= 128) {
+            free(e);
+            return 2;
+        }
+    }
+    free(e);
+    return mbs_reproduce_check(path, rdir, out);
+}
+
+int mbs_cmd_reproduce(int argc, char **argv)
+{
+    const char *dir = "reproductions", *results = NULL, *outdir = NULL, *name = NULL;
+    int list = 0, all = 0;
+    long jobs = 2;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--list") == 0)
+            list = 1;
+        else if (strcmp(a, "--all") == 0)
+            all = 1;
+        else if (strcmp(a, "--dir") == 0 && v)
+            dir = v, i++;
+        else if (strcmp(a, "--results") == 0 && v)
+            results = v, i++;
+        else if (strcmp(a, "--out") == 0 && v)
+            outdir = v, i++;
+        else if (strcmp(a, "-j") == 0 && v && mbs_parse_long(v, &jobs) == 0 && jobs >= 1 &&
+                 jobs <= 256)
+            i++;
+        else if (a[0] != '-' && !name)
+            name = a;
+        else {
+            fprintf(stderr, "mbsbench: reproduce: unexpected argument '%s'\n", a);
+            return 2;
+        }
+    }
+    if (list + all + (name != NULL) != 1) {
+        fprintf(stderr, "mbsbench: usage: mbsbench reproduce --list | --all | NAME "
+                        "[--results DIR] [--out DIR] [--dir DIR] [-j N]\n");
+        return 2;
+    }
+    if (name)
+        return run_one(dir, name, results, outdir, (int)jobs, stdout);
+    size_t n;
+    char **names = list_names(dir, &n);
+    int worst = 0, n_ok = 0, n_run = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[4096], why[512] = "";
+        snprintf(path, sizeof path, "%s/%s.expect", dir, names[i]);
+        expect *e = malloc(sizeof *e);
+        int ok = e && load_expect(path, e) == 0;
+        if (ok && available(e, why, sizeof why)) {
+            if (list)
+                printf("%-22s %s\n%-22s   %s; %d quantities; suite %s\n", names[i], e->title, "",
+                       e->citation, e->n, e->suite);
+            else {
+                printf("==== %s\n", names[i]);
+                int st = run_one(dir, names[i], NULL, NULL, (int)jobs, stdout);
+                n_run++;
+                n_ok += st == 0;
+                worst = st > worst ? st : worst;
+                printf("\n");
+            }
+        } else if (!ok && e) {
+            fprintf(stderr, "mbsbench: %s: invalid:\n%s", path, e->err);
+            worst = 2;
+        }
+        free(e);
+        free(names[i]);
+    }
+    free(names);
+    if (all)
+        printf("%d of %d reproductions reproduced\n", n_ok, n_run);
+    return worst;
+}

@@ -1,0 +1,41 @@
+/* Paper reproductions as executable checks (`mbsbench reproduce`).
+ *
+ * A reproduction is a suite file plus reproductions/NAME.expect (INI):
+ *
+ *   [reproduction]
+ *   title    = generalized-alpha on the index-3 pendulum
+ *   citation = seed 002, Example 8, Fig. 10
+ *   suite    = suites/genalpha-fig10.suite
+ *
+ *   [quantity x0=0 h=0.02]           ; one section per published number
+ *   run       = pendulum index3/genalpha h=0.02 t_end=1
+ *   field     = err_max.lambda       ; a record field (harness/README.md), or
+ *                                    ; order.q|order.v|order.lambda: observed order
+ *                                    ; over the h levels of the run's series, or
+ *   extract   = min_q:1              ; a registered extractor (below) instead of field
+ *   published = 4.0e-3
+ *   read      = read off the log-scale plot (one-digit precision)
+ *   rtol      = 0.3                  ; within when |ours / published - 1| <= rtol
+ *   atol      = 0.5                  ; or when |ours - published| <= atol
+ *
+ * `run` names the record: problem spec, method spec, h=H or tol=T, optional
+ * t_end=T (all as written in the suite).  Extractors compute a value the record does
+ * not hold by integrating the named run again with their own observer:
+ *   min_q:I      minimum of coordinate q_I over the accepted steps
+ *   argmin_q:I   the time of that minimum
+ * A reproduction whose methods or problems are not registered is not listed. */
+#ifndef MBS_REPRODUCE_H
+#define MBS_REPRODUCE_H
+
+#include <stdio.h>
+
+/* CLI: `mbsbench reproduce --list | --all | NAME [--results DIR] [--out DIR]
+ * [--dir reproductions]`.  Exit 0 when every quantity is within tolerance, 1 when
+ * one is not (or a run failed), 2 on bad input. */
+int mbs_cmd_reproduce(int argc, char **argv);
+
+/* Check a reproduction against an existing results directory (no sweep); prints
+ * the table to out.  Returns 0, 1 (outside tolerance) or 2 (bad input). */
+int mbs_reproduce_check(const char *expect_path, const char *results_dir, FILE *out);
+
+#endif

@@ -1,0 +1,191 @@
+/* Reading results directories (harness/results.h). */
+#include "results.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io.h"
+#include "sweep.h"
+
+static int push(mbs_results *r, size_t *cap, json_t *o)
+{
+    if (r->n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 64;
+        json_t **nr = realloc(r->recs, nc * sizeof *nr);
+        if (!nr)
+            return -1;
+        r->recs = nr;
+        *cap = nc;
+    }
+    r->recs[r->n++] = o;
+    return 0;
+}
+
+int mbs_results_load(const char *dir, mbs_results *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/runs.jsonl", dir);
+    char *text = mbs_read_file(path, NULL);
+    if (!text) {
+        snprintf(err, errlen, "cannot read %s", path);
+        return -1;
+    }
+    size_t cap = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        json_t *o = json_loads(line, 0, NULL);
+        if (!o || !json_is_object(o)) {
+            json_decref(o);
+            continue;
+        }
+        if (push(r, &cap, o) != 0) {
+            json_decref(o);
+            free(text);
+            mbs_results_free(r);
+            snprintf(err, errlen, "out of memory reading %s", path);
+            return -1;
+        }
+    }
+    free(text);
+    if (r->n)
+        qsort(r->recs, r->n, sizeof *r->recs, mbs_json_by_run_index);
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    r->meta = json_load_file(path, 0, NULL);
+    return 0;
+}
+
+int mbs_results_from_array(json_t *meta, json_t *array, mbs_results *r)
+{
+    memset(r, 0, sizeof *r);
+    size_t cap = 0, i;
+    json_t *o;
+    json_array_foreach(array, i, o)
+    {
+        if (!json_is_object(o))
+            continue;
+        if (push(r, &cap, json_incref(o)) != 0) {
+            json_decref(o);
+            mbs_results_free(r);
+            return -1;
+        }
+    }
+    r->meta = meta ? json_incref(meta) : NULL;
+    return 0;
+}
+
+void mbs_results_free(mbs_results *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        json_decref(r->recs[i]);
+    free(r->recs);
+    json_decref(r->meta);
+    memset(r, 0, sizeof *r);
+}
+
+double mbs_jnum(json_t *rec, const char *path)
+{
+    char a[64];
+    const char *dot = strchr(path, '.');
+    json_t *x;
+    if (dot) {
+        size_t n = (size_t)(dot - path);
+        if (n >= sizeof a)
+            return NAN;
+        memcpy(a, path, n);
+        a[n] = '\0';
+        x = json_object_get(json_object_get(rec, a), dot + 1);
+    } else {
+        x = json_object_get(rec, path);
+    }
+    return json_is_number(x) ? json_number_value(x) : NAN;
+}
+
+const char *mbs_jstr(json_t *rec, const char *key)
+{
+    const char *s = json_string_value(json_object_get(rec, key));
+    return s ? s : "";
+}
+
+int mbs_rec_ok(json_t *rec)
+{
+    return strcmp(mbs_jstr(rec, "status"), "ok") == 0;
+}
+
+void mbs_rec_series_key(json_t *rec, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s %s t_end=%.10g", mbs_jstr(rec, "problem_spec"),
+             mbs_jstr(rec, "method_spec"), mbs_jnum(rec, "t_end"));
+}
+
+void mbs_rec_key(json_t *rec, char *buf, size_t len)
+{
+    double h = mbs_jnum(rec, "h"), tol = mbs_jnum(rec, "tol");
+    char step[64];
+    if (isfinite(h))
+        snprintf(step, sizeof step, "h=%.10g", h);
+    else
+        snprintf(step, sizeof step, "tol=%.10g", tol);
+    snprintf(buf, len, "%s %s %s t_end=%.10g", mbs_jstr(rec, "problem_spec"),
+             mbs_jstr(rec, "method_spec"), step, mbs_jnum(rec, "t_end"));
+}
+
+typedef struct hx {
+    double h, e;
+} hx;
+
+static int by_h_desc(const void *a, const void *b)
+{
+    double x = ((const hx *)a)->h, y = ((const hx *)b)->h;
+    return (x < y) - (x > y);
+}
+
+int mbs_results_order(const mbs_results *r, json_t *rec, const char *group, mbs_order_fit *fit,
+                      size_t *n_levels)
+{
+    char key[1200], k2[1200], field[32];
+    mbs_rec_series_key(rec, key, sizeof key);
+    snprintf(field, sizeof field, "err.%s", group);
+    hx *pts = malloc((r->n ? r->n : 1) * sizeof *pts);
+    size_t n = 0;
+    if (!pts)
+        return -1;
+    for (size_t i = 0; i < r->n; i++) {
+        double h = mbs_jnum(r->recs[i], "h");
+        if (!isfinite(h))
+            continue;
+        mbs_rec_series_key(r->recs[i], k2, sizeof k2);
+        if (strcmp(key, k2) != 0)
+            continue;
+        int dup = 0;
+        for (size_t j = 0; j < n; j++)
+            dup |= pts[j].h == h;
+        if (dup)
+            continue;
+        pts[n].h = h;
+        pts[n].e = mbs_rec_ok(r->recs[i]) ? mbs_jnum(r->recs[i], field) : NAN;
+        n++;
+    }
+    *n_levels = n;
+    if (n < 3) {
+        free(pts);
+        return -1;
+    }
+    qsort(pts, n, sizeof *pts, by_h_desc);
+    double *h = malloc(2 * n * sizeof(double));
+    if (!h) {
+        free(pts);
+        return -1;
+    }
+    double *e = h + n;
+    for (size_t i = 0; i < n; i++) {
+        h[i] = pts[i].h;
+        e[i] = pts[i].e;
+    }
+    mbs_fit_order(h, e, n, fit);
+    free(h);
+    free(pts);
+    return 0;
+}

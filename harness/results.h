@@ -1,0 +1,40 @@
+/* Reading a results directory (meta.json + runs.jsonl, harness/README.md) for the
+ * report, reproduction, regression and history commands. */
+#ifndef MBS_RESULTS_H
+#define MBS_RESULTS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "fit.h"
+
+typedef struct mbs_results {
+    json_t *meta;    /* meta.json (NULL when absent) */
+    json_t **recs;   /* records sorted by run index (owned references) */
+    size_t n;
+} mbs_results;
+
+/* Load dir/runs.jsonl (required) and dir/meta.json (optional).  Returns 0, or -1
+ * with a one-line message in err. */
+int mbs_results_load(const char *dir, mbs_results *r, char *err, size_t errlen);
+/* The same from an array of records (references are taken). */
+int mbs_results_from_array(json_t *meta, json_t *array, mbs_results *r);
+void mbs_results_free(mbs_results *r);
+
+/* Field access: a number (NaN when null/absent), "a" or "a.b". */
+double mbs_jnum(json_t *rec, const char *path);
+const char *mbs_jstr(json_t *rec, const char *key); /* "" when absent */
+int mbs_rec_ok(json_t *rec);                          /* status == "ok" */
+
+/* Identity of a run across sweeps: "problem_spec method_spec h=.. tol=.. t_end=..". */
+void mbs_rec_key(json_t *rec, char *buf, size_t len);
+/* Identity of a refinement series (the key without h/tol). */
+void mbs_rec_series_key(json_t *rec, char *buf, size_t len);
+
+/* Order fit (harness/fit.h) of group "q", "v" or "lambda" (err.<group>) over the
+ * fixed-step records sharing rec's series key; n_levels gets the number of levels.
+ * Returns 0 when at least 3 levels exist. */
+int mbs_results_order(const mbs_results *r, json_t *rec, const char *group, mbs_order_fit *fit,
+                      size_t *n_levels);
+
+#endif

@@ -1,0 +1,320 @@
+/* The DAE formulation layer (see dae_form.h): E(y) y' = F(t, y) for the
+ * index-3, index-2, GGL and index-2 Baumgarte forms of seed 002 Section 4.2. */
+#include "gslalloc.h"
+#include "dae_form.h"
+
+#include <float.h>
+#include <gsl/gsl_blas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *mbs_dae_form_kind_name(mbs_form_kind kind)
+{
+    switch (kind) {
+    case MBS_FORM_INDEX3:
+        return "index3";
+    case MBS_FORM_INDEX2:
+        return "index2";
+    case MBS_FORM_GGL:
+        return "ggl";
+    case MBS_FORM_BAUMGARTE2:
+        return "baumgarte2";
+    }
+    return "?";
+}
+
+void mbs_dae_form_free(mbs_dae_form *f)
+{
+    if (!f)
+        return;
+    free(f->var_index);
+    gsl_matrix_free(f->M);
+    gsl_matrix_free(f->B);
+    gsl_matrix_free(f->Gt);
+    free(f->f);
+    free(f->g);
+    free(f->gt);
+    free(f->w);
+    free(f->yp);
+    free(f->F0);
+    free(f->F1);
+    free(f);
+}
+
+int mbs_dae_form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind)
+{
+    const mbs_problem *pb = ctx->pb;
+    *out = NULL;
+    if (kind != MBS_FORM_INDEX3 && kind != MBS_FORM_INDEX2 && kind != MBS_FORM_GGL &&
+        kind != MBS_FORM_BAUMGARTE2)
+        return mbs_fail(ctx, MBS_BAD_INPUT, pb->t0, "unknown DAE formulation %d", (int)kind);
+    int ext = (pb->flags & MBS_PB_EXTENDED) != 0;
+    if (ext && kind != MBS_FORM_INDEX3 && kind != MBS_FORM_INDEX2)
+        return mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0,
+                        "the %s form does not support extended problems (%s)",
+                        mbs_dae_form_kind_name(kind), pb->def->name);
+    mbs_dae_form *f = calloc(1, sizeof *f);
+    if (!f)
+        return MBS_NO_MEMORY;
+    f->kind = kind;
+    f->nq = pb->nq;
+    f->nv = pb->nv;
+    f->nl = pb->nl;
+    f->nmu = kind == MBS_FORM_GGL ? pb->nl : 0;
+    f->nx = ext ? pb->nx : 0;
+    f->n = f->nq + f->nv + f->nl + f->nmu + f->nx;
+    f->baumgarte_C = 1.0;
+    f->h = 0.0;
+    size_t nlc = f->nl ? f->nl : 1, nw = f->nq;
+    if (f->nv > nw)
+        nw = f->nv;
+    if (nlc > nw)
+        nw = nlc;
+    f->var_index = malloc(f->n * sizeof *f->var_index);
+    f->M = mbs_matrix_alloc(f->nv, f->nv);
+    f->B = mbs_matrix_alloc(nlc, f->nv);
+    f->f = malloc(f->nv * sizeof(double));
+    f->g = malloc(nlc * sizeof(double));
+    f->gt = malloc(nlc * sizeof(double));
+    f->w = malloc(nw * sizeof(double));
+    f->yp = malloc(f->n * sizeof(double));
+    f->F0 = malloc(f->n * sizeof(double));
+    f->F1 = malloc(f->n * sizeof(double));
+    int ok = f->var_index && f->M && f->B && f->f && f->g && f->gt && f->w && f->yp && f->F0 &&
+             f->F1;
+    if (ok && kind == MBS_FORM_GGL && pb->def->kinematic)
+        ok = (f->Gt = mbs_matrix_alloc(nlc, f->nq)) != NULL;
+    if (!ok) {
+        mbs_dae_form_free(f);
+        return MBS_NO_MEMORY;
+    }
+    for (size_t i = 0; i < f->nq + f->nv; i++)
+        f->var_index[i] = 1;
+    for (size_t i = 0; i < f->nl; i++)
+        f->var_index[f->nq + f->nv + i] = kind == MBS_FORM_INDEX3 ? 3 : 2;
+    for (size_t i = 0; i < f->nmu; i++)
+        f->var_index[f->nq + f->nv + f->nl + i] = 2;
+    if (ext) {
+        /* The problem's own formulation: its per-variable index, and its
+         * constraint rows must be of the kind's index (index-2 rows B v + g_t or
+         * index-3 rows g). */
+        int s = pb->def->ext->var_index(pb, f->var_index);
+        int want = kind == MBS_FORM_INDEX3 ? 3 : 2;
+        for (size_t i = 0; s == MBS_OK && i < f->nl; i++)
+            if (f->var_index[f->nq + f->nv + i] != want)
+                s = mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0,
+                             "%s is given in an index-%d form; use an %s method",
+                             pb->def->name, f->var_index[f->nq + f->nv + i],
+                             f->var_index[f->nq + f->nv + i] == 3 ? "index3/" : "index2/");
+        if (s != MBS_OK) {
+            mbs_dae_form_free(f);
+            return s < 0 ? s : MBS_CALLBACK_FAILED;
+        }
+    }
+    *out = f;
+    return MBS_OK;
+}
+
+int mbs_dae_form_position_row(const mbs_dae_form *f, size_t i)
+{
+    size_t i0 = f->nq + f->nv;
+    return (f->kind == MBS_FORM_INDEX3 || f->kind == MBS_FORM_GGL) && i >= i0 &&
+           i < i0 + f->nl;
+}
+
+int mbs_dae_form_mass(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, gsl_matrix *E)
+{
+    if (f->nx)
+        return mbs_ext_mass(ctx, t, y, E);
+    gsl_matrix_set_zero(E);
+    for (size_t i = 0; i < f->nq; i++)
+        gsl_matrix_set(E, i, i, 1.0);
+    gsl_matrix_view Mv = gsl_matrix_submatrix(E, f->nq, f->nq, f->nv, f->nv);
+    return mbs_mass(ctx, t, y, &Mv.matrix);
+}
+
+/* B v + g_t into out (length nl); f->B must hold B(t, q). */
+static int velocity_constraint(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *q,
+                               const double *v, double *out)
+{
+    int s = mbs_constraint_t(ctx, t, q, f->gt);
+    if (s != MBS_OK)
+        return s;
+    for (size_t i = 0; i < f->nl; i++) {
+        double bv = f->gt[i];
+        for (size_t j = 0; j < f->nv; j++)
+            bv += gsl_matrix_get(f->B, i, j) * v[j];
+        out[i] = bv;
+    }
+    return MBS_OK;
+}
+
+int mbs_dae_form_rhs(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, double *F)
+{
+    size_t nq = f->nq, nv = f->nv, nl = f->nl;
+    const double *q = y, *v = y + nq, *lam = y + nq + nv;
+    double *Fq = F, *Fv = F + nq, *Fc = F + nq + nv;
+    int s;
+    if (f->nx)
+        return mbs_ext_rhs(ctx, t, y, F);
+    if (f->kind == MBS_FORM_BAUMGARTE2 && !(f->h > 0.0 && f->baumgarte_C > 0.0))
+        return mbs_fail(ctx, MBS_BAD_INPUT, t,
+                        "baumgarte2 form needs h > 0 and C > 0 (h=%g, C=%g)", f->h,
+                        f->baumgarte_C);
+    /* (77a): q' = H v */
+    if ((s = mbs_qdot(ctx, q, v, Fq)) != MBS_OK)
+        return s;
+    /* (77b): f - B^T lambda */
+    if ((s = mbs_force(ctx, t, q, v, f->f)) != MBS_OK)
+        return s;
+    memcpy(Fv, f->f, nv * sizeof(double));
+    if (nl == 0)
+        return MBS_OK;
+    gsl_matrix_view B = gsl_matrix_submatrix(f->B, 0, 0, nl, nv);
+    if ((s = mbs_constraint_jacobian(ctx, t, q, &B.matrix)) != MBS_OK)
+        return s;
+    for (size_t i = 0; i < nl; i++)
+        for (size_t j = 0; j < nv; j++)
+            Fv[j] -= gsl_matrix_get(f->B, i, j) * lam[i];
+    switch (f->kind) {
+    case MBS_FORM_INDEX3: /* (77c) */
+        return mbs_constraint(ctx, t, q, Fc);
+    case MBS_FORM_INDEX2: /* (79c) with g_t for rheonomic constraints */
+        return velocity_constraint(f, ctx, t, q, v, Fc);
+    case MBS_FORM_BAUMGARTE2: /* (87c): alpha0 g + B v + g_t, alpha0 = C / h */
+        if ((s = velocity_constraint(f, ctx, t, q, v, Fc)) != MBS_OK ||
+            (s = mbs_constraint(ctx, t, q, f->g)) != MBS_OK)
+            return s;
+        for (size_t i = 0; i < nl; i++)
+            Fc[i] += f->baumgarte_C / f->h * f->g[i];
+        return MBS_OK;
+    case MBS_FORM_GGL: {
+        /* (92a): q' = H v - G^T mu.  G is B when H = I, else the full Jacobian
+         * that mbs_constraint_jacobian left in ctx->G_full. */
+        const double *mu = y + nq + nv + nl;
+        const gsl_matrix *G = f->B;
+        if (f->Gt) {
+            gsl_matrix_view Gs = gsl_matrix_submatrix(f->Gt, 0, 0, nl, nq);
+            gsl_matrix_const_view Gc = gsl_matrix_const_submatrix(ctx->G_full, 0, 0, nl, nq);
+            gsl_matrix_memcpy(&Gs.matrix, &Gc.matrix);
+            G = f->Gt;
+        }
+        for (size_t i = 0; i < nl; i++)
+            for (size_t j = 0; j < nq; j++)
+                Fq[j] -= gsl_matrix_get(G, i, j) * mu[i];
+        /* (92c), (92d) */
+        if ((s = mbs_constraint(ctx, t, q, Fc)) != MBS_OK)
+            return s;
+        return velocity_constraint(f, ctx, t, q, v, Fc + nl);
+    }
+    }
+    return MBS_OK;
+}
+
+static double fd_step(double x)
+{
+    return sqrt(DBL_EPSILON) * fmax(1.0, fabs(x));
+}
+
+int mbs_dae_form_jac(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, gsl_matrix *J)
+{
+    size_t nq = f->nq, nv = f->nv, nl = f->nl, n = f->n, ic = nq + nv;
+    int s;
+    gsl_matrix_set_zero(J);
+    if ((s = mbs_dae_form_rhs(f, ctx, t, y, f->F0)) != MBS_OK)
+        return s;
+    memcpy(f->yp, y, n * sizeof(double));
+    if (f->nx) {
+        /* Extended problem: forward differences of the problem's F in every column. */
+        for (size_t j = 0; j < n; j++) {
+            double d = fd_step(y[j]);
+            f->yp[j] = y[j] + d;
+            d = f->yp[j] - y[j];
+            s = mbs_dae_form_rhs(f, ctx, t, f->yp, f->F1);
+            f->yp[j] = y[j];
+            if (s != MBS_OK)
+                return s;
+            for (size_t i = 0; i < n; i++)
+                gsl_matrix_set(J, i, j, (f->F1[i] - f->F0[i]) / d);
+        }
+        return MBS_OK;
+    }
+    /* q columns: finite differences of the whole F (f_q, (B^T lambda)_q, (H v)_q,
+     * (G^T mu)_q, (B v)_q, g_q). */
+    for (size_t j = 0; j < nq; j++) {
+        double d = fd_step(y[j]);
+        f->yp[j] = y[j] + d;
+        d = f->yp[j] - y[j];
+        s = mbs_dae_form_rhs(f, ctx, t, f->yp, f->F1);
+        f->yp[j] = y[j];
+        if (s != MBS_OK)
+            return s;
+        for (size_t i = 0; i < n; i++)
+            gsl_matrix_set(J, i, j, (f->F1[i] - f->F0[i]) / d);
+    }
+    /* Analytic blocks at y: B (and G) from the constraint Jacobian. */
+    if (nl > 0) {
+        gsl_matrix_view B = gsl_matrix_submatrix(f->B, 0, 0, nl, nv);
+        if ((s = mbs_constraint_jacobian(ctx, t, y, &B.matrix)) != MBS_OK)
+            return s;
+        const gsl_matrix *G = f->B; /* H = I: G = B */
+        if (ctx->pb->def->kinematic)
+            G = ctx->G_full;
+        for (size_t i = 0; i < nl; i++) {
+            for (size_t j = 0; j < nv; j++) {
+                double b = gsl_matrix_get(f->B, i, j);
+                gsl_matrix_set(J, nq + j, ic + i, -b); /* d(f - B^T lambda)/dlambda */
+                if (f->kind != MBS_FORM_INDEX3) /* d(B v + ...)/dv */
+                    gsl_matrix_set(J, ic + (f->kind == MBS_FORM_GGL ? nl : 0) + i, nq + j, b);
+            }
+            for (size_t j = 0; j < nq; j++) {
+                double g = gsl_matrix_get(G, i, j);
+                if (f->kind == MBS_FORM_INDEX3 || f->kind == MBS_FORM_GGL)
+                    gsl_matrix_set(J, ic + i, j, g); /* dg/dq = G (analytic) */
+                if (f->kind == MBS_FORM_GGL)
+                    gsl_matrix_set(J, j, ic + nl + i, -g); /* d(-G^T mu)/dmu */
+            }
+        }
+    }
+    /* v columns: H in the q rows (columns of H via q' = H e_j), f_v by
+     * finite differences in the v rows. */
+    for (size_t j = 0; j < nv; j++) {
+        memset(f->yp + nq, 0, nv * sizeof(double));
+        f->yp[nq + j] = 1.0;
+        if ((s = mbs_qdot(ctx, y, f->yp + nq, f->w)) != MBS_OK)
+            return s;
+        for (size_t i = 0; i < nq; i++)
+            gsl_matrix_set(J, i, nq + j, f->w[i]);
+    }
+    memcpy(f->yp + nq, y + nq, nv * sizeof(double));
+    if ((s = mbs_force(ctx, t, y, y + nq, f->F0)) != MBS_OK)
+        return s;
+    for (size_t j = 0; j < nv; j++) {
+        double d = fd_step(y[nq + j]);
+        f->yp[nq + j] = y[nq + j] + d;
+        d = f->yp[nq + j] - y[nq + j];
+        s = mbs_force(ctx, t, y, f->yp + nq, f->F1);
+        f->yp[nq + j] = y[nq + j];
+        if (s != MBS_OK)
+            return s;
+        for (size_t i = 0; i < nv; i++)
+            gsl_matrix_set(J, nq + i, nq + j, (f->F1[i] - f->F0[i]) / d);
+    }
+    return MBS_OK;
+}
+
+void mbs_dae_form_from_state(const mbs_dae_form *f, const double *state, double *y)
+{
+    size_t m = f->nq + f->nv + f->nl;
+    memcpy(y, state, m * sizeof(double));
+    for (size_t i = 0; i < f->nmu; i++)
+        y[m + i] = 0.0;
+    if (f->nx) /* extended problems: x after lambda (nmu = 0) */
+        memcpy(y + m, state + m, f->nx * sizeof(double));
+}
+
+void mbs_dae_form_to_state(const mbs_dae_form *f, const double *y, double *state)
+{
+    memcpy(state, y, (f->nq + f->nv + f->nl + f->nx) * sizeof(double));
+}

@@ -1,0 +1,75 @@
+/* The equations of motion as a linearly implicit DAE  E(y) y' = F(t, y)
+ * (seed 002, Section 4.2, Eqs. (71), (77), (79), (87), (92)), shared by the
+ * implicit DAE integrators (Radau IIA, BDF).
+ *
+ * y = (q, v, lambda [, mu]),  E = diag(I_nq, M(q), 0 [, 0]):
+ *   index-3 (seed 002 Eq. (77)):  F = (H v, f - B^T lambda, g)
+ *   index-2 (Eq. (79)):           F = (H v, f - B^T lambda, B v + g_t)
+ *   GGL (Eq. (92)):               F = (H v - G^T mu, f - B^T lambda, g, B v + g_t)
+ *   Baumgarte2 (Eq. (87)):        F = (H v, f - B^T lambda, B v + g_t + (C/h) g)
+ * with B = G H (problems/problem.h).  The problem is called only through the
+ * counting wrappers of methods/method.h.
+ *
+ * The index-3 scaling of seed 002 Eqs. (69)-(70) (iteration matrix bounded as
+ * h -> 0) is done by the integrator (scale the constraint rows and the
+ * multiplier unknowns); the form only provides E, F and dF/dy. */
+#ifndef MBS_DAE_FORM_H
+#define MBS_DAE_FORM_H
+
+#include <gsl/gsl_matrix.h>
+#include <stddef.h>
+
+#include "method.h"
+
+typedef enum { MBS_FORM_INDEX3, MBS_FORM_INDEX2, MBS_FORM_GGL, MBS_FORM_BAUMGARTE2 } mbs_form_kind;
+
+typedef struct mbs_dae_form {
+    mbs_form_kind kind;
+    size_t nq, nv, nl, nmu, n;  /* nmu = nl for GGL, else 0; n = nq + nv + nl + nmu */
+    int *var_index;             /* per component of y: 1 for q and v; for lambda 3 (index-3 form)
+                                   or 2 (index-2, GGL, Baumgarte2); for mu 2.  Integrators use it
+                                   for index-aware error scaling (Radau: scale by h^(index-1)) or to
+                                   exclude algebraic components from the error test (BDF). */
+    double baumgarte_C;         /* Baumgarte2 only: alpha0 = C / h (seed 002 Eq. (87));
+                                   default 1, set by the integrator from its parameter */
+    double h;                   /* current step size, set by the integrator (Baumgarte2, scaling) */
+    size_t nx;                  /* extended problems (problems/problem.h, MBS_PB_EXTENDED): the
+                                   extra variables x, y = q | v | lambda | x, n = ny; E, F are
+                                   the problem's own (index2/index3 kinds only, matching the
+                                   index of the problem's constraint rows); else 0 */
+    /* ---- private workspace (do not touch) ---- */
+    gsl_matrix *M;              /* nv x nv mass matrix */
+    gsl_matrix *B;              /* max(nl,1) x nv, B = G H */
+    gsl_matrix *Gt;             /* max(nl,1) x nq, G (GGL with H != I only; else NULL) */
+    double *f, *g, *gt, *w;     /* force, constraint, g_t, work (length max(nq, nv, nl, 1)) */
+    double *yp, *F0, *F1;       /* perturbed y and right-hand sides (length n) */
+} mbs_dae_form;
+
+/* Allocate the form for ctx->pb.  Returns MBS_OK, MBS_NO_MEMORY or
+ * MBS_BAD_INPUT (unknown kind; reason in ctx).  *out is NULL on failure. */
+int mbs_dae_form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind);
+/* Accepts NULL. */
+void mbs_dae_form_free(mbs_dae_form *f);
+
+/* E(y) (n x n): diag(I_nq, M(q), 0). */
+int mbs_dae_form_mass(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, gsl_matrix *E);
+/* F(t, y) (length n).  Baumgarte2 needs f->h > 0 and f->baumgarte_C > 0
+ * (MBS_BAD_INPUT with a reason otherwise). */
+int mbs_dae_form_rhs(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, double *F);
+/* dF/dy (n x n): analytic blocks where the contract gives them (B, G, -B^T, H),
+ * forward finite differences for f_q, f_v, (B^T lambda)_q, (B v)_q, (H v)_q,
+ * (G^T mu)_q; counted through the ctx wrappers.  Does not include the
+ * derivative of E(y) y' with respect to q (simplified Newton neglects it). */
+int mbs_dae_form_jac(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, gsl_matrix *J);
+/* y from the harness state q|v|lambda (mu = 0), and back (drops mu). */
+void mbs_dae_form_from_state(const mbs_dae_form *f, const double *state, double *y);
+void mbs_dae_form_to_state(const mbs_dae_form *f, const double *y, double *state);
+
+/* ---- additions ---------------------------------------------------------------- */
+/* Short name of a kind: "index3", "index2", "ggl", "baumgarte2". */
+const char *mbs_dae_form_kind_name(mbs_form_kind kind);
+/* 1 when row i of F is a position-level constraint (g for index-3 and GGL),
+ * i.e. a row the integrator scales by 1/h in the index-3 scaling; else 0. */
+int mbs_dae_form_position_row(const mbs_dae_form *f, size_t i);
+
+#endif

@@ -1,0 +1,727 @@
+/* Divide-and-conquer algorithm (DCA) with augmented-Lagrangian multipliers and
+ * mass-orthogonal projections (seed 003, Sects. 2-3).
+ *
+ * Bodies are the diagonal blocks of M (connected components of its sparsity
+ * pattern); a constraint row couples the bodies its row of B = G H touches.
+ * The bodies, in index order, are the leaves of a balanced binary tree
+ * (seed 003 Fig. 1); a row whose bodies lie in different subtrees is
+ * eliminated at their lowest common node, a row within one body is local.
+ *
+ * Augmented Lagrangian (seed 003 Eqs. (6)-(8), (17)): every multiplier is
+ *     lambda = lambda* + alpha (B v' - gamma),
+ * iterated from lambda* = 0 until |B v' - gamma| <= eps_a (Sect. 4.1: 1e-10)
+ * or 10 iterations, penalty alpha = 1e6.  Each iteration is one assembly and
+ * one disassembly pass, written in the compliance ("inverse inertia") form:
+ *   leaf (body b, local rows L, open rows O):
+ *     (M_b + alpha B_L^T B_L) v_b' = f_b - B_L^T (lambda*_L - alpha gamma_L) - B_O^T lambda_O,
+ *     so v_b' = Phi_b lambda_O + b_b   (Eqs. (9), (10));
+ *   node (children 1, 2 joined by rows J, open rows O):
+ *     D lambda_J = lambda*_J / alpha - gamma_J + sum_k B_Jk (Phi_k lambda_Ok + b_k),
+ *     D = I / alpha - sum_k B_Jk Phi_kJ, symmetric positive definite even when
+ *     B_J is rank deficient (the matrix C of Eq. (20)), lambda_J = c_J + E_J lambda_O,
+ *     and the handle accelerations of the union follow (Eqs. (21)-(32));
+ *   root: no open rows; disassembly from the root gives every lambda_J and,
+ *     at the leaves, every v_b' (Sect. 2.3).
+ * The dca-proj variant adds after every accepted step the mass-orthogonal
+ * projections of Sect. 3 (positions: M dq + B^T s = 0, B dq = -g; velocities:
+ * M dv + B^T s = 0, B dv = -(B v + g_t)), solved by the same DCA passes with
+ * iteration limits 10 and tolerances eps_p = 1e-14, eps_v = 1e-12 (Sect. 4.1).
+ * Sequential; the structure (bodies, tree, row assignment) is analysed at the
+ * first evaluation and again only when the pattern of M or B changes. */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explicit.h"
+#include "gslalloc.h"
+#include "method.h"
+
+typedef struct dnode {
+    int leaf;          /* body index, or -1 */
+    int child[2];
+    size_t lo, hi;     /* body range */
+    int parent;
+    int *h;            /* handle coordinates */
+    size_t nh;
+    int *o;            /* open rows */
+    size_t no;
+    int *J;            /* rows eliminated here (internal) or local rows (leaf) */
+    size_t nJ;
+    double *Phi;       /* nh x no */
+    double *b;         /* nh */
+    double *cJ, *EJ;   /* nJ, nJ x no (internal) */
+} dnode;
+
+typedef struct dca_ws {
+    size_t nv, nl;
+    int proj;
+    double alpha, eps_a;
+    int maxit;
+    /* dense M, B and their pattern at the analysis */
+    gsl_matrix *M, *B;
+    unsigned char *patM, *patB;
+    int analysed;
+    /* bodies */
+    size_t nb;
+    int *body;          /* body of each coordinate */
+    int *bptr, *bcrd;   /* coordinates of each body (CSR) */
+    /* rows: coordinates touched (CSR) */
+    int *rptr, *rcrd;
+    int *rnode;         /* node where the row is eliminated (-1: touches no coordinate) */
+    int *leafnode;      /* node of each body's leaf */
+    dnode *nd;
+    size_t nn;
+    int root;
+    /* scratch */
+    int *pos, *rpos, *mark;
+    double *lam, *lamstar, *f, *gam, *acc, *work, *dq, *qd, *gt;
+    gsl_matrix *Dm, *Xm;
+    size_t maxJ, maxcols;
+    int last_iters;
+} dca_ws;
+
+static void free_nodes(dca_ws *w)
+{
+    for (size_t k = 0; k < w->nn; k++) {
+        dnode *n = &w->nd[k];
+        free(n->h);
+        free(n->o);
+        free(n->J);
+        free(n->Phi);
+        free(n->b);
+        free(n->cJ);
+        free(n->EJ);
+    }
+    free(w->nd);
+    w->nd = NULL;
+    w->nn = 0;
+    free(w->bptr);
+    free(w->bcrd);
+    free(w->rptr);
+    free(w->rcrd);
+    free(w->rnode);
+    free(w->leafnode);
+    w->bptr = w->bcrd = w->rptr = w->rcrd = w->rnode = w->leafnode = NULL;
+    if (w->Dm)
+        gsl_matrix_free(w->Dm);
+    if (w->Xm)
+        gsl_matrix_free(w->Xm);
+    w->Dm = w->Xm = NULL;
+}
+
+static void dca_free(void *p)
+{
+    dca_ws *w = p;
+    if (!w)
+        return;
+    free_nodes(w);
+    if (w->M)
+        gsl_matrix_free(w->M);
+    if (w->B)
+        gsl_matrix_free(w->B);
+    free(w->patM);
+    free(w->patB);
+    free(w->body);
+    free(w->pos);
+    free(w->rpos);
+    free(w->mark);
+    free(w->lam);
+    free(w->lamstar);
+    free(w->f);
+    free(w->gam);
+    free(w->acc);
+    free(w->work);
+    free(w->dq);
+    free(w->qd);
+    free(w->gt);
+    free(w);
+}
+
+enum { P_ALPHA, P_MAXIT, P_EPSA };
+
+static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int proj)
+{
+    const mbs_problem *pb = ctx->pb;
+    *out = NULL;
+    dca_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return MBS_NO_MEMORY;
+    size_t nv = pb->nv, nl = pb->nl, nlc = nl ? nl : 1;
+    w->nv = nv;
+    w->nl = nl;
+    w->proj = proj;
+    w->alpha = p->val[P_ALPHA];
+    w->maxit = (int)p->val[P_MAXIT];
+    w->eps_a = p->val[P_EPSA];
+    w->M = mbs_matrix_alloc(nv, nv);
+    w->B = mbs_matrix_alloc(nlc, nv);
+    w->patM = calloc(nv * nv, 1);
+    w->patB = calloc(nlc * nv, 1);
+    w->body = malloc(nv * sizeof *w->body);
+    w->pos = malloc(nv * sizeof *w->pos);
+    w->rpos = malloc(nlc * sizeof *w->rpos);
+    w->mark = malloc((nv > nlc ? nv : nlc) * sizeof *w->mark);
+    w->lam = calloc(nlc, sizeof *w->lam);
+    w->lamstar = calloc(nlc, sizeof *w->lamstar);
+    w->f = malloc(nv * sizeof *w->f);
+    w->gam = calloc(nlc, sizeof *w->gam);
+    w->acc = malloc(nv * sizeof *w->acc);
+    w->work = malloc((nv > nlc ? nv : nlc) * sizeof *w->work);
+    w->dq = malloc(nv * sizeof *w->dq);
+    w->qd = malloc(pb->nq * sizeof *w->qd);
+    w->gt = calloc(nlc, sizeof *w->gt);
+    if (!w->M || !w->B || !w->patM || !w->patB || !w->body || !w->pos || !w->rpos ||
+        !w->mark || !w->lam || !w->lamstar || !w->f || !w->gam || !w->acc || !w->work ||
+        !w->dq || !w->qd || !w->gt) {
+        dca_free(w);
+        return MBS_NO_MEMORY;
+    }
+    *out = w;
+    return MBS_OK;
+}
+
+/* ---- structure analysis -------------------------------------------------------- */
+
+static int find(int *par, int i)
+{
+    while (par[i] != i) {
+        par[i] = par[par[i]];
+        i = par[i];
+    }
+    return i;
+}
+
+static int build_tree(dca_ws *w, size_t lo, size_t hi, int parent)
+{
+    int k = (int)w->nn++;
+    dnode *n = &w->nd[k];
+    n->lo = lo, n->hi = hi, n->parent = parent;
+    if (hi - lo == 1) {
+        n->leaf = (int)lo;
+        n->child[0] = n->child[1] = -1;
+        w->leafnode[lo] = k;
+        return k;
+    }
+    n->leaf = -1;
+    size_t mid = lo + (hi - lo) / 2;
+    int c0 = build_tree(w, lo, mid, k);
+    int c1 = build_tree(w, mid, hi, k);
+    w->nd[k].child[0] = c0;
+    w->nd[k].child[1] = c1;
+    return k;
+}
+
+static int push(int **a, size_t *n, int v)
+{
+    int *p = realloc(*a, (*n + 1) * sizeof **a);
+    if (!p)
+        return -1;
+    p[(*n)++] = v;
+    *a = p;
+    return 0;
+}
+
+static int analyse(dca_ws *w)
+{
+    size_t nv = w->nv, nl = w->nl;
+    free_nodes(w);
+    /* bodies: connected components of the pattern of M */
+    int *par = malloc(nv * sizeof *par);
+    if (!par)
+        return MBS_NO_MEMORY;
+    for (size_t i = 0; i < nv; i++)
+        par[i] = (int)i;
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = i + 1; j < nv; j++)
+            if (w->patM[i * nv + j] || w->patM[j * nv + i]) {
+                int a = find(par, (int)i), c = find(par, (int)j);
+                if (a != c)
+                    par[a > c ? a : c] = a < c ? a : c;
+            }
+    for (size_t i = 0; i < nv; i++)
+        w->mark[i] = -1;
+    w->nb = 0;
+    for (size_t i = 0; i < nv; i++) {
+        int r = find(par, (int)i);
+        if (w->mark[r] < 0)
+            w->mark[r] = (int)w->nb++;
+        w->body[i] = w->mark[r];
+    }
+    free(par);
+    size_t nb = w->nb, nlc = nl ? nl : 1;
+    w->bptr = calloc(nb + 1, sizeof *w->bptr);
+    w->bcrd = malloc(nv * sizeof *w->bcrd);
+    w->rptr = calloc(nlc + 1, sizeof *w->rptr);
+    w->rnode = malloc(nlc * sizeof *w->rnode);
+    w->leafnode = malloc(nb * sizeof *w->leafnode);
+    w->nd = calloc(2 * nb, sizeof *w->nd);
+    if (!w->bptr || !w->bcrd || !w->rptr || !w->rnode || !w->leafnode || !w->nd)
+        return MBS_NO_MEMORY;
+    for (size_t i = 0; i < nv; i++)
+        w->bptr[w->body[i] + 1]++;
+    for (size_t b = 0; b < nb; b++)
+        w->bptr[b + 1] += w->bptr[b];
+    for (size_t b = 0; b < nb; b++)
+        w->mark[b] = w->bptr[b];
+    for (size_t i = 0; i < nv; i++)
+        w->bcrd[w->mark[w->body[i]]++] = (int)i;
+    size_t nzb = 0;
+    for (size_t r = 0; r < nl; r++)
+        for (size_t j = 0; j < nv; j++)
+            nzb += w->patB[r * nv + j];
+    w->rcrd = malloc((nzb ? nzb : 1) * sizeof *w->rcrd);
+    if (!w->rcrd)
+        return MBS_NO_MEMORY;
+    for (size_t r = 0, k = 0; r < nl; r++) {
+        w->rptr[r] = (int)k;
+        for (size_t j = 0; j < nv; j++)
+            if (w->patB[r * nv + j])
+                w->rcrd[k++] = (int)j;
+        w->rptr[r + 1] = (int)k;
+    }
+    w->nn = 0;
+    w->root = build_tree(w, 0, nb, -1);
+    /* row assignment: lowest common node of the bodies a row touches */
+    for (size_t r = 0; r < nl; r++) {
+        int bmin = (int)nb, bmax = -1;
+        for (int k = w->rptr[r]; k < w->rptr[r + 1]; k++) {
+            int b = w->body[w->rcrd[k]];
+            bmin = b < bmin ? b : bmin;
+            bmax = b > bmax ? b : bmax;
+        }
+        if (bmax < 0) {
+            w->rnode[r] = -1;
+            continue;
+        }
+        int k = w->root;
+        while (w->nd[k].leaf < 0) {
+            dnode *n = &w->nd[k];
+            size_t mid = w->nd[n->child[0]].hi;
+            if ((size_t)bmax < mid)
+                k = n->child[0];
+            else if ((size_t)bmin >= mid)
+                k = n->child[1];
+            else
+                break;
+        }
+        w->rnode[r] = k;
+        if (push(&w->nd[k].J, &w->nd[k].nJ, (int)r) != 0)
+            return MBS_NO_MEMORY;
+        /* open in every node from the touched leaves up to k (exclusive) */
+        for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++) {
+            int x = w->leafnode[w->body[w->rcrd[q]]];
+            while (x != k) {
+                dnode *n = &w->nd[x];
+                if (n->no == 0 || n->o[n->no - 1] != (int)r)
+                    if (push(&n->o, &n->no, (int)r) != 0)
+                        return MBS_NO_MEMORY;
+                x = n->parent;
+            }
+        }
+    }
+    /* handles: leaf = the body's coordinates; node = coordinates of its open rows */
+    size_t maxJ = 1, maxcols = 1;
+    for (size_t k = 0; k < w->nn; k++) {
+        dnode *n = &w->nd[k];
+        if (n->leaf >= 0) {
+            for (int q = w->bptr[n->leaf]; q < w->bptr[n->leaf + 1]; q++)
+                if (push(&n->h, &n->nh, w->bcrd[q]) != 0)
+                    return MBS_NO_MEMORY;
+        } else {
+            for (size_t i = 0; i < nv; i++)
+                w->mark[i] = -1;
+            for (size_t a = 0; a < n->no; a++) {
+                int r = n->o[a];
+                for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++) {
+                    int c = w->rcrd[q];
+                    size_t b = (size_t)w->body[c];
+                    if (b >= n->lo && b < n->hi && w->mark[c] < 0) {
+                        w->mark[c] = 1;
+                        if (push(&n->h, &n->nh, c) != 0)
+                            return MBS_NO_MEMORY;
+                    }
+                }
+            }
+        }
+        size_t nh1 = n->nh ? n->nh : 1, no1 = n->no ? n->no : 1, nJ1 = n->nJ ? n->nJ : 1;
+        n->Phi = malloc(nh1 * no1 * sizeof *n->Phi);
+        n->b = malloc(nh1 * sizeof *n->b);
+        n->cJ = malloc(nJ1 * sizeof *n->cJ);
+        n->EJ = malloc(nJ1 * no1 * sizeof *n->EJ);
+        if (!n->Phi || !n->b || !n->cJ || !n->EJ)
+            return MBS_NO_MEMORY;
+        size_t dJ = n->leaf >= 0 ? (size_t)(w->bptr[n->leaf + 1] - w->bptr[n->leaf]) : n->nJ;
+        maxJ = dJ > maxJ ? dJ : maxJ;
+        maxcols = n->no + 1 > maxcols ? n->no + 1 : maxcols;
+    }
+    w->maxJ = maxJ;
+    w->maxcols = maxcols;
+    w->Dm = mbs_matrix_alloc(maxJ, maxJ);
+    w->Xm = mbs_matrix_alloc(maxJ, maxcols);
+    if (!w->Dm || !w->Xm)
+        return MBS_NO_MEMORY;
+    w->analysed = 1;
+    return MBS_OK;
+}
+
+/* ---- one assembly/disassembly pass for given M, B, f, gamma, lambda* ------------ */
+
+/* Solve D X = R in place (R: n x m in Xm), D in Dm (n x n), symmetric positive
+ * definite: D = I / alpha + B_J C B_J^T with the children's compliances C. */
+static int small_solve(dca_ws *w, size_t n, size_t m)
+{
+    gsl_matrix_view D = gsl_matrix_submatrix(w->Dm, 0, 0, n, n);
+    if (gsl_linalg_cholesky_decomp1(&D.matrix) != GSL_SUCCESS)
+        return MBS_SINGULAR_MATRIX;
+    for (size_t j = 0; j < m; j++) {
+        gsl_vector_view x = gsl_matrix_subcolumn(w->Xm, j, 0, n);
+        if (gsl_linalg_cholesky_svx(&D.matrix, &x.vector) != GSL_SUCCESS)
+            return MBS_SINGULAR_MATRIX;
+    }
+    return MBS_OK;
+}
+
+static double Bget(const dca_ws *w, int r, int c)
+{
+    return gsl_matrix_get(w->B, (size_t)r, (size_t)c);
+}
+
+static int assemble_leaf(dca_ws *w, dnode *n)
+{
+    size_t d = n->nh, no = n->no;
+    double al = w->alpha;
+    /* A = M_b + alpha B_L^T B_L into Dm; right-hand sides [f~ | -B_O^T] into Xm */
+    for (size_t i = 0; i < d; i++) {
+        for (size_t j = 0; j < d; j++) {
+            double a = gsl_matrix_get(w->M, (size_t)n->h[i], (size_t)n->h[j]);
+            for (size_t l = 0; l < n->nJ; l++)
+                a += al * Bget(w, n->J[l], n->h[i]) * Bget(w, n->J[l], n->h[j]);
+            gsl_matrix_set(w->Dm, i, j, a);
+        }
+        double fi = w->f[n->h[i]];
+        for (size_t l = 0; l < n->nJ; l++) {
+            int r = n->J[l];
+            fi -= Bget(w, r, n->h[i]) * (w->lamstar[r] - al * w->gam[r]);
+        }
+        gsl_matrix_set(w->Xm, i, 0, fi);
+        for (size_t a = 0; a < no; a++)
+            gsl_matrix_set(w->Xm, i, a + 1, -Bget(w, n->o[a], n->h[i]));
+    }
+    gsl_matrix_view A = gsl_matrix_submatrix(w->Dm, 0, 0, d, d);
+    if (gsl_linalg_cholesky_decomp1(&A.matrix) != GSL_SUCCESS)
+        return MBS_SINGULAR_MATRIX;
+    for (size_t j = 0; j <= no; j++) {
+        gsl_vector_view x = gsl_matrix_subcolumn(w->Xm, j, 0, d);
+        gsl_linalg_cholesky_svx(&A.matrix, &x.vector);
+    }
+    for (size_t i = 0; i < d; i++) {
+        n->b[i] = gsl_matrix_get(w->Xm, i, 0);
+        for (size_t a = 0; a < no; a++)
+            n->Phi[i * no + a] = gsl_matrix_get(w->Xm, i, a + 1);
+    }
+    return MBS_OK;
+}
+
+static int assemble_node(dca_ws *w, dnode *n)
+{
+    size_t nJ = n->nJ, no = n->no;
+    double al = w->alpha;
+    /* positions: rows of J (0..nJ-1) and of O (nJ..) in rpos */
+    for (size_t l = 0; l < nJ; l++)
+        w->rpos[n->J[l]] = (int)l;
+    for (size_t a = 0; a < no; a++)
+        w->rpos[n->o[a]] = (int)(nJ + a);
+    /* D = I/alpha - sum_k B_Jk Phi_kJ; X = [rhs0 | E] */
+    for (size_t i = 0; i < nJ; i++) {
+        for (size_t j = 0; j < nJ; j++)
+            gsl_matrix_set(w->Dm, i, j, i == j ? 1.0 / al : 0.0);
+        gsl_matrix_set(w->Xm, i, 0, w->lamstar[n->J[i]] / al - w->gam[n->J[i]]);
+        for (size_t a = 0; a < no; a++)
+            gsl_matrix_set(w->Xm, i, a + 1, 0.0);
+    }
+    for (int s = 0; s < 2; s++) {
+        dnode *c = &w->nd[n->child[s]];
+        for (size_t i = 0; i < nJ; i++) {
+            int r = n->J[i];
+            for (size_t hh = 0; hh < c->nh; hh++) {
+                double bv = Bget(w, r, c->h[hh]);
+                if (bv == 0.0)
+                    continue;
+                const double *ph = c->Phi + hh * c->no;
+                gsl_matrix_set(w->Xm, i, 0, gsl_matrix_get(w->Xm, i, 0) + bv * c->b[hh]);
+                for (size_t a = 0; a < c->no; a++) {
+                    size_t p = (size_t)w->rpos[c->o[a]];
+                    if (p < nJ)
+                        gsl_matrix_set(w->Dm, i, p, gsl_matrix_get(w->Dm, i, p) - bv * ph[a]);
+                    else
+                        gsl_matrix_set(w->Xm, i, p - nJ + 1,
+                                       gsl_matrix_get(w->Xm, i, p - nJ + 1) + bv * ph[a]);
+                }
+            }
+        }
+    }
+    int s = nJ > 0 ? small_solve(w, nJ, no + 1) : MBS_OK; /* no rows joined here */
+    if (s != MBS_OK)
+        return s;
+    for (size_t i = 0; i < nJ; i++) {
+        n->cJ[i] = gsl_matrix_get(w->Xm, i, 0);
+        for (size_t a = 0; a < no; a++)
+            n->EJ[i * no + a] = gsl_matrix_get(w->Xm, i, a + 1);
+    }
+    /* handle relations of the union */
+    for (int t = 0; t < 2; t++) {
+        dnode *c = &w->nd[n->child[t]];
+        for (size_t hh = 0; hh < c->nh; hh++)
+            w->pos[c->h[hh]] = (int)hh;
+    }
+    for (size_t hh = 0; hh < n->nh; hh++) {
+        int crd = n->h[hh];
+        size_t b = (size_t)w->body[crd];
+        dnode *c = &w->nd[n->child[b < w->nd[n->child[0]].hi ? 0 : 1]];
+        const double *ph = c->Phi + (size_t)w->pos[crd] * c->no;
+        double *out = n->Phi + hh * no;
+        for (size_t a = 0; a < no; a++)
+            out[a] = 0.0;
+        double bb = c->b[w->pos[crd]];
+        for (size_t a = 0; a < c->no; a++) {
+            size_t p = (size_t)w->rpos[c->o[a]];
+            if (p < nJ) {
+                bb += ph[a] * n->cJ[p];
+                for (size_t e = 0; e < no; e++)
+                    out[e] += ph[a] * n->EJ[p * no + e];
+            } else {
+                out[p - nJ] += ph[a];
+            }
+        }
+        n->b[hh] = bb;
+    }
+    return MBS_OK;
+}
+
+static int assemble(dca_ws *w, int k)
+{
+    dnode *n = &w->nd[k];
+    if (n->leaf >= 0)
+        return assemble_leaf(w, n);
+    int s;
+    if ((s = assemble(w, n->child[0])) != MBS_OK || (s = assemble(w, n->child[1])) != MBS_OK)
+        return s;
+    return assemble_node(w, n);
+}
+
+static void disassemble(dca_ws *w, int k)
+{
+    dnode *n = &w->nd[k];
+    if (n->leaf >= 0) {
+        for (size_t i = 0; i < n->nh; i++) {
+            double a = n->b[i];
+            for (size_t e = 0; e < n->no; e++)
+                a += n->Phi[i * n->no + e] * w->lam[n->o[e]];
+            w->acc[n->h[i]] = a;
+        }
+        /* local rows: lambda = lambda* + alpha (B v' - gamma) */
+        for (size_t l = 0; l < n->nJ; l++) {
+            int r = n->J[l];
+            double bv = -w->gam[r];
+            for (size_t i = 0; i < n->nh; i++)
+                bv += Bget(w, r, n->h[i]) * w->acc[n->h[i]];
+            w->lam[r] = w->lamstar[r] + w->alpha * bv;
+        }
+        return;
+    }
+    for (size_t i = 0; i < n->nJ; i++) {
+        double l = n->cJ[i];
+        for (size_t e = 0; e < n->no; e++)
+            l += n->EJ[i * n->no + e] * w->lam[n->o[e]];
+        w->lam[n->J[i]] = l;
+    }
+    disassemble(w, n->child[0]);
+    disassemble(w, n->child[1]);
+}
+
+/* The augmented-Lagrangian iteration around the passes: v' (w->acc) and lambda
+ * (w->lam) for the current M, B, f, gamma; stops when |B v' - gamma| <= eps. */
+static int dca_solve(dca_ws *w, mbs_ctx *ctx, double t, double eps)
+{
+    size_t nl = w->nl;
+    memset(w->lamstar, 0, (nl ? nl : 1) * sizeof *w->lamstar);
+    for (int it = 1; it <= w->maxit; it++) {
+        int s = assemble(w, w->root);
+        if (s != MBS_OK)
+            return mbs_fail(ctx, s, t, "DCA: singular %s", "leaf or interface matrix");
+        disassemble(w, w->root);
+        for (size_t r = 0; r < nl; r++)
+            if (w->rnode[r] < 0) /* a zero row of B exerts no force: lambda = 0 */
+                w->lam[r] = 0.0;
+        w->last_iters = it;
+        double res = 0.0;
+        for (size_t r = 0; r < nl; r++) {
+            double bv = -w->gam[r];
+            for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++)
+                bv += Bget(w, (int)r, w->rcrd[q]) * w->acc[w->rcrd[q]];
+            if (w->rnode[r] >= 0)
+                res = fmax(res, fabs(bv));
+        }
+        memcpy(w->lamstar, w->lam, nl * sizeof *w->lam);
+        if (res <= eps)
+            break;
+    }
+    return MBS_OK;
+}
+
+/* M and B at (t, q); (re-)analyse the structure when the pattern changed. */
+static int eval_matrices(dca_ws *w, mbs_ctx *ctx, double t, const double *q)
+{
+    size_t nv = w->nv, nl = w->nl;
+    int s;
+    if ((s = mbs_mass(ctx, t, q, w->M)) != MBS_OK)
+        return s;
+    if (nl > 0) {
+        gsl_matrix_view B = gsl_matrix_submatrix(w->B, 0, 0, nl, nv);
+        if ((s = mbs_constraint_jacobian(ctx, t, q, &B.matrix)) != MBS_OK)
+            return s;
+    }
+    int changed = !w->analysed;
+    for (size_t i = 0; i < nv * nv; i++)
+        if (w->M->data[i] != 0.0 && !w->patM[i])
+            changed = 1, w->patM[i] = 1;
+    for (size_t r = 0; r < nl; r++)
+        for (size_t j = 0; j < nv; j++)
+            if (gsl_matrix_get(w->B, r, j) != 0.0 && !w->patB[r * nv + j])
+                changed = 1, w->patB[r * nv + j] = 1;
+    if (changed && (s = analyse(w)) != MBS_OK)
+        return mbs_fail(ctx, s, t, "DCA: structure analysis failed");
+    return MBS_OK;
+}
+
+static int dca_eval(void *ws, mbs_ctx *ctx, double t, const double *q, const double *v,
+                    double *vdot, double *lambda)
+{
+    dca_ws *w = ws;
+    int s;
+    if ((s = eval_matrices(w, ctx, t, q)) != MBS_OK ||
+        (s = mbs_force(ctx, t, q, v, w->f)) != MBS_OK)
+        return s;
+    if (w->nl > 0 && (s = mbs_gamma(ctx, t, q, v, w->gam)) != MBS_OK)
+        return s;
+    mbs_count_factorization(ctx);
+    if ((s = dca_solve(w, ctx, t, w->eps_a)) != MBS_OK)
+        return s;
+    mbs_count_solve(ctx);
+    memcpy(vdot, w->acc, w->nv * sizeof *vdot);
+    if (lambda)
+        memcpy(lambda, w->lam, w->nl * sizeof *lambda);
+    return MBS_OK;
+}
+
+/* Mass-orthogonal projections (seed 003 Sect. 3) with the DCA passes. */
+static int dca_post(void *ws, mbs_ctx *ctx, double t, double *q, double *v)
+{
+    dca_ws *w = ws;
+    const mbs_problem *pb = ctx->pb;
+    size_t nv = w->nv, nl = w->nl;
+    int s;
+    if (!w->proj || nl == 0)
+        return MBS_OK;
+    memset(w->f, 0, nv * sizeof *w->f);
+    for (int it = 0; it < w->maxit; it++) { /* positions: eps_p = 1e-14 */
+        if ((s = mbs_constraint(ctx, t, q, w->gam)) != MBS_OK)
+            return s;
+        double gmax = 0.0;
+        for (size_t r = 0; r < nl; r++)
+            if (w->rnode[r] >= 0)
+                gmax = fmax(gmax, fabs(w->gam[r]));
+        if (gmax <= 1e-14)
+            break;
+        for (size_t r = 0; r < nl; r++)
+            w->gam[r] = -w->gam[r];
+        if ((s = eval_matrices(w, ctx, t, q)) != MBS_OK ||
+            (s = dca_solve(w, ctx, t, 1e-14)) != MBS_OK)
+            return s;
+        if ((s = mbs_qdot(ctx, q, w->acc, w->qd)) != MBS_OK)
+            return s;
+        for (size_t i = 0; i < pb->nq; i++)
+            q[i] += w->qd[i];
+    }
+    /* velocities: eps_v = 1e-12 */
+    if ((s = eval_matrices(w, ctx, t, q)) != MBS_OK ||
+        (s = mbs_constraint_t(ctx, t, q, w->gt)) != MBS_OK)
+        return s;
+    for (int it = 0; it < 2; it++) {
+        double vmax = 0.0;
+        for (size_t r = 0; r < nl; r++) {
+            double bv = w->gt[r];
+            for (int k = w->rptr[r]; k < w->rptr[r + 1]; k++)
+                bv += Bget(w, (int)r, w->rcrd[k]) * v[w->rcrd[k]];
+            w->gam[r] = -bv;
+            if (w->rnode[r] >= 0)
+                vmax = fmax(vmax, fabs(bv));
+        }
+        if (vmax <= 1e-12)
+            break;
+        if ((s = dca_solve(w, ctx, t, 1e-12)) != MBS_OK)
+            return s;
+        for (size_t i = 0; i < nv; i++)
+            v[i] += w->acc[i];
+    }
+    return MBS_OK;
+}
+
+static const mbs_param_def dca_params[] = {
+    [P_ALPHA] = {"alpha", 1e6, 1.0, 1e12, "penalty of the augmented Lagrangian (seed 003 Sect. 4.1)",
+                 NULL, 0},
+    [P_MAXIT] = {"maxit", 10, 1, 100, "maximum multiplier iterations per solve", NULL, 1},
+    [P_EPSA] = {"eps_a", 1e-10, 0.0, 1.0,
+                "stop when |B v' - gamma| <= eps_a (acceleration level, Sect. 4.1)", NULL, 0},
+};
+
+static int alloc_plain(void **ws, mbs_ctx *ctx, const mbs_params *p)
+{
+    return dca_alloc_common(ws, ctx, p, 0);
+}
+
+static int alloc_proj(void **ws, mbs_ctx *ctx, const mbs_params *p)
+{
+    return dca_alloc_common(ws, ctx, p, 1);
+}
+
+const mbs_accel_def mbs_accel_dca = {
+    .name = "dca",
+    .alloc = alloc_plain,
+    .eval = dca_eval,
+    .free_ws = dca_free,
+};
+
+const mbs_accel_def mbs_accel_dca_proj = {
+    .name = "dca-proj",
+    .alloc = alloc_proj,
+    .eval = dca_eval,
+    .post_step = dca_post,
+    .free_ws = dca_free,
+};
+
+int mbs_dca_last_iterations(void *ws);
+int mbs_dca_last_iterations(void *ws)
+{
+    return ((dca_ws *)ws)->last_iters;
+}
+
+#define CITE "seed 003, Sects. 2-3 (augmented Lagrangian DCA, mass-orthogonal projections)"
+MBS_EXPLICIT_METHOD(mbs_method_dca_rk4, "dca/rk4",
+                    "classical RK4 on the divide-and-conquer augmented-Lagrangian accelerations",
+                    CITE, mbs_accel_dca, MBS_EXPLICIT_RK4, 4, 4, 4, 0, dca_params)
+MBS_EXPLICIT_METHOD(mbs_method_dca_dopri5, "dca/dopri5",
+                    "Dormand-Prince 5(4) on the divide-and-conquer augmented-Lagrangian "
+                    "accelerations",
+                    CITE, mbs_accel_dca, MBS_EXPLICIT_DOPRI5, 5, 5, 5, 0, dca_params)
+MBS_EXPLICIT_METHOD(mbs_method_dca_proj_rk4, "dca-proj/rk4",
+                    "RK4 on DCA accelerations with mass-orthogonal position/velocity projections",
+                    CITE, mbs_accel_dca_proj, MBS_EXPLICIT_RK4, 4, 4, 4, MBS_M_PROJECTING,
+                    dca_params)
+MBS_EXPLICIT_METHOD(mbs_method_dca_proj_dopri5, "dca-proj/dopri5",
+                    "Dormand-Prince 5(4) on DCA accelerations with mass-orthogonal projections",
+                    CITE, mbs_accel_dca_proj, MBS_EXPLICIT_DOPRI5, 5, 5, 5, MBS_M_PROJECTING,
+                    dca_params)

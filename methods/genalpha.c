@@ -1,0 +1,636 @@
+/* Generalized-alpha and HHT-alpha for constrained mechanical systems
+ * (seed 002, Section 4.1 and Eqs. (93)-(94)); fixed step, q' = v (H = I).
+ *
+ *   index3/genalpha - Brüls' form of the generalized-alpha method (seed 002,
+ *       Eq. (64)) applied directly to the index-3 equations of motion (67): the
+ *       step is the Newton solve of the scaled system (69) in (Delta q_n, h lambda_{n+1})
+ *       with the iteration matrix of Eq. (70),
+ *           [ c M(q_n)  G^T(q_n) ]          c = (1 - alpha_m) / (beta (1 - alpha_f)),
+ *           [ G(q_n)    0        ],
+ *       evaluated at (t_n, q_n) and factorised once per step; if this simplified
+ *       iteration contracts slower than 1/2, the step switches once to the full
+ *       Jacobian by forward differences (fast motions, stiff forces).  Newton
+ *       iterations, factorisations and solves are counted.  Parameters from rho_inf after Chung
+ *       and Hulbert (seed 002 ref. [33]):
+ *           alpha_m = (2 rho - 1)/(rho + 1), alpha_f = rho/(rho + 1),
+ *           gamma = 1/2 - alpha_m + alpha_f, beta = (gamma + 1/2)^2 / 4,
+ *       or given explicitly (second order needs gamma = 1/2 - alpha_m + alpha_f).
+ *   index3/hht - HHT-alpha (seed 002, Eq. (66) and below): alpha_m = 0,
+ *       alpha_f = -alpha, gamma = 1/2 - alpha, beta = (1 - alpha)^2/4, alpha in
+ *       [-1/3, 0]; for constant M the a-update (64c) is Eq. (66) with the constraint
+ *       forces included in q''.  alpha = 0 is the trapezoidal Newmark rule.
+ *   ggl/genalpha - the stabilized index-2 (GGL) variant, Eqs. (93)-(94): the
+ *       increment carries the correction -G^T(q_n) mu_n, unknowns
+ *       (Delta q_n, h lambda_{n+1}, mu_n), and the hidden constraint
+ *       G(q_{n+1}) v_{n+1} (+ g_t) = 0 is imposed as well; iteration matrix as printed
+ *       after Eq. (94).
+ *
+ * Starting values (seed 002, text after Fig. 10): q_0, v_0, q''_0 = q''(t_0) from
+ * the index-1 system, and a_0 = q''(t_0 + (alpha_m - alpha_f) h) + O(h^2), evaluated
+ * from the index-1 system at the second-order Taylor point at the shifted time.
+ *
+ * start=corrected (index-3 only) perturbs the starting velocity,
+ *     v_0 = v(t_0) + Delta_0,  Delta_0 = h^2 (gamma/2 - beta - 1/12) q'''(t_0),
+ * the O(h^2) correction of Arnold, Brüls and Cardona (seed 002 ref. [9]; text after
+ * Example 8).  Our derivation: a smooth numerical solution (Q, V, A) of (64a,b)
+ * satisfies V = Q' + h^2 (gamma/2 - beta - 1/12) Q''' + O(h^3) and
+ * A = Q''(t + (alpha_m - alpha_f) h) + O(h^2); on the index-3 solution g(Q) = 0, so
+ * G V = h^2 (gamma/2 - beta - 1/12) G q''' + O(h^3) != 0 whereas G v(t_0) = 0.  The
+ * O(h^2) mismatch of the constrained velocity component excites the oscillating
+ * mode (double root -rho_inf of beta z^2 + (1/2 - 2 beta + gamma) z
+ * + (1/2 + beta - gamma)) of G a_n with amplitude O(h) in lambda: the first-order
+ * transient of Fig. 10 (right).  Starting on the smooth solution removes it.
+ * q'''(t_0) is a central difference (step h) of the index-1 accelerations at Taylor
+ * points, accurate to O(h^2), which suffices because it is multiplied by h^2.
+ *
+ * The observer receives q''_{n+1} as the acceleration.  A last step shorter than h
+ * lands on t_end when (t_end - t_0)/h is not an integer (this restarts the
+ * transient of a step-size change, seed 002 after Eq. (70)). */
+#include <float.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gslalloc.h"
+#include "index1.h"
+#include "method.h"
+
+typedef enum { GA_INDEX3, GA_HHT, GA_GGL } ga_kind;
+
+typedef struct ga_variant {
+    ga_kind kind;
+} ga_variant;
+
+enum { GA_START_PLAIN = 0, GA_START_CORRECTED = 1 };
+
+typedef struct ga_state {
+    ga_kind kind;
+    double am, af, beta, gamma; /* algorithmic parameters */
+    int start;
+    double ntol;
+    long nmaxit;
+    size_t n, nl, nx;           /* n = n_q = n_v; nx = unknowns of the step */
+    gsl_matrix *M, *G;          /* at the current iterate */
+    gsl_matrix *M0, *G0;        /* at (t_n, q_n): iteration matrix, GGL correction */
+    gsl_matrix *K;              /* iteration matrix and its LU factors */
+    gsl_permutation *perm;
+    gsl_vector *F, *F0, *dx;    /* residual, saved residual (difference Jacobian), step */
+    double *x, *xold;           /* Delta q | h lambda [| mu] */
+    double *qn, *vn, *qddn, *an, *lam;
+    double *q1, *v1, *qdd1, *a1, *w, *f, *g, *gt;
+    double *y;                  /* q | v | lambda handed to mbs_accept */
+    double *tq, *tv, *acc1, *acc2; /* starting-value work */
+    mbs_index1 *ix;             /* index-1 accelerations for the starting values */
+} ga_state;
+
+/* ---- parameters ---------------------------------------------------------------- */
+
+enum { GP_RHO, GP_AM, GP_AF, GP_BETA, GP_GAMMA, GP_START, GP_NTOL, GP_NMAXIT };
+enum { HP_ALPHA, HP_START, HP_NTOL, HP_NMAXIT };
+enum { SP_RHO, SP_AM, SP_AF, SP_BETA, SP_GAMMA, SP_NTOL, SP_NMAXIT };
+
+#define GA_RHO_PARAM                                                                    \
+    {"rho_inf", 0.9, 0.0, 1.0, "spectral radius at infinity; gives alpha_m, alpha_f, "  \
+     "beta, gamma (Chung-Hulbert)", NULL, 0}
+#define GA_EXPLICIT_PARAMS                                                              \
+    {"alpha_m", 0.0, -1.0, 1.0, "explicit alpha_m (instead of rho_inf; needs alpha_f)", \
+     NULL, 0},                                                                          \
+    {"alpha_f", 0.0, 0.0, 1.0, "explicit alpha_f (instead of rho_inf; needs alpha_m)",  \
+     NULL, 0},                                                                          \
+    {"beta", 0.25, 1e-6, 10.0, "explicit beta (default (gamma + 1/2)^2/4)", NULL, 0},   \
+    {"gamma", 0.5, 0.0, 10.0, "explicit gamma (must be 1/2 - alpha_m + alpha_f)", NULL, 0}
+#define GA_START_PARAM                                                                  \
+    {"start", GA_START_PLAIN, 0, 1, "starting velocity: plain v(t0) or corrected "      \
+     "v(t0) + Delta_0 (O(h^2), Arnold-Bruls-Cardona)", "plain,corrected", 1}
+#define GA_NEWTON_PARAMS                                                                \
+    {"newton_tol", 1e-10, 1e-13, 1e-2, "Newton tolerance on scaled increments of "      \
+     "Delta q, lambda, mu", NULL, 0},                                                   \
+    {"newton_maxit", 30, 1, 1000, "Newton iterations per step (maximum)", NULL, 1}
+
+static const mbs_param_def genalpha_params[] = {
+    GA_RHO_PARAM, GA_EXPLICIT_PARAMS, GA_START_PARAM, GA_NEWTON_PARAMS};
+static const mbs_param_def hht_params[] = {
+    {"alpha", -0.05, -1.0 / 3.0, 0.0, "HHT alpha in [-1/3, 0] (0: trapezoidal Newmark)",
+     NULL, 0},
+    GA_START_PARAM, GA_NEWTON_PARAMS};
+static const mbs_param_def ggl_params[] = {GA_RHO_PARAM, GA_EXPLICIT_PARAMS,
+                                           GA_NEWTON_PARAMS};
+
+static int is_set(const mbs_params *p, int i)
+{
+    return (p->set_mask >> i) & 1UL;
+}
+
+/* alpha_m, alpha_f, beta, gamma from rho_inf or the explicit values (index3 and
+ * ggl tables share the first five positions). */
+static int coefficients_from_table(ga_state *st, const mbs_params *p, mbs_ctx *ctx,
+                                   const char *name)
+{
+    int explicit_ = is_set(p, GP_AM) || is_set(p, GP_AF) || is_set(p, GP_BETA) ||
+                    is_set(p, GP_GAMMA);
+    if (!explicit_) {
+        double rho = p->val[GP_RHO];
+        st->am = (2.0 * rho - 1.0) / (rho + 1.0);
+        st->af = rho / (rho + 1.0);
+        st->gamma = 0.5 - st->am + st->af;
+        st->beta = 0.25 * (st->gamma + 0.5) * (st->gamma + 0.5);
+        return MBS_OK;
+    }
+    if (is_set(p, GP_RHO))
+        return mbs_fail(ctx, MBS_BAD_INPUT, NAN,
+                        "%s: give rho_inf or alpha_m/alpha_f[/beta/gamma], not both", name);
+    if (!is_set(p, GP_AM) || !is_set(p, GP_AF))
+        return mbs_fail(ctx, MBS_BAD_INPUT, NAN,
+                        "%s: explicit parameters need both alpha_m and alpha_f", name);
+    st->am = p->val[GP_AM];
+    st->af = p->val[GP_AF];
+    double g2 = 0.5 - st->am + st->af;
+    st->gamma = is_set(p, GP_GAMMA) ? p->val[GP_GAMMA] : g2;
+    if (fabs(st->gamma - g2) > 1e-12)
+        return mbs_fail(ctx, MBS_BAD_INPUT, NAN,
+                        "%s: gamma=%g must equal 1/2 - alpha_m + alpha_f = %g (second order)",
+                        name, st->gamma, g2);
+    st->beta = is_set(p, GP_BETA) ? p->val[GP_BETA]
+                                   : 0.25 * (st->gamma + 0.5) * (st->gamma + 0.5);
+    if (!(st->am < 1.0 && st->af < 1.0))
+        return mbs_fail(ctx, MBS_BAD_INPUT, NAN, "%s: alpha_m and alpha_f must be < 1", name);
+    if (!(st->am <= st->af && st->af <= 0.5 &&
+          st->beta >= 0.25 + 0.5 * (st->af - st->am) - 1e-12))
+        return mbs_fail(ctx, MBS_BAD_INPUT, NAN,
+                        "%s: alpha_m=%g, alpha_f=%g, beta=%g are not unconditionally stable "
+                        "(need alpha_m <= alpha_f <= 1/2, beta >= 1/4 + (alpha_f - alpha_m)/2)",
+                        name, st->am, st->af, st->beta);
+    return MBS_OK;
+}
+
+/* ---- workspace ----------------------------------------------------------------- */
+
+static void ga_free(void *p)
+{
+    ga_state *st = p;
+    if (!st)
+        return;
+    gsl_matrix *mats[] = {st->M, st->G, st->M0, st->G0, st->K};
+    for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
+        if (mats[i])
+            gsl_matrix_free(mats[i]);
+    if (st->perm)
+        gsl_permutation_free(st->perm);
+    if (st->F)
+        gsl_vector_free(st->F);
+    if (st->dx)
+        gsl_vector_free(st->dx);
+    if (st->F0)
+        gsl_vector_free(st->F0);
+    double *vecs[] = {st->x,  st->xold, st->qn, st->vn, st->qddn, st->an, st->lam,
+                      st->q1, st->v1,   st->qdd1, st->a1, st->w,  st->f,  st->g,
+                      st->gt, st->y,    st->tq, st->tv, st->acc1, st->acc2};
+    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
+        free(vecs[i]);
+    mbs_index1_free(st->ix);
+    free(st);
+}
+
+static int ga_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, void **out)
+{
+    *out = NULL;
+    const mbs_problem *pb = ctx->pb;
+    const ga_variant *var = m->variant;
+    if (pb->def->kinematic)
+        return mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0,
+                        "%s needs q' = v (no kinematic matrix H); %s has H != I", m->name,
+                        pb->def->name);
+    if (pb->nl == 0)
+        return mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0, "%s: %s has no constraints", m->name,
+                        pb->def->name);
+    ga_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return MBS_NO_MEMORY;
+    st->kind = var->kind;
+    int s;
+    if (var->kind == GA_HHT) {
+        double alpha = p->val[HP_ALPHA];
+        st->am = 0.0;
+        st->af = -alpha;
+        st->gamma = 0.5 - alpha;
+        st->beta = 0.25 * (1.0 - alpha) * (1.0 - alpha);
+        st->start = (int)p->val[HP_START];
+        st->ntol = p->val[HP_NTOL];
+        st->nmaxit = (long)p->val[HP_NMAXIT];
+    } else {
+        if ((s = coefficients_from_table(st, p, ctx, m->name)) != MBS_OK) {
+            ga_free(st);
+            return s;
+        }
+        if (var->kind == GA_INDEX3) {
+            st->start = (int)p->val[GP_START];
+            st->ntol = p->val[GP_NTOL];
+            st->nmaxit = (long)p->val[GP_NMAXIT];
+        } else {
+            st->start = GA_START_PLAIN;
+            st->ntol = p->val[SP_NTOL];
+            st->nmaxit = (long)p->val[SP_NMAXIT];
+        }
+    }
+    size_t n = pb->nq, nl = pb->nl;
+    st->n = n;
+    st->nl = nl;
+    st->nx = n + (var->kind == GA_GGL ? 2 : 1) * nl;
+    st->M = mbs_matrix_alloc(n, n);
+    st->M0 = mbs_matrix_alloc(n, n);
+    st->G = mbs_matrix_alloc(nl, n);
+    st->G0 = mbs_matrix_alloc(nl, n);
+    st->K = mbs_matrix_alloc(st->nx, st->nx);
+    st->perm = gsl_permutation_alloc(st->nx);
+    st->F = gsl_vector_alloc(st->nx);
+    st->F0 = gsl_vector_alloc(st->nx);
+    st->dx = gsl_vector_alloc(st->nx);
+    int ok = st->M && st->M0 && st->G && st->G0 && st->K && st->perm && st->F && st->F0 &&
+             st->dx;
+    double **nvecs[] = {&st->qn, &st->vn, &st->qddn, &st->an, &st->q1, &st->v1, &st->qdd1,
+                        &st->a1, &st->w,  &st->f,  &st->tq,   &st->tv, &st->acc1, &st->acc2};
+    for (size_t i = 0; i < sizeof nvecs / sizeof nvecs[0]; i++)
+        ok = ok && (*nvecs[i] = calloc(n, sizeof(double)));
+    ok = ok && (st->lam = calloc(nl, sizeof(double))) && (st->g = calloc(nl, sizeof(double))) &&
+         (st->gt = calloc(nl, sizeof(double))) && (st->x = calloc(st->nx, sizeof(double))) &&
+         (st->xold = calloc(st->nx, sizeof(double))) &&
+         (st->y = calloc(2 * n + nl, sizeof(double)));
+    if (!ok) {
+        ga_free(st);
+        return MBS_NO_MEMORY;
+    }
+    if ((s = mbs_index1_alloc(&st->ix, ctx, MBS_LINSOL_LU)) != MBS_OK) {
+        ga_free(st);
+        return s;
+    }
+    *out = st;
+    return MBS_OK;
+}
+
+/* ---- one step ------------------------------------------------------------------ */
+
+/* The iteration matrix at (t, q) (Eq. (70); for GGL the matrix after Eq. (94)),
+ * LU-factorised.  Uses st->M, st->G as given (the caller evaluated them). */
+static int factor(ga_state *st, mbs_ctx *ctx, double t, const gsl_matrix *M,
+                  const gsl_matrix *G)
+{
+    size_t n = st->n, nl = st->nl;
+    double c = (1.0 - st->am) / (st->beta * (1.0 - st->af));
+    double gb = st->gamma / st->beta;
+    gsl_matrix_set_zero(st->K);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < n; j++)
+            gsl_matrix_set(st->K, i, j, c * gsl_matrix_get(M, i, j));
+        for (size_t k = 0; k < nl; k++) {
+            double gki = gsl_matrix_get(G, k, i);
+            gsl_matrix_set(st->K, i, n + k, gki);
+            gsl_matrix_set(st->K, n + k, i, gki);
+        }
+    }
+    if (st->kind == GA_GGL) {
+        for (size_t k = 0; k < nl; k++) {
+            for (size_t i = 0; i < n; i++) {
+                double mg = 0.0; /* (M G^T)_{ik} */
+                for (size_t j = 0; j < n; j++)
+                    mg += gsl_matrix_get(M, i, j) * gsl_matrix_get(G, k, j);
+                gsl_matrix_set(st->K, i, n + nl + k, c * mg);
+                gsl_matrix_set(st->K, n + nl + k, i, gb * gsl_matrix_get(G, k, i));
+            }
+            for (size_t l = 0; l < nl; l++) {
+                double gg = 0.0; /* (G G^T)_{kl} */
+                for (size_t j = 0; j < n; j++)
+                    gg += gsl_matrix_get(G, k, j) * gsl_matrix_get(G, l, j);
+                gsl_matrix_set(st->K, n + nl + k, n + nl + l, gb * gg);
+            }
+        }
+    }
+    int sign;
+    mbs_count_factorization(ctx);
+    if (gsl_linalg_LU_decomp(st->K, st->perm, &sign) != GSL_SUCCESS)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "LU of the iteration matrix failed");
+    double umax = 0.0, umin = INFINITY;
+    for (size_t i = 0; i < st->nx; i++) {
+        double d = fabs(gsl_matrix_get(st->K, i, i));
+        umax = fmax(umax, d);
+        umin = fmin(umin, d);
+    }
+    if (!(umin > 1e-14 * umax))
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
+                        "singular iteration matrix (Eq. (70)) at t=%g (rank-deficient G?)", t);
+    return MBS_OK;
+}
+
+/* The linear maps (68b-e) (with w = Delta q + G^T(q_n) mu for GGL, Eq. (94)). */
+static void linear_update(ga_state *st, double h, const double *x)
+{
+    size_t n = st->n, nl = st->nl;
+    double b = st->beta, gm = st->gamma;
+    double c = (1.0 - st->am) / (b * (1.0 - st->af));
+    for (size_t i = 0; i < n; i++) {
+        double w = x[i];
+        if (st->kind == GA_GGL)
+            for (size_t k = 0; k < nl; k++)
+                w += gsl_matrix_get(st->G0, k, i) * x[n + nl + k];
+        st->w[i] = w;
+        st->q1[i] = st->qn[i] + h * x[i];                                       /* (68b) */
+        st->a1[i] = (w - st->vn[i] - (0.5 - b) * h * st->an[i]) / (b * h);      /* (68c) */
+        st->v1[i] = gm / b * w + (1.0 - gm / b) * st->vn[i] +
+                    h * (1.0 - gm / (2.0 * b)) * st->an[i];                     /* (68d) */
+        st->qdd1[i] = c * ((w - st->vn[i]) / h - 0.5 * st->an[i]) +
+                      (st->an[i] - st->af * st->qddn[i]) / (1.0 - st->af);      /* (68e) */
+    }
+}
+
+/* F(x) = (r_h, g_h [, gdot_h]) of Eqs. (69) / (94). */
+static int residual(ga_state *st, mbs_ctx *ctx, double t1, double h, const double *x)
+{
+    size_t n = st->n, nl = st->nl;
+    int s;
+    linear_update(st, h, x);
+    if ((s = mbs_mass(ctx, t1, st->q1, st->M)) != MBS_OK ||
+        (s = mbs_force(ctx, t1, st->q1, st->v1, st->f)) != MBS_OK ||
+        (s = mbs_constraint_jacobian(ctx, t1, st->q1, st->G)) != MBS_OK ||
+        (s = mbs_constraint(ctx, t1, st->q1, st->g)) != MBS_OK)
+        return s;
+    if (st->kind == GA_GGL && (s = mbs_constraint_t(ctx, t1, st->q1, st->gt)) != MBS_OK)
+        return s;
+    for (size_t i = 0; i < n; i++) {
+        double r = -h * st->f[i];
+        for (size_t j = 0; j < n; j++)
+            r += gsl_matrix_get(st->M, i, j) * h * st->qdd1[j];
+        for (size_t k = 0; k < nl; k++)
+            r += gsl_matrix_get(st->G, k, i) * x[n + k];
+        gsl_vector_set(st->F, i, r);
+    }
+    for (size_t k = 0; k < nl; k++) {
+        gsl_vector_set(st->F, n + k, st->g[k] / h);
+        if (st->kind == GA_GGL) {
+            double gd = st->gt[k];
+            for (size_t j = 0; j < n; j++)
+                gd += gsl_matrix_get(st->G, k, j) * st->v1[j];
+            gsl_vector_set(st->F, n + nl + k, gd);
+        }
+    }
+    for (size_t i = 0; i < st->nx; i++)
+        if (!isfinite(gsl_vector_get(st->F, i)))
+            return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t1, "non-finite Newton residual");
+    return MBS_OK;
+}
+
+/* Scaled norm of the Newton increment: Delta q and mu relative to 1 + |x|,
+ * h lambda relative to h (1 + |lambda|), i.e. lambda itself. */
+static double increment_norm(const ga_state *st, double h, const double *x,
+                             const gsl_vector *dx)
+{
+    size_t n = st->n, nl = st->nl;
+    double e = 0.0;
+    for (size_t i = 0; i < st->nx; i++) {
+        double d = fabs(gsl_vector_get(dx, i));
+        double sc = (i >= n && i < n + nl) ? h + fabs(x[i]) : 1.0 + fabs(x[i]);
+        e = fmax(e, d / sc);
+    }
+    return e;
+}
+
+/* Fallback when the iteration with the matrix of Eq. (70) stops contracting (its
+ * O(h) terms - force derivatives, derivatives of G^T lambda and of G v - matter
+ * for fast motions): the full Jacobian of F at x by forward differences, LU-factorised.
+ * Costs n_x residual evaluations (counted by the wrappers). */
+static int fd_factor(ga_state *st, mbs_ctx *ctx, double t1, double h, double *x)
+{
+    size_t n = st->n, nl = st->nl;
+    int s;
+    if ((s = residual(st, ctx, t1, h, x)) != MBS_OK)
+        return s;
+    gsl_vector_memcpy(st->F0, st->F);
+    for (size_t j = 0; j < st->nx; j++) {
+        double xj = x[j];
+        double scale = (j >= n && j < n + nl) ? h : 1.0;
+        double d = sqrt(DBL_EPSILON) * fmax(fabs(xj), scale);
+        x[j] = xj + d;
+        d = x[j] - xj;
+        s = residual(st, ctx, t1, h, x);
+        x[j] = xj;
+        if (s != MBS_OK)
+            return s;
+        for (size_t i = 0; i < st->nx; i++)
+            gsl_matrix_set(st->K, i, j,
+                           (gsl_vector_get(st->F, i) - gsl_vector_get(st->F0, i)) / d);
+    }
+    int sign;
+    mbs_count_factorization(ctx);
+    if (gsl_linalg_LU_decomp(st->K, st->perm, &sign) != GSL_SUCCESS)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t1, "LU of the difference Jacobian failed");
+    double umax = 0.0, umin = INFINITY;
+    for (size_t i = 0; i < st->nx; i++) {
+        double dd = fabs(gsl_matrix_get(st->K, i, i));
+        umax = fmax(umax, dd);
+        umin = fmin(umin, dd);
+    }
+    if (!(umin > 1e-14 * umax))
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t1, "singular Newton Jacobian at t=%g", t1);
+    return MBS_OK;
+}
+
+static int step(ga_state *st, mbs_ctx *ctx, double t, double h)
+{
+    size_t n = st->n, nl = st->nl;
+    double t1 = t + h;
+    double c = (1.0 - st->am) / (st->beta * (1.0 - st->af));
+    int s;
+    /* Iteration matrix at (t_n, q_n), Eq. (70). */
+    if ((s = mbs_mass(ctx, t, st->qn, st->M0)) != MBS_OK ||
+        (s = mbs_constraint_jacobian(ctx, t, st->qn, st->G0)) != MBS_OK ||
+        (s = factor(st, ctx, t, st->M0, st->G0)) != MBS_OK)
+        return s;
+    /* Predictor a_{n+1} = a_n: Delta q = v_n + h a_n / 2, lambda_{n+1} = lambda_n, mu = 0. */
+    for (size_t i = 0; i < n; i++)
+        st->x[i] = st->vn[i] + 0.5 * h * st->an[i];
+    for (size_t k = 0; k < nl; k++) {
+        st->x[n + k] = h * st->lam[k];
+        if (st->kind == GA_GGL)
+            st->x[n + nl + k] = 0.0;
+    }
+    /* Simplified Newton.  The increments of lambda carry the index-3 round-off
+     * floor ~ eps c / h^2 (round-off of g/h in the scaled system; measured 0.05 eps c
+     * / h^2 on the pendulum) times the conditioning of the iteration matrix, so an
+     * iteration that stops contracting after it has come within
+     * max(10 newton_tol, 1e-6 first increment, eps c / h^2) has converged to
+     * round-off level; one that contracts slower than 1/2 earlier switches to the
+     * difference Jacobian (fd_factor) and is declared divergent if it still fails to
+     * contract. */
+    double prev = INFINITY, err = INFINITY, err0 = INFINITY;
+    int refactored = 0, converged = 0;
+    for (long it = 0; it < st->nmaxit && !converged; it++) {
+        if ((s = residual(st, ctx, t1, h, st->x)) != MBS_OK)
+            return s;
+        mbs_count_newton(ctx);
+        gsl_vector_scale(st->F, -1.0);
+        mbs_count_solve(ctx);
+        if (gsl_linalg_LU_solve(st->K, st->perm, st->F, st->dx) != GSL_SUCCESS)
+            return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "LU solve failed");
+        err = increment_norm(st, h, st->x, st->dx);
+        if (!isfinite(err))
+            return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t, "non-finite Newton increment at t=%g",
+                            t);
+        if (it == 0)
+            err0 = err;
+        double floor_ = fmax(fmax(10.0 * st->ntol, 1e-6 * err0), DBL_EPSILON * c / (h * h));
+        if (err >= 0.5 * prev && prev <= floor_) {
+            converged = 1; /* round-off level: keep the last iterate */
+            break;
+        }
+        if (err >= 0.5 * prev && !refactored) {
+            /* Slow or no contraction: exact Newton from the last iterate. */
+            refactored = 1;
+            memcpy(st->x, st->xold, st->nx * sizeof(double));
+            if ((s = fd_factor(st, ctx, t1, h, st->x)) != MBS_OK)
+                return s;
+            prev = INFINITY;
+            continue;
+        }
+        if (err >= prev)
+            return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
+                            "Newton iteration diverged at t=%g (h=%g, increment %g)", t, h, err);
+        memcpy(st->xold, st->x, st->nx * sizeof(double));
+        for (size_t i = 0; i < st->nx; i++)
+            st->x[i] += gsl_vector_get(st->dx, i);
+        prev = err;
+        converged = err <= st->ntol;
+    }
+    if (!converged)
+        return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
+                        "Newton did not converge in %ld iterations at t=%g (h=%g, increment %g)",
+                        st->nmaxit, t, h, err);
+    /* Accept: the linear maps at the converged unknowns. */
+    linear_update(st, h, st->x);
+    memcpy(st->qn, st->q1, n * sizeof(double));
+    memcpy(st->vn, st->v1, n * sizeof(double));
+    memcpy(st->qddn, st->qdd1, n * sizeof(double));
+    memcpy(st->an, st->a1, n * sizeof(double));
+    for (size_t k = 0; k < nl; k++)
+        st->lam[k] = st->x[n + k] / h;
+    return MBS_OK;
+}
+
+/* ---- starting values ----------------------------------------------------------- */
+
+/* Index-1 accelerations at the second-order Taylor point t0 + d. */
+static int accel_at(ga_state *st, mbs_ctx *ctx, double t0, double d, double *acc)
+{
+    for (size_t i = 0; i < st->n; i++) {
+        st->tq[i] = st->qn[i] + d * st->vn[i] + 0.5 * d * d * st->qddn[i];
+        st->tv[i] = st->vn[i] + d * st->qddn[i];
+    }
+    return mbs_index1_accel(st->ix, ctx, t0 + d, st->tq, st->tv, acc, NULL);
+}
+
+static int start(ga_state *st, mbs_ctx *ctx, double t0, double h)
+{
+    size_t n = st->n;
+    int s = mbs_index1_accel(st->ix, ctx, t0, st->qn, st->vn, st->qddn, NULL);
+    if (s != MBS_OK)
+        return s;
+    /* a_0 = q''(t0 + (alpha_m - alpha_f) h) + O(h^2) (seed 002, after Fig. 10). */
+    double d = (st->am - st->af) * h;
+    if (d != 0.0) {
+        if ((s = accel_at(st, ctx, t0, d, st->an)) != MBS_OK)
+            return s;
+    } else {
+        memcpy(st->an, st->qddn, n * sizeof(double));
+    }
+    if (st->start == GA_START_CORRECTED) {
+        /* Delta_0 = h^2 (gamma/2 - beta - 1/12) q'''(t0) (derivation in the header). */
+        if ((s = accel_at(st, ctx, t0, h, st->acc1)) != MBS_OK ||
+            (s = accel_at(st, ctx, t0, -h, st->acc2)) != MBS_OK)
+            return s;
+        double k = h * h * (0.5 * st->gamma - st->beta - 1.0 / 12.0);
+        for (size_t i = 0; i < n; i++)
+            st->vn[i] += k * (st->acc1[i] - st->acc2[i]) / (2.0 * h);
+    }
+    return MBS_OK;
+}
+
+static int ga_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double *tp, double *y)
+{
+    ga_state *st = p;
+    size_t n = st->n, nl = st->nl;
+    double t0 = *tp, h = set->h, span = set->t_end - t0;
+    if (!(h > 0.0) || !(span > 0.0))
+        return mbs_fail(ctx, MBS_BAD_INPUT, t0, "need h > 0 and t_end > t0");
+    memcpy(st->qn, y, n * sizeof(double));
+    memcpy(st->vn, y + n, n * sizeof(double));
+    memcpy(st->lam, y + 2 * n, nl * sizeof(double));
+    int s = start(st, ctx, t0, h);
+    if (s != MBS_OK)
+        return s;
+    long nsteps = (long)ceil(span / h * (1.0 - 1e-12));
+    double t = t0;
+    for (long i = 1; i <= nsteps; i++) {
+        if ((s = mbs_budget(ctx, t)) != MBS_OK)
+            return s;
+        double tn = i == nsteps ? set->t_end : t0 + (double)i * h;
+        if ((s = step(st, ctx, t, tn - t)) != MBS_OK) {
+            mbs_count_rejected(ctx);
+            return s;
+        }
+        t = tn;
+        memcpy(st->y, st->qn, n * sizeof(double));
+        memcpy(st->y + n, st->vn, n * sizeof(double));
+        memcpy(st->y + 2 * n, st->lam, nl * sizeof(double));
+        memcpy(y, st->y, (2 * n + nl) * sizeof(double));
+        *tp = t;
+        if ((s = mbs_accept(ctx, t, st->y, st->qddn)) != MBS_OK)
+            return s;
+    }
+    return MBS_OK;
+}
+
+static const mbs_method_ops ga_ops = {
+    .alloc = ga_alloc,
+    .integrate = ga_integrate,
+    .free_state = ga_free,
+};
+
+static const ga_variant v_index3 = {GA_INDEX3}, v_hht = {GA_HHT}, v_ggl = {GA_GGL};
+
+#define GA_FLAGS (MBS_M_FIXED_STEP | MBS_M_IMPLICIT | MBS_M_NEEDS_FULL_RANK)
+
+const mbs_method_def mbs_method_index3_genalpha = {
+    .name = "index3/genalpha",
+    .summary = "generalized-alpha (Chung-Hulbert, Bruls' form) on the index-3 equations, "
+               "scaled Newton",
+    .citation = "seed 002, Sect. 4.1, Eqs. (64), (67)-(70), Example 8",
+    .order = {2, 2, 2},
+    .flags = GA_FLAGS,
+    .params = genalpha_params,
+    .n_params = sizeof genalpha_params / sizeof genalpha_params[0],
+    .variant = &v_index3,
+    .ops = &ga_ops,
+};
+
+const mbs_method_def mbs_method_index3_hht = {
+    .name = "index3/hht",
+    .summary = "HHT-alpha on the index-3 equations (alpha = 0: trapezoidal Newmark)",
+    .citation = "seed 002, Sect. 4.1, Eqs. (64), (66)-(70)",
+    .order = {2, 2, 2},
+    .flags = GA_FLAGS,
+    .params = hht_params,
+    .n_params = sizeof hht_params / sizeof hht_params[0],
+    .variant = &v_hht,
+    .ops = &ga_ops,
+};
+
+const mbs_method_def mbs_method_ggl_genalpha = {
+    .name = "ggl/genalpha",
+    .summary = "generalized-alpha on the stabilized index-2 (GGL) equations",
+    .citation = "seed 002, Eqs. (92)-(94), Fig. 16",
+    .order = {2, 2, 2},
+    .flags = GA_FLAGS,
+    .params = ggl_params,
+    .n_params = sizeof ggl_params / sizeof ggl_params[0],
+    .variant = &v_ggl,
+    .ops = &ga_ops,
+};

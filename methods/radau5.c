@@ -1,0 +1,1011 @@
+/* Radau IIA, 3 stages, order 5, on the linearly implicit DAE E(y) y' = F(t, y)
+ * of methods/dae_form.h (index-3, index-2 and GGL forms of seed 002 Section
+ * 4.2, Eqs. (77), (79), (92); Remark 8a, Eqs. (73a), (73b), (73d)).
+ *
+ * After Hairer & Wanner's code RADAU5 (Solving ODEs II, Sect. IV.8 and VII.4):
+ *   - collocation equations for Z_i = Y_i - y_n (i = 1..3):
+ *         E(Y_i) (1/h) sum_j (A^-1)_ij Z_j = F(t_n + c_i h, Y_i),
+ *     E evaluated at the stage values;
+ *   - simplified Newton with the iteration matrix (1/h) A^-1 (x) E(y_n) - I (x) J,
+ *     J = dF/dy at (t_n, y_n), reused across steps while the contraction
+ *     factor theta <= 0.001 (RADAU5's THET) and the step is kept when
+ *     1 <= h_new/h <= 1.2.  As in RADAU5 the 3n x 3n system is decoupled by
+ *     the eigenvector matrix T of A^-1 into one real n x n system
+ *     (u1/h E - J) and one complex n x n system ((alpha + i beta)/h E - J),
+ *     factored with GSL's real and complex LU;
+ *   - Newton stopped when faccon * ||dZ|| <= fnewt; fnewt = kappa when the
+ *     parameter `kappa` is given, otherwise RADAU5's default
+ *     max(10 eps / rtol', min(0.03, sqrt(rtol'))) (kappa's default 0.03 is the
+ *     cap; seed 002 Example 10 and Fig. 12 study kappa);
+ *   - RADAU5's embedded error estimate (ESTRAD: (u1/h E - J) err =
+ *     F(t_n, y_n) + E sum_i e_i Z_i / h, with the second, filtered estimate
+ *     after the first step and after rejections), tolerances transformed as in
+ *     RADAU5 (rtol' = 0.1 rtol^(2/3), atol' = rtol' atol / rtol), RMS norm with
+ *     scal_i = atol' + rtol' |y_i| divided by h^(index_i - 1) for index-2 and
+ *     index-3 components (RADAU5's NIND2/NIND3 scaling, seed 002 Sect. 4.2:
+ *     "the error estimates for lambda and mu are scaled by the small factor h";
+ *     in the index-3 form v counts as index 2, see set_scal);
+ *   - step-size control with Gustafsson's predictive controller, factors
+ *     limited to [1/8, 5], safety factor depending on the Newton iterations;
+ *   - Newton starting values by extrapolation of the previous collocation
+ *     polynomial.
+ * Index-3 scaling (seed 002 Eqs. (69)-(70)): the Newton systems are solved for
+ * the scaled unknowns (dZ_q / h, dZ_v, h dZ_lambda, dZ_mu) with the momentum
+ * rows multiplied by h and the position-level constraint rows by 1/h, so the
+ * scaled iteration matrix and its inverse stay bounded as h -> 0 (its limit is
+ * [[A^-1, -H, 0, (G^T)], [0, A^-1 M, B^T, 0], [-G, 0, 0, 0], ([0, -B, 0, 0])]).
+ *
+ * Fixed-step mode (`-fixed` methods, for convergence studies): constant h
+ * (a last, shorter step lands on t_end), a fresh Jacobian every step and Newton
+ * iterated to round-off (see the fixed-step branch of radau_integrate).
+ *
+ * Nominal orders (Hairer, Lubich, Roche 1989, LNM 1409; Hairer & Wanner,
+ * Solving ODEs II, Sect. VII.4, Theorems 4.4 and 4.8 with s = 3): index-2
+ * (and GGL): y h^(2s-1) = h^5, z h^s = h^3, i.e. q 5, v 5, lambda 3; index-3:
+ * y h^(2s-1), z h^s, u h^(s-1), i.e. q 5, v 3, lambda 2.  index1/radau5
+ * integrates the index-1 formulation (seed 002 Eqs. (83)-(84)) as the ODE
+ * (q, v)' = (H v, v'(t, q, v)) with v', lambda from the KKT solve of
+ * methods/index1.h (E = I, finite-difference Jacobian): order 5 in q, v and
+ * lambda (lambda is a function of the order-5 state).
+ *
+ * The harness state gets q, v, lambda (mu is dropped); mbs_accept receives
+ * v' = the derivative of the collocation polynomial at t_n+1 (stage 3), for
+ * index1/radau5 the v' of the KKT solve at the accepted point. */
+#include <float.h>
+#include <gsl/gsl_complex_math.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gslalloc.h"
+#include "dae_form.h"
+#include "index1.h"
+#include "projection.h"
+#include "radau5.h"
+
+enum { P_KAPPA, P_NIT, P_EPS_G };
+
+static const mbs_param_def radau_params[] = {
+    [P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
+                 "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must be > 0; "
+                 "when not given RADAU5's default max(10 eps/rtol', min(0.03, sqrt(rtol')))",
+                 NULL, 0},
+    [P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1},
+};
+
+static const mbs_param_def radau_proj_params[] = {
+    [P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
+                 "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must be > 0; "
+                 "when not given RADAU5's default max(10 eps/rtol', min(0.03, sqrt(rtol')))",
+                 NULL, 0},
+    [P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1},
+    [P_EPS_G] = MBS_PROJECT_EPS_PARAM,
+};
+
+typedef struct radau_variant {
+    mbs_form_kind kind;
+    int index1;  /* index-1 formulation (Eqs. (83)-(84)) as an ODE, instead of kind */
+    int fixed;   /* fixed-step mode */
+    int project; /* projection after accepted steps (seed 002 Eqs. (88)-(91)) */
+} radau_variant;
+
+typedef struct radau_state {
+    const radau_variant *var;
+    mbs_dae_form *form;     /* for index1: an index-2 form, used for the dimensions only */
+    mbs_index1 *ix;         /* index-1 variant: KKT solve for v' and lambda */
+    double *lam1, *jy, *jf; /* index-1: multipliers of the last evaluation, FD work */
+    mbs_projection *proj;
+    size_t n, N; /* N = 3 n */
+    double kappa;
+    int kappa_set, nit;
+    double Ainv[3][3], c[3], u1, dd[3];
+    double Tm[3][3], TI[3][3], alpha, beta; /* A^-1 = T diag(u1, [alpha -beta; beta alpha]) T^-1 */
+    gsl_matrix *E0, *J0, *Es, *T1;
+    gsl_matrix_complex *Tc;
+    gsl_permutation *pc, *p1;
+    gsl_vector *b1, *x1;
+    gsl_vector_complex *bc, *xc;
+    double *W; /* transformed residual (3 n) */
+    double *y, *Z, *dZ, *R, *Yd, *F0, *F1, *F2, *cont, *scal, *rs, *cs, *err, *Ys, *Es_w;
+    double *yd0; /* y'(t_n) of the differential components (first-step predictor) */
+    gsl_matrix *Mw;
+    gsl_permutation *pm;
+    gsl_vector *bm, *xm;
+} radau_state;
+
+static void radau_free(void *p)
+{
+    radau_state *st = p;
+    if (!st)
+        return;
+    mbs_dae_form_free(st->form);
+    mbs_index1_free(st->ix);
+    free(st->lam1);
+    free(st->jy);
+    free(st->jf);
+    mbs_project_free(st->proj);
+    gsl_matrix_free(st->E0);
+    gsl_matrix_free(st->J0);
+    gsl_matrix_free(st->Es);
+    gsl_matrix_complex_free(st->Tc);
+    gsl_matrix_free(st->T1);
+    gsl_permutation_free(st->pc);
+    gsl_permutation_free(st->p1);
+    gsl_vector_complex_free(st->bc);
+    gsl_vector_complex_free(st->xc);
+    free(st->W);
+    gsl_vector_free(st->b1);
+    gsl_vector_free(st->x1);
+    gsl_matrix_free(st->Mw);
+    gsl_permutation_free(st->pm);
+    gsl_vector_free(st->bm);
+    gsl_vector_free(st->xm);
+    free(st->yd0);
+    double *bufs[] = {st->y,   st->Z,    st->dZ,   st->R,  st->Yd,  st->F0,   st->F1, st->F2,
+                      st->cont, st->scal, st->rs, st->cs, st->err, st->Ys, st->Es_w};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        free(bufs[i]);
+    free(st);
+}
+
+/* Radau IIA (s = 3) coefficients (Hairer & Wanner II, Table IV.5.6) and the
+ * constants of RADAU5's error estimate. */
+static int radau_tableau(radau_state *st)
+{
+    const double s6 = sqrt(6.0);
+    double A[9] = {(88.0 - 7.0 * s6) / 360.0,       (296.0 - 169.0 * s6) / 1800.0,
+                   (-2.0 + 3.0 * s6) / 225.0,       (296.0 + 169.0 * s6) / 1800.0,
+                   (88.0 + 7.0 * s6) / 360.0,       (-2.0 - 3.0 * s6) / 225.0,
+                   (16.0 - s6) / 36.0,              (16.0 + s6) / 36.0,
+                   1.0 / 9.0};
+    /* A^-1 = adj(A) / det(A) (3 x 3, no allocation: GSL's LU may allocate). */
+    double Ai[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            int r0 = (j + 1) % 3, r1 = (j + 2) % 3, c0 = (i + 1) % 3, c1 = (i + 2) % 3;
+            Ai[3 * i + j] = A[3 * r0 + c0] * A[3 * r1 + c1] - A[3 * r0 + c1] * A[3 * r1 + c0];
+        }
+    double det = A[0] * Ai[0] + A[1] * Ai[3] + A[2] * Ai[6];
+    if (!(fabs(det) > 0.0))
+        return MBS_LIBRARY_FAILURE;
+    for (int k = 0; k < 9; k++)
+        Ai[k] /= det;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            st->Ainv[i][j] = Ai[3 * i + j];
+    st->c[0] = (4.0 - s6) / 10.0;
+    st->c[1] = (4.0 + s6) / 10.0;
+    st->c[2] = 1.0;
+    st->u1 = 30.0 / (6.0 + cbrt(81.0) - cbrt(9.0)); /* real eigenvalue of A^-1 */
+    st->dd[0] = -(13.0 + 7.0 * s6) / 3.0;
+    st->dd[1] = (-13.0 + 7.0 * s6) / 3.0;
+    st->dd[2] = -1.0 / 3.0;
+    /* RADAU5's transformation matrices (T and T^-1 to 20 digits, Hairer &
+     * Wanner, code RADAU5): T^-1 A^-1 T = diag(u1, [alpha -beta; beta alpha]).
+     * The block structure is checked here rather than trusted. */
+    static const double T0[3][3] = {
+        {9.1232394870892942792e-02, -0.14125529502095420843, -3.0029194105147424492e-02},
+        {0.24171793270710701896, 0.20412935229379993199, 0.38294211275726193779},
+        {0.96604818261509293619, 1.0, 0.0}};
+    static const double TI0[3][3] = {
+        {4.3255798900631553510, 0.33919925181580986954, 0.54177053993587487119},
+        {-4.1787185915519047273, -0.32768282076106238708, 0.47662355450055045196},
+        {-0.50287263494578687595, 2.5719269498556054292, -0.59603920482822492497}};
+    double L[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            st->Tm[i][j] = T0[i][j];
+            st->TI[i][j] = TI0[i][j];
+            double sum = 0.0;
+            for (int k = 0; k < 3; k++)
+                for (int l = 0; l < 3; l++)
+                    sum += TI0[i][k] * st->Ainv[k][l] * T0[l][j];
+            L[i][j] = sum;
+        }
+    st->alpha = L[1][1];
+    st->beta = L[2][1];
+    const double tol = 1e-12 * 10.0;
+    if (fabs(L[0][0] - st->u1) > tol || fabs(L[0][1]) > tol || fabs(L[0][2]) > tol ||
+        fabs(L[1][0]) > tol || fabs(L[2][0]) > tol || fabs(L[2][2] - L[1][1]) > tol ||
+        fabs(L[1][2] + L[2][1]) > tol)
+        return MBS_LIBRARY_FAILURE;
+    return MBS_OK;
+}
+
+static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *ctx,
+                       void **out)
+{
+    const radau_variant *var = m->variant;
+    *out = NULL;
+    double kappa = prm->val[P_KAPPA];
+    if (!(kappa > 0.0))
+        return mbs_fail(ctx, MBS_BAD_INPUT, ctx->pb->t0, "%s: kappa=%g must be > 0", m->name,
+                        kappa);
+    radau_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return MBS_NO_MEMORY;
+    st->var = var;
+    st->kappa = kappa;
+    st->kappa_set = (prm->set_mask >> P_KAPPA) & 1u;
+    st->nit = (int)prm->val[P_NIT];
+    int s = mbs_dae_form_alloc(&st->form, ctx, var->kind);
+    if (s == MBS_OK && var->project)
+        s = mbs_project_alloc(&st->proj, ctx, prm->val[P_EPS_G]);
+    if (s == MBS_OK && var->index1)
+        s = mbs_index1_alloc(&st->ix, ctx, MBS_LINSOL_LU);
+    if (s == MBS_OK)
+        s = radau_tableau(st);
+    if (s != MBS_OK) {
+        radau_free(st);
+        return s;
+    }
+    size_t nf = st->form->n, n = var->index1 ? st->form->nq + st->form->nv : nf, N = 3 * n;
+    st->n = n;
+    st->N = N;
+    st->lam1 = calloc(st->form->nl + 1, sizeof(double));
+    st->jy = malloc(n * sizeof(double));
+    st->jf = malloc(n * sizeof(double));
+    st->E0 = mbs_matrix_alloc(n, n);
+    st->J0 = mbs_matrix_alloc(n, n);
+    st->Es = mbs_matrix_alloc(n, n);
+    st->Tc = mbs_matrix_complex_alloc(n, n);
+    st->T1 = mbs_matrix_alloc(n, n);
+    st->pc = gsl_permutation_alloc(n);
+    st->p1 = gsl_permutation_alloc(n);
+    st->bc = gsl_vector_complex_alloc(n);
+    st->xc = gsl_vector_complex_alloc(n);
+    st->W = malloc(N * sizeof(double));
+    st->b1 = gsl_vector_alloc(n);
+    st->x1 = gsl_vector_alloc(n);
+    size_t nv = st->form->nv;
+    st->Mw = mbs_matrix_alloc(nv, nv);
+    st->pm = gsl_permutation_alloc(nv);
+    st->bm = gsl_vector_alloc(nv);
+    st->xm = gsl_vector_alloc(nv);
+    st->yd0 = calloc(n, sizeof(double));
+    int ok = st->E0 && st->J0 && st->Es && st->Tc && st->T1 && st->pc && st->p1 && st->bc &&
+             st->xc && st->W && st->b1 && st->x1 && st->Mw && st->pm && st->bm && st->xm &&
+             st->yd0 && st->lam1 && st->jy && st->jf;
+    ok = ok && (st->y = malloc(n * sizeof(double))) && (st->Z = malloc(N * sizeof(double))) &&
+         (st->dZ = malloc(N * sizeof(double))) && (st->R = malloc(N * sizeof(double))) &&
+         (st->Yd = malloc(N * sizeof(double))) && (st->F0 = malloc(n * sizeof(double))) &&
+         (st->F1 = malloc(n * sizeof(double))) && (st->F2 = malloc(n * sizeof(double))) &&
+         (st->cont = calloc(N, sizeof(double))) && (st->scal = malloc(n * sizeof(double))) &&
+         (st->rs = malloc(nf * sizeof(double))) && (st->cs = malloc(nf * sizeof(double))) &&
+         (st->err = malloc(n * sizeof(double))) && (st->Ys = malloc(n * sizeof(double))) &&
+         (st->Es_w = malloc(n * sizeof(double)));
+    if (!ok) {
+        radau_free(st);
+        return MBS_NO_MEMORY;
+    }
+    *out = st;
+    return MBS_OK;
+}
+
+/* Row and column scaling of the Newton systems (index-3 scaling, seed 002
+ * Eqs. (69)-(70)): unknowns (dq / h, dv, h dlambda, dmu); rows: q 1, v h,
+ * position-level constraints 1/h, velocity-level constraints 1. */
+static void scaling(const mbs_dae_form *f, double h, double *rs, double *cs)
+{
+    size_t nq = f->nq, nv = f->nv, nl = f->nl;
+    for (size_t i = 0; i < f->n; i++) {
+        if (i < nq) {
+            rs[i] = 1.0;
+            cs[i] = h;
+        } else if (i < nq + nv) {
+            rs[i] = h;
+            cs[i] = 1.0;
+        } else {
+            rs[i] = mbs_dae_form_position_row(f, i) ? 1.0 / h : 1.0;
+            cs[i] = i < nq + nv + nl ? 1.0 / h : 1.0;
+        }
+    }
+}
+
+/* T = diag(rs) ((1/h) A^-1 (x) E - I (x) J) diag(cs)  (3n x 3n). */
+static void assemble(double Ainv[3][3], size_t n, const gsl_matrix *E0,
+                     const gsl_matrix *J0, const double *rs, const double *cs, double h,
+                     gsl_matrix *T)
+{
+    const double *E = E0->data, *J = J0->data;
+    const size_t te = E0->tda, tj = J0->tda, tt = T->tda;
+    for (size_t bi = 0; bi < 3; bi++)
+        for (size_t bj = 0; bj < 3; bj++) {
+            double a = Ainv[bi][bj] / h;
+            for (size_t k = 0; k < n; k++) {
+                double *Trow = T->data + (bi * n + k) * tt + bj * n;
+                for (size_t l = 0; l < n; l++) {
+                    double v = a * E[k * te + l];
+                    if (bi == bj)
+                        v -= J[k * tj + l];
+                    Trow[l] = rs[k] * v * cs[l];
+                }
+            }
+        }
+}
+
+static int lu_singular(const gsl_matrix *LU)
+{
+    for (size_t i = 0; i < LU->size1; i++) {
+        double d = gsl_matrix_get(LU, i, i);
+        if (d == 0.0 || !isfinite(d))
+            return 1;
+    }
+    return 0;
+}
+
+/* Factor the scaled Newton matrices after RADAU5's transformation (Hairer &
+ * Wanner II, Sect. IV.8): the real block u1/h E0 - J0 (also the matrix of the
+ * error estimate) and the complex block (alpha + i beta)/h E0 - J0. */
+static int factor(radau_state *st, mbs_ctx *ctx, double t, double h)
+{
+    size_t n = st->n;
+    scaling(st->form, h, st->rs, st->cs);
+    const double *E = st->E0->data, *J = st->J0->data;
+    const size_t te = st->E0->tda, tj = st->J0->tda, t1 = st->T1->tda;
+    for (size_t k = 0; k < n; k++)
+        for (size_t l = 0; l < n; l++) {
+            double e = E[k * te + l], j = J[k * tj + l], sc = st->rs[k] * st->cs[l];
+            st->T1->data[k * t1 + l] = sc * (st->u1 / h * e - j);
+            gsl_matrix_complex_set(st->Tc, k, l,
+                                   gsl_complex_rect(sc * (st->alpha / h * e - j),
+                                                    sc * st->beta / h * e));
+        }
+    int sign;
+    mbs_count_factorization(ctx);
+    mbs_count_factorization(ctx);
+    int bad = gsl_linalg_LU_decomp(st->T1, st->p1, &sign) != GSL_SUCCESS || lu_singular(st->T1);
+    if (!bad)
+        bad = gsl_linalg_complex_LU_decomp(st->Tc, st->pc, &sign) != GSL_SUCCESS;
+    for (size_t k = 0; k < n && !bad; k++) {
+        gsl_complex d = gsl_matrix_complex_get(st->Tc, k, k);
+        bad = !(gsl_complex_abs(d) > 0.0) || !isfinite(GSL_REAL(d)) || !isfinite(GSL_IMAG(d));
+    }
+    if (bad)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "singular Radau iteration matrix (h=%.3g)",
+                        h);
+    return MBS_OK;
+}
+
+/* dZ = -T^-1 R: W = (T^-1 (x) I) R, one real and one complex scaled solve,
+ * dZ = (T (x) I) dW (RADAU5's SLVRAD with our row/column scaling). */
+static int solve3(radau_state *st, mbs_ctx *ctx, double t)
+{
+    size_t n = st->n;
+    const double *R = st->R;
+    for (size_t a = 0; a < 3; a++)
+        for (size_t k = 0; k < n; k++)
+            st->W[a * n + k] =
+                st->TI[a][0] * R[k] + st->TI[a][1] * R[n + k] + st->TI[a][2] * R[2 * n + k];
+    for (size_t k = 0; k < n; k++) {
+        gsl_vector_set(st->b1, k, -st->rs[k] * st->W[k]);
+        gsl_vector_complex_set(st->bc, k,
+                               gsl_complex_rect(-st->rs[k] * st->W[n + k],
+                                                -st->rs[k] * st->W[2 * n + k]));
+    }
+    mbs_count_solve(ctx);
+    mbs_count_solve(ctx);
+    if (gsl_linalg_LU_solve(st->T1, st->p1, st->b1, st->x1) != GSL_SUCCESS ||
+        gsl_linalg_complex_LU_solve(st->Tc, st->pc, st->bc, st->xc) != GSL_SUCCESS)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau Newton solve failed");
+    for (size_t k = 0; k < n; k++) {
+        gsl_complex x = gsl_vector_complex_get(st->xc, k);
+        double w1 = st->cs[k] * gsl_vector_get(st->x1, k), w2 = st->cs[k] * GSL_REAL(x),
+               w3 = st->cs[k] * GSL_IMAG(x);
+        for (size_t i = 0; i < 3; i++)
+            st->dZ[i * n + k] = st->Tm[i][0] * w1 + st->Tm[i][1] * w2 + st->Tm[i][2] * w3;
+    }
+    return MBS_OK;
+}
+
+/* err = (u1/h E0 - J0)^-1 rhs, through the scaled system. */
+static int solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs, double *e)
+{
+    size_t n = st->n;
+    for (size_t i = 0; i < n; i++)
+        gsl_vector_set(st->b1, i, st->rs[i] * rhs[i]);
+    mbs_count_solve(ctx);
+    if (gsl_linalg_LU_solve(st->T1, st->p1, st->b1, st->x1) != GSL_SUCCESS)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau error-estimate solve failed");
+    for (size_t i = 0; i < n; i++)
+        e[i] = st->cs[i] * gsl_vector_get(st->x1, i);
+    return MBS_OK;
+}
+
+/* ---- the formulation: the DAE forms of dae_form.h, or the index-1 ODE
+ * y = (q, v), y' = (H v, v'(t, q, v)) with v' and lambda from the KKT solve of
+ * methods/index1.h (seed 002 Eqs. (83)-(84); E = I). */
+static int form_mass(radau_state *st, mbs_ctx *ctx, double t, const double *y, gsl_matrix *E)
+{
+    if (!st->ix)
+        return mbs_dae_form_mass(st->form, ctx, t, y, E);
+    gsl_matrix_set_identity(E);
+    return MBS_OK;
+}
+
+static int form_rhs(radau_state *st, mbs_ctx *ctx, double t, const double *y, double *F)
+{
+    if (!st->ix)
+        return mbs_dae_form_rhs(st->form, ctx, t, y, F);
+    size_t nq = st->form->nq;
+    int s = mbs_qdot(ctx, y, y + nq, F);
+    if (s == MBS_OK)
+        s = mbs_index1_accel(st->ix, ctx, t, y, y + nq, F + nq, st->lam1);
+    return s;
+}
+
+/* dF/dy: dae_form's Jacobian, or forward differences of the index-1 ODE. */
+static int form_jac(radau_state *st, mbs_ctx *ctx, double t, const double *y, gsl_matrix *J)
+{
+    if (!st->ix)
+        return mbs_dae_form_jac(st->form, ctx, t, y, J);
+    size_t n = st->n;
+    int s = form_rhs(st, ctx, t, y, st->jf);
+    if (s != MBS_OK)
+        return s;
+    memcpy(st->jy, y, n * sizeof(double));
+    for (size_t j = 0; j < n; j++) {
+        double d = sqrt(DBL_EPSILON) * fmax(1.0, fabs(y[j]));
+        st->jy[j] = y[j] + d;
+        d = st->jy[j] - y[j];
+        s = form_rhs(st, ctx, t, st->jy, st->Es_w);
+        st->jy[j] = y[j];
+        if (s != MBS_OK)
+            return s;
+        for (size_t i = 0; i < n; i++)
+            gsl_matrix_set(J, i, j, (st->Es_w[i] - st->jf[i]) / d);
+    }
+    return MBS_OK;
+}
+
+static void form_from_state(radau_state *st, const double *state, double *y)
+{
+    if (!st->ix) {
+        mbs_dae_form_from_state(st->form, state, y);
+        return;
+    }
+    memcpy(y, state, st->n * sizeof(double));
+    memcpy(st->lam1, state + st->n, st->form->nl * sizeof(double));
+}
+
+static void form_to_state(radau_state *st, const double *y, double *state)
+{
+    if (!st->ix) {
+        mbs_dae_form_to_state(st->form, y, state);
+        return;
+    }
+    memcpy(state, y, st->n * sizeof(double));
+    memcpy(state + st->n, st->lam1, st->form->nl * sizeof(double));
+}
+
+/* Stage derivatives Yd_i = (1/h) sum_j (A^-1)_ij Z_j. */
+static void stage_derivatives(radau_state *st, double h)
+{
+    size_t n = st->n;
+    for (size_t i = 0; i < 3; i++)
+        for (size_t k = 0; k < n; k++)
+            st->Yd[i * n + k] = (st->Ainv[i][0] * st->Z[k] + st->Ainv[i][1] * st->Z[n + k] +
+                                 st->Ainv[i][2] * st->Z[2 * n + k]) /
+                                h;
+}
+
+/* R_i = E(Y_i) Yd_i - F(t + c_i h, Y_i)  (seed 002 Eq. (73d)). */
+static int residual(radau_state *st, mbs_ctx *ctx, double t, double h)
+{
+    size_t n = st->n;
+    int s;
+    stage_derivatives(st, h);
+    for (size_t i = 0; i < 3; i++) {
+        double ti = t + st->c[i] * h, *Ri = st->R + i * n, *Ydi = st->Yd + i * n;
+        for (size_t k = 0; k < n; k++)
+            st->Ys[k] = st->y[k] + st->Z[i * n + k];
+        if ((s = form_mass(st, ctx, ti, st->Ys, st->Es)) != MBS_OK ||
+            (s = form_rhs(st, ctx, ti, st->Ys, Ri)) != MBS_OK)
+            return s;
+        const double *Es = st->Es->data;
+        const size_t te = st->Es->tda;
+        for (size_t k = 0; k < n; k++) {
+            double e = 0.0;
+            for (size_t l = 0; l < n; l++)
+                e += Es[k * te + l] * Ydi[l];
+            Ri[k] = e - Ri[k];
+        }
+    }
+    return MBS_OK;
+}
+
+static double rms_scaled(const double *x, const double *scal, size_t len, size_t n)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < len; i++) {
+        double r = x[i] / scal[i % n];
+        sum += r * r;
+    }
+    return sqrt(sum / (double)len);
+}
+
+/* RADAU5's ESTRAD: embedded error estimate (scaled RMS norm). */
+static int estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int first_or_reject,
+                    double *errn)
+{
+    size_t n = st->n;
+    int s;
+    for (size_t k = 0; k < n; k++)
+        st->F1[k] = (st->dd[0] * st->Z[k] + st->dd[1] * st->Z[n + k] +
+                     st->dd[2] * st->Z[2 * n + k]) /
+                    h;
+    for (size_t k = 0; k < n; k++) {
+        double e = 0.0;
+        for (size_t l = 0; l < n; l++)
+            e += gsl_matrix_get(st->E0, k, l) * st->F1[l];
+        st->F2[k] = e;
+        st->Es_w[k] = e + st->F0[k];
+    }
+    if ((s = solve1(st, ctx, t, st->Es_w, st->err)) != MBS_OK)
+        return s;
+    double e = fmax(rms_scaled(st->err, st->scal, n, n), 1e-10);
+    if (e >= 1.0 && first_or_reject) {
+        for (size_t k = 0; k < n; k++)
+            st->Ys[k] = st->y[k] + st->err[k];
+        if ((s = form_rhs(st, ctx, t, st->Ys, st->F1)) != MBS_OK)
+            return s;
+        for (size_t k = 0; k < n; k++)
+            st->Es_w[k] = st->F1[k] + st->F2[k];
+        if ((s = solve1(st, ctx, t, st->Es_w, st->err)) != MBS_OK)
+            return s;
+        e = fmax(rms_scaled(st->err, st->scal, n, n), 1e-10);
+    }
+    *errn = e;
+    return MBS_OK;
+}
+
+/* After an accepted step: y += Z_3 and the divided differences of the
+ * collocation polynomial (RADAU5's CONT) for the next starting values. */
+static void update_solution(radau_state *st)
+{
+    size_t n = st->n;
+    const double c1 = st->c[0], c2 = st->c[1], c1m1 = c1 - 1.0, c2m1 = c2 - 1.0,
+                 c1mc2 = c1 - c2;
+    for (size_t k = 0; k < n; k++) {
+        double z1 = st->Z[k], z2 = st->Z[n + k], z3 = st->Z[2 * n + k];
+        st->y[k] += z3;
+        double c1k = (z2 - z3) / c2m1;
+        double ak = (z1 - z2) / c1mc2;
+        double acont3 = (ak - z1 / c1) / c2;
+        double c2k = (ak - c1k) / c1m1;
+        st->cont[k] = c1k;
+        st->cont[n + k] = c2k;
+        st->cont[2 * n + k] = c2k - acont3;
+    }
+}
+
+/* y'(t_n) of the differential components from E0 y' = F0 (q' = F0_q,
+ * M v' = F0_v with the state's multipliers), for the first step's starting
+ * values Z_i = c_i h y'_n.  Zero starting values make the first simplified
+ * Newton iterates of the index-3 form oscillate (the linearisation about the
+ * tangent misses the O(h) normal velocity), which this predictor avoids.  A
+ * singular M (allowed on ker B) falls back to zero velocities' derivatives. */
+static void first_derivative(radau_state *st, mbs_ctx *ctx)
+{
+    const mbs_dae_form *f = st->form;
+    size_t nq = f->nq, nv = f->nv;
+    memset(st->yd0, 0, st->n * sizeof(double));
+    memcpy(st->yd0, st->F0, nq * sizeof(double));
+    gsl_matrix_const_view M = gsl_matrix_const_submatrix(st->E0, nq, nq, nv, nv);
+    gsl_matrix_memcpy(st->Mw, &M.matrix);
+    int sign;
+    mbs_count_factorization(ctx);
+    if (gsl_linalg_LU_decomp(st->Mw, st->pm, &sign) != GSL_SUCCESS || lu_singular(st->Mw))
+        return;
+    for (size_t i = 0; i < nv; i++)
+        gsl_vector_set(st->bm, i, st->F0[nq + i]);
+    mbs_count_solve(ctx);
+    if (gsl_linalg_LU_solve(st->Mw, st->pm, st->bm, st->xm) != GSL_SUCCESS)
+        return;
+    for (size_t i = 0; i < nv; i++)
+        st->yd0[nq + i] = gsl_vector_get(st->xm, i);
+}
+
+/* Starting values: first step c_i h y'_n, later the previous collocation
+ * polynomial extrapolated (RADAU5). */
+static void start_values(radau_state *st, int first, double h, double hold)
+{
+    size_t n = st->n;
+    if (first) {
+        for (size_t i = 0; i < 3; i++)
+            for (size_t k = 0; k < n; k++)
+                st->Z[i * n + k] = st->c[i] * h * st->yd0[k];
+        return;
+    }
+    const double c1m1 = st->c[0] - 1.0, c2m1 = st->c[1] - 1.0, c3q = h / hold;
+    for (size_t i = 0; i < 3; i++) {
+        double cq = st->c[i] * c3q;
+        for (size_t k = 0; k < n; k++)
+            st->Z[i * n + k] =
+                cq * (st->cont[k] +
+                      (cq - c2m1) * (st->cont[n + k] + (cq - c1m1) * st->cont[2 * n + k]));
+    }
+}
+
+/* Error weights: atol + rtol |y_i|, divided by h^(index_i - 1) (RADAU5's
+ * NIND2/NIND3 scaling).  The index is the form's var_index, except that in the
+ * index-3 form the velocities count as index-2 variables: in Hairer & Wanner's
+ * index-3 system y' = f(y, z), z' = k(y, z, u), 0 = g(y) (Solving ODEs II,
+ * Sect. VII.4) q is y, v is z (index 2, order h^s) and lambda is u (index 3),
+ * and RADAU5 drivers (e.g. the Test Set's andrews) declare them so.  Without
+ * it the estimate for v does not vanish as h -> 0 and the step collapses
+ * (seen on andrews).  Unconstrained problems (n_lambda = 0) are plain ODEs. */
+static void set_scal(radau_state *st, double rtol, double atol, double h, int index_aware)
+{
+    const mbs_dae_form *f = st->form;
+    for (size_t k = 0; k < st->n; k++) {
+        double sc = atol + rtol * fabs(st->y[k]);
+        int idx = f->var_index[k];
+        if (f->kind == MBS_FORM_INDEX3 && f->nl > 0 && k >= f->nq && k < f->nq + f->nv)
+            idx = 2;
+        if (index_aware) {
+            if (idx == 2)
+                sc /= h;
+            else if (idx == 3)
+                sc /= h * h;
+        }
+        st->scal[k] = sc;
+    }
+}
+
+/* Accepted step: projection (proj- methods), report to the harness. */
+static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *ystate)
+{
+    const mbs_dae_form *f = st->form;
+    int s;
+    stage_derivatives(st, h); /* final Z: stage 3 derivative = polynomial at t_n+1 */
+    const double *vdot = st->Yd + 2 * st->n + f->nq;
+    if (st->proj) {
+        if ((s = mbs_project(st->proj, ctx, t, st->y, st->y + f->nq)) != MBS_OK)
+            return s;
+    }
+    if (st->ix) {
+        /* index-1: multipliers (and v') of the KKT solve at the accepted point */
+        if ((s = form_rhs(st, ctx, t, st->y, st->F1)) != MBS_OK)
+            return s;
+        vdot = st->F1 + f->nq;
+    }
+    form_to_state(st, st->y, ystate);
+    return mbs_accept(ctx, t, ystate, vdot);
+}
+
+static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double *tp,
+                           double *ystate)
+{
+    radau_state *st = p;
+    const int fixed = st->var->fixed;
+    const double eps = DBL_EPSILON, safe = 0.9, facl = 5.0, facr = 0.125, thet = 0.001;
+    const int nit = fixed ? (st->nit > 20 ? st->nit : 20) : st->nit;
+    size_t n = st->n, N = st->N;
+    double t0 = *tp, t = t0, t_end = set->t_end, span = t_end - t0;
+    int s = MBS_OK;
+    form_from_state(st, ystate, st->y);
+
+    /* Tolerances (RADAU5's transformation) and the Newton stopping value. */
+    double rtol, atol, fnewt;
+    if (fixed) {
+        rtol = atol = 1e-15;
+        fnewt = 1.0;
+    } else {
+        double r0 = set->rtol > 0.0 ? set->rtol : 1e-6, a0 = set->atol > 0.0 ? set->atol : r0;
+        rtol = 0.1 * pow(r0, 2.0 / 3.0);
+        atol = rtol * (a0 / r0);
+        fnewt = st->kappa_set ? st->kappa
+                              : fmax(10.0 * eps / rtol, fmin(st->kappa, sqrt(rtol)));
+    }
+    double h;
+    long nsteps = 0, istep = 0;
+    if (fixed) {
+        nsteps = (long)ceil(span / set->h * (1.0 - 1e-12));
+        h = set->h;
+    } else {
+        h = set->h > 0.0 ? set->h : 1e-6;
+    }
+    h = fmin(h, span);
+    const double hmax = span;
+    double hold = h, hacc = h, erracc = 1.0, faccon = 1.0, theta = 1.0, h_fact = -1.0;
+    int first = 1, reject = 0, last = 0, need_jac = 1, jac_current = 0, naccpt = 0, nsing = 0;
+
+    while (t < t_end) {
+        if ((s = mbs_budget(ctx, t)) != MBS_OK)
+            break;
+        if (fixed) {
+            double tn = istep + 1 == nsteps ? t_end : t0 + (double)(istep + 1) * set->h;
+            h = tn - t;
+            last = istep + 1 == nsteps;
+        } else if (t + 1.0001 * h >= t_end) {
+            h = t_end - t;
+            last = 1;
+        } else if (t + 2.0 * h > t_end) {
+            /* Halve the remainder rather than leave a tiny last step: the
+             * index-2/3 weights scal/h^(index-1) of a tiny step would loosen
+             * the Newton test on lambda (mu) at t_end. */
+            h = 0.5 * (t_end - t);
+        }
+        if (0.1 * h <= fabs(t) * eps || h < 1e-14 * span) {
+            s = mbs_fail(ctx, MBS_STEP_UNDERFLOW, t, "step size %.3g too small at t=%.6g", h, t);
+            break;
+        }
+        st->form->h = h;
+        if (need_jac || fixed) {
+            if ((s = form_mass(st, ctx, t, st->y, st->E0)) != MBS_OK ||
+                (s = form_jac(st, ctx, t, st->y, st->J0)) != MBS_OK ||
+                (s = form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
+                goto failed_eval;
+            need_jac = 0;
+            jac_current = 1;
+            h_fact = -1.0;
+            if (first)
+                first_derivative(st, ctx);
+        }
+        if (h != h_fact) {
+            if ((s = factor(st, ctx, t, h)) != MBS_OK) {
+                if (fixed || ++nsing >= 5) {
+                    mbs_fail(ctx, s, t, "singular Radau iteration matrix at h=%.3g", h);
+                    break;
+                }
+                goto unexpected;
+            }
+            h_fact = h;
+        }
+        set_scal(st, rtol, atol, h, 1);
+        start_values(st, first, h, hold);
+
+        if (fixed) {
+            /* Fixed-step mode: simplified Newton iterated to round-off
+             * (||dZ|| <= 1e-15 (1 + |y|) in the index-scaled RMS norm, or
+             * stagnation below 1e-12 (1 + |y|)). */
+            int done = 0;
+            double dprev = HUGE_VAL;
+            for (int newt = 1; newt <= nit && !done; newt++) {
+                if ((s = residual(st, ctx, t, h)) != MBS_OK)
+                    goto failed_eval;
+                if ((s = solve3(st, ctx, t)) != MBS_OK)
+                    goto newton_failed;
+                mbs_count_newton(ctx);
+                double dyno = rms_scaled(st->dZ, st->scal, N, n);
+                if (!isfinite(dyno))
+                    goto newton_failed;
+                for (size_t i = 0; i < N; i++)
+                    st->Z[i] += st->dZ[i];
+                done = dyno <= 1.0 || (dyno <= 1e3 && dyno >= 0.5 * dprev);
+                dprev = dyno;
+            }
+            if (!done)
+                goto newton_failed;
+            t = istep + 1 == nsteps ? t_end : t + h;
+            istep++;
+            update_solution(st);
+            hold = h;
+            first = 0;
+            if ((s = report(st, ctx, t, h, ystate)) != MBS_OK)
+                break;
+            continue;
+        }
+
+        /* Simplified Newton iteration (RADAU5). */
+        faccon = pow(fmax(faccon, eps), 0.8);
+        theta = fabs(thet);
+        double dynold = 0.0, thqold = 1.0;
+        int newt = 0, converged = 0;
+        while (!converged) {
+            if (newt >= nit)
+                goto newton_failed;
+            if ((s = residual(st, ctx, t, h)) != MBS_OK)
+                goto failed_eval;
+            if ((s = solve3(st, ctx, t)) != MBS_OK)
+                goto newton_failed;
+            newt++;
+            mbs_count_newton(ctx);
+            double dyno = rms_scaled(st->dZ, st->scal, N, n);
+            if (!isfinite(dyno))
+                goto newton_failed;
+            if (newt > 1 && newt < nit) {
+                double thq = dyno / dynold;
+                theta = newt == 2 ? thq : sqrt(thq * thqold);
+                thqold = thq;
+                if (theta < 0.99) {
+                    faccon = theta / (1.0 - theta);
+                    double dyth = faccon * dyno * pow(theta, nit - 1 - newt) / fnewt;
+                    if (dyth >= 1.0) {
+                        double qnewt = fmax(1e-4, fmin(20.0, dyth));
+                        h *= 0.8 * pow(qnewt, -1.0 / (4.0 + nit - 1 - newt));
+                        reject = 1;
+                        last = 0;
+                        mbs_count_rejected(ctx);
+                        need_jac = !jac_current;
+                        goto next_attempt;
+                    }
+                } else {
+                    goto newton_failed;
+                }
+            }
+            dynold = fmax(dyno, eps);
+            for (size_t i = 0; i < N; i++)
+                st->Z[i] += st->dZ[i];
+            if (faccon * dyno <= fnewt)
+                converged = 1;
+        }
+
+        /* Error estimate and step-size control (RADAU5). */
+        double errn;
+        if ((s = estimate(st, ctx, t, h, first || reject, &errn)) != MBS_OK)
+            goto failed_eval;
+        double fac = fmin(safe, safe * (1.0 + 2.0 * nit) / (newt + 2.0 * nit));
+        double quot = fmax(facr, fmin(facl, pow(errn, 0.25) / fac));
+        double hnew = h / quot;
+        if (errn < 1.0) {
+            first = 0;
+            naccpt++;
+            if (naccpt > 1) { /* Gustafsson's predictive controller */
+                double facgus = (hacc / h) * pow(errn * errn / erracc, 0.25) / safe;
+                facgus = fmax(facr, fmin(facl, facgus));
+                quot = fmax(quot, facgus);
+                hnew = h / quot;
+            }
+            hacc = h;
+            erracc = fmax(1e-2, errn);
+            hold = h;
+            t = last ? t_end : t + h;
+            update_solution(st);
+            jac_current = 0;
+            if ((s = report(st, ctx, t, h, ystate)) != MBS_OK)
+                break;
+            if (last)
+                break;
+            if ((s = form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
+                goto failed_eval;
+            hnew = fmin(hnew, hmax);
+            if (reject)
+                hnew = fmin(hnew, h);
+            reject = 0;
+            nsing = 0;
+            double qt = hnew / h;
+            if (theta <= thet && qt >= 1.0 && qt <= 1.2) {
+                need_jac = 0; /* keep h, Jacobian and factorization */
+            } else {
+                h = hnew;
+                need_jac = theta > thet;
+            }
+        } else {
+            reject = 1;
+            last = 0;
+            mbs_count_rejected(ctx);
+            h = first ? 0.1 * h : hnew;
+            need_jac = !jac_current;
+        }
+        continue;
+
+    failed_eval:
+        /* A problem callback failed: fatal statuses end the run, recoverable
+         * ones are treated like a Newton failure (halve the step). */
+        if (s < 0)
+            break;
+        goto newton_failed;
+    newton_failed:
+        if (fixed) {
+            char why[sizeof ctx->reason];
+            memcpy(why, ctx->reason, sizeof why);
+            s = mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
+                         "Newton iteration did not converge in fixed-step mode (h=%.3g)%s%.200s",
+                         h, why[0] ? ": " : "", why);
+            break;
+        }
+    unexpected:
+        h *= 0.5;
+        reject = 1;
+        last = 0;
+        mbs_count_rejected(ctx);
+        need_jac = !jac_current;
+    next_attempt:
+        ctx->reason[0] = '\0';
+        s = MBS_OK;
+        continue;
+    }
+    form_to_state(st, st->y, ystate);
+    *tp = t;
+    return s;
+}
+
+int mbs_radau5_iteration_matrix(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
+                                double h, int scaled, gsl_matrix *T)
+{
+    size_t n = f->n;
+    if (!(h > 0.0) || T->size1 != 3 * n || T->size2 != 3 * n)
+        return mbs_fail(ctx, MBS_BAD_INPUT, t, "iteration matrix: h=%g, T %zux%zu, n=%zu", h,
+                        T->size1, T->size2, n);
+    radau_state tab;
+    memset(&tab, 0, sizeof tab);
+    gsl_matrix *E = mbs_matrix_alloc(n, n), *J = mbs_matrix_alloc(n, n);
+    double *rs = malloc(n * sizeof(double)), *cs = malloc(n * sizeof(double));
+    int s = (E && J && rs && cs) ? MBS_OK : MBS_NO_MEMORY;
+    if (s == MBS_OK)
+        s = radau_tableau(&tab);
+    f->h = h;
+    if (s == MBS_OK && (s = mbs_dae_form_mass(f, ctx, t, y, E)) == MBS_OK &&
+        (s = mbs_dae_form_jac(f, ctx, t, y, J)) == MBS_OK) {
+        if (scaled) {
+            scaling(f, h, rs, cs);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                rs[i] = cs[i] = 1.0;
+        }
+        assemble(tab.Ainv, n, E, J, rs, cs, h, T);
+    }
+    gsl_matrix_free(E);
+    gsl_matrix_free(J);
+    free(rs);
+    free(cs);
+    return s;
+}
+
+static const mbs_method_ops radau_ops = {
+    .alloc = radau_alloc,
+    .integrate = radau_integrate,
+    .free_state = radau_free,
+};
+
+#define RADAU_CITE                                                                          \
+    "Hairer & Wanner, Solving ODEs II, Sect. IV.8 (RADAU5) and VII.4; Hairer, Lubich, Roche " \
+    "(1989); seed 002, Remark 8a, Eqs. (73)"
+
+/* kindv: DAE form; idx1v: 1 = the index-1 ODE instead (kindv then only sizes
+ * the work arrays); fixedv: fixed-step mode; projv: projection. */
+#define RADAU_METHOD(sym, nm, summ, cite, kindv, idx1v, fixedv, projv, pq, pv, pl, prm)       \
+    static const radau_variant sym##_variant = {.kind = kindv, .index1 = idx1v,             \
+                                                .fixed = fixedv, .project = projv};         \
+    const mbs_method_def sym = {                                                            \
+        .name = nm,                                                                         \
+        .summary = summ,                                                                    \
+        .citation = cite,                                                                   \
+        .order = {pq, pv, pl},                                                              \
+        .flags = ((fixedv) ? MBS_M_FIXED_STEP : MBS_M_ADAPTIVE) | MBS_M_IMPLICIT |          \
+                 MBS_M_NEEDS_FULL_RANK | ((projv) ? MBS_M_PROJECTING : 0u) |                \
+                 /* extended problems (problem.h): index-2/-3 DAE forms only */             \
+                 ((!(idx1v) && !(projv) && (kindv) != MBS_FORM_GGL) ? MBS_M_EXTENDED_OK      \
+                                                                   : 0u),                   \
+        .params = prm,                                                                      \
+        .n_params = sizeof prm / sizeof prm[0],                                             \
+        .variant = &sym##_variant,                                                          \
+        .ops = &radau_ops,                                                                  \
+    };
+
+RADAU_METHOD(mbs_method_index3_radau5, "index3/radau5",
+             "Radau IIA order 5, adaptive (RADAU5), on the index-3 formulation with scaling",
+             RADAU_CITE "; seed 002 Eqs. (77), (69)-(70)", MBS_FORM_INDEX3, 0, 0, 0, 5, 3, 2,
+             radau_params)
+RADAU_METHOD(mbs_method_index2_radau5, "index2/radau5",
+             "Radau IIA order 5, adaptive (RADAU5), on the index-2 formulation",
+             RADAU_CITE "; seed 002 Eq. (79)", MBS_FORM_INDEX2, 0, 0, 0, 5, 5, 3, radau_params)
+RADAU_METHOD(mbs_method_ggl_radau5, "ggl/radau5",
+             "Radau IIA order 5, adaptive (RADAU5), on the GGL stabilized index-2 formulation",
+             RADAU_CITE "; seed 002 Eq. (92)", MBS_FORM_GGL, 0, 0, 0, 5, 5, 3, radau_params)
+RADAU_METHOD(mbs_method_index1_radau5, "index1/radau5",
+             "Radau IIA order 5, adaptive (RADAU5), on the index-1 formulation (ODE in q, v)",
+             RADAU_CITE "; seed 002 Eqs. (83)-(84)", MBS_FORM_INDEX2, 1, 0, 0, 5, 5, 5,
+             radau_params)
+RADAU_METHOD(mbs_method_index3_radau5_fixed, "index3/radau5-fixed",
+             "Radau IIA order 5, fixed step, on the index-3 formulation with scaling",
+             RADAU_CITE "; seed 002 Eqs. (77), (69)-(70)", MBS_FORM_INDEX3, 0, 1, 0, 5, 3, 2,
+             radau_params)
+RADAU_METHOD(mbs_method_index2_radau5_fixed, "index2/radau5-fixed",
+             "Radau IIA order 5, fixed step, on the index-2 formulation",
+             RADAU_CITE "; seed 002 Eq. (79)", MBS_FORM_INDEX2, 0, 1, 0, 5, 5, 3, radau_params)
+RADAU_METHOD(mbs_method_ggl_radau5_fixed, "ggl/radau5-fixed",
+             "Radau IIA order 5, fixed step, on the GGL stabilized index-2 formulation",
+             RADAU_CITE "; seed 002 Eq. (92)", MBS_FORM_GGL, 0, 1, 0, 5, 5, 3, radau_params)
+RADAU_METHOD(mbs_method_index1_radau5_fixed, "index1/radau5-fixed",
+             "Radau IIA order 5, fixed step, on the index-1 formulation (ODE in q, v)",
+             RADAU_CITE "; seed 002 Eqs. (83)-(84)", MBS_FORM_INDEX2, 1, 1, 0, 5, 5, 5,
+             radau_params)
+RADAU_METHOD(mbs_method_proj_index2_radau5, "proj-index2/radau5",
+             "Radau IIA order 5, adaptive, on the index-2 formulation with projection",
+             RADAU_CITE "; seed 002 Eqs. (79), (88)-(91)", MBS_FORM_INDEX2, 0, 0, 1, 5, 5, 3,
+             radau_proj_params)

@@ -1,0 +1,224 @@
+/* Andrews' squeezing mechanism (seven-body mechanism) exactly as in the Test Set
+ * for IVP Solvers, release 2.4 (Mazzia & Magherini 2008, problem II-13; Fortran
+ * andrews.F rev. 1.2), transcribed in /work/shared/problems/andrews.md:
+ *     M(q) q'' = f(q, q') - G(q)^T lambda,   0 = g(q)      (index 3),
+ * q = (beta, Theta, gamma, Phi, delta, Omega, epsilon) in the notation of
+ * Hairer & Wanner, Solving ODEs II, Sect. VII.7.  Our sign convention for the
+ * multipliers is the published one (the Test Set writes M q'' - f + G^T lambda = 0).
+ *
+ * Published component order (27): q (7), q' (7), q'' (7), lambda (6); the Test
+ * Set scores scd on q only (components 1-7) and mescd on all 27.  Our state is
+ * q | v | lambda (20); q'' = M^-1 (f - G^T lambda) is recomputed in published().
+ * No parameters: every constant is the published one.  No gravity; the driving
+ * torque mom makes the system non-conservative. */
+#include <gsl/gsl_linalg.h>
+#include <math.h>
+#include <string.h>
+
+#include "../harness/status.h"
+#include "problem.h"
+
+/* Constants of andrews.md Sect. 2 (Test Set 2.4 / andrews.F). */
+static const double m1 = 0.04325, m2 = 0.00365, m3 = 0.02373, m4 = 0.00706, m5 = 0.07050,
+                    m6 = 0.00706, m7 = 0.05498;
+static const double I1 = 2.194e-6, I2 = 4.410e-7, I3 = 5.255e-6, I4 = 5.667e-7, I5 = 1.169e-5,
+                    I6 = 5.667e-7, I7 = 1.912e-5;
+static const double xa = -0.06934, ya = -0.00227, xb = -0.03635, yb = 0.03273, xc = 0.014,
+                    yc = 0.072;
+static const double d = 0.028, da = 0.0115, e = 0.02, ea = 0.01421, rr = 0.007, ra = 0.00092;
+static const double ss = 0.035, sa = 0.01874, sb = 0.01043, sc = 0.018, sd = 0.02;
+static const double ta = 0.02308, tb = 0.00916, u = 0.04, ua = 0.01228, ub = 0.00449;
+static const double zf = 0.02, zt = 0.04, fa = 0.01421, c0 = 4530.0, l0 = 0.07785,
+                    mom = 0.033;
+
+static int dims(const mbs_problem *pb, size_t *nq, size_t *nv, size_t *nl)
+{
+    (void)pb;
+    *nq = 7;
+    *nv = 7;
+    *nl = 6;
+    return MBS_OK;
+}
+
+/* Consistent initial values as published (andrews.md Sect. 3). */
+static int initial(const mbs_problem *pb, double *q0, double *v0, double *lambda0,
+                   int *have_lambda)
+{
+    (void)pb;
+    static const double q[7] = {-0.0617138900142764496358948458001, 0.0,
+                                0.455279819163070380255912382449,
+                                0.222668390165885884674473185609,
+                                0.487364979543842550225598953530,
+                                -0.222668390165885884674473185609,
+                                1.23054744454982119249735015568};
+    memcpy(q0, q, sizeof q);
+    for (int i = 0; i < 7; i++)
+        v0[i] = 0.0;
+    for (int i = 0; i < 6; i++)
+        lambda0[i] = 0.0;
+    lambda0[0] = 98.5668703962410896057654982170;
+    lambda0[1] = -6.12268834425566265503114393122;
+    *have_lambda = 1;
+    return MBS_OK;
+}
+
+static int mass(const mbs_problem *pb, double t, const double *q, gsl_matrix *M)
+{
+    (void)pb, (void)t;
+    double c2 = cos(q[1]), s4 = sin(q[3]), s6 = sin(q[5]);
+    double eea = e - ea, zffa = zf - fa;
+    gsl_matrix_set_zero(M);
+    gsl_matrix_set(M, 0, 0, m1 * ra * ra + m2 * (rr * rr - 2.0 * da * rr * c2 + da * da) + I1 + I2);
+    double m12 = m2 * (da * da - da * rr * c2) + I2;
+    gsl_matrix_set(M, 1, 0, m12);
+    gsl_matrix_set(M, 0, 1, m12);
+    gsl_matrix_set(M, 1, 1, m2 * da * da + I2);
+    gsl_matrix_set(M, 2, 2, m3 * (sa * sa + sb * sb) + I3);
+    gsl_matrix_set(M, 3, 3, m4 * eea * eea + I4);
+    double m45 = m4 * (eea * eea + zt * eea * s4) + I4;
+    gsl_matrix_set(M, 4, 3, m45);
+    gsl_matrix_set(M, 3, 4, m45);
+    gsl_matrix_set(M, 4, 4, m4 * (zt * zt + 2.0 * zt * eea * s4 + eea * eea) +
+                                m5 * (ta * ta + tb * tb) + I4 + I5);
+    gsl_matrix_set(M, 5, 5, m6 * zffa * zffa + I6);
+    double m67 = m6 * (zffa * zffa - u * zffa * s6) + I6;
+    gsl_matrix_set(M, 6, 5, m67);
+    gsl_matrix_set(M, 5, 6, m67);
+    gsl_matrix_set(M, 6, 6, m6 * (zffa * zffa - 2.0 * u * zffa * s6 + u * u) +
+                                m7 * (ua * ua + ub * ub) + I6 + I7);
+    return MBS_OK;
+}
+
+static int force(const mbs_problem *pb, double t, const double *q, const double *v, double *f)
+{
+    (void)pb, (void)t;
+    double eea = e - ea, zffa = zf - fa;
+    double s3 = sin(q[2]), c3 = cos(q[2]);
+    double xd = sd * c3 + sc * s3 + xb, yd = sd * s3 - sc * c3 + yb;
+    double L = sqrt((xd - xc) * (xd - xc) + (yd - yc) * (yd - yc));
+    double F = -c0 * (L - l0) / L;
+    double Fx = F * (xd - xc), Fy = F * (yd - yc);
+    f[0] = mom - m2 * da * rr * v[1] * (v[1] + 2.0 * v[0]) * sin(q[1]);
+    f[1] = m2 * da * rr * v[0] * v[0] * sin(q[1]);
+    f[2] = Fx * (sc * c3 - sd * s3) + Fy * (sd * c3 + sc * s3);
+    f[3] = m4 * zt * eea * v[4] * v[4] * cos(q[3]);
+    f[4] = -m4 * zt * eea * v[3] * (v[3] + 2.0 * v[4]) * cos(q[3]);
+    f[5] = -m6 * u * zffa * v[6] * v[6] * cos(q[5]);
+    f[6] = m6 * u * zffa * v[5] * (v[5] + 2.0 * v[6]) * cos(q[5]);
+    return MBS_OK;
+}
+
+static int constraint(const mbs_problem *pb, double t, const double *q, double *g)
+{
+    (void)pb, (void)t;
+    double c1 = cos(q[0]), s1 = sin(q[0]), c12 = cos(q[0] + q[1]), s12 = sin(q[0] + q[1]);
+    double cx = rr * c1 - d * c12, cy = rr * s1 - d * s12;
+    g[0] = cx - ss * sin(q[2]) - xb;
+    g[1] = cy + ss * cos(q[2]) - yb;
+    g[2] = cx - e * sin(q[3] + q[4]) - zt * cos(q[4]) - xa;
+    g[3] = cy + e * cos(q[3] + q[4]) - zt * sin(q[4]) - ya;
+    g[4] = cx - zf * cos(q[5] + q[6]) - u * sin(q[6]) - xa;
+    g[5] = cy - zf * sin(q[5] + q[6]) + u * cos(q[6]) - ya;
+    return MBS_OK;
+}
+
+static int jacobian(const mbs_problem *pb, double t, const double *q, gsl_matrix *G)
+{
+    (void)pb, (void)t;
+    double s1 = sin(q[0]), c1 = cos(q[0]), s12 = sin(q[0] + q[1]), c12 = cos(q[0] + q[1]);
+    double s45 = sin(q[3] + q[4]), c45 = cos(q[3] + q[4]);
+    double s67 = sin(q[5] + q[6]), c67 = cos(q[5] + q[6]);
+    double g11 = -rr * s1 + d * s12, g12 = d * s12;
+    double g21 = rr * c1 - d * c12, g22 = -d * c12;
+    gsl_matrix_set_zero(G);
+    for (size_t r = 0; r < 6; r += 2) {
+        gsl_matrix_set(G, r, 0, g11);
+        gsl_matrix_set(G, r, 1, g12);
+        gsl_matrix_set(G, r + 1, 0, g21);
+        gsl_matrix_set(G, r + 1, 1, g22);
+    }
+    gsl_matrix_set(G, 0, 2, -ss * cos(q[2]));
+    gsl_matrix_set(G, 1, 2, -ss * sin(q[2]));
+    gsl_matrix_set(G, 2, 3, -e * c45);
+    gsl_matrix_set(G, 2, 4, -e * c45 + zt * sin(q[4]));
+    gsl_matrix_set(G, 3, 3, -e * s45);
+    gsl_matrix_set(G, 3, 4, -e * s45 - zt * cos(q[4]));
+    gsl_matrix_set(G, 4, 5, zf * s67);
+    gsl_matrix_set(G, 4, 6, zf * s67 - u * cos(q[6]));
+    gsl_matrix_set(G, 5, 5, -zf * c67);
+    gsl_matrix_set(G, 5, 6, -zf * c67 - u * sin(q[6]));
+    return MBS_OK;
+}
+
+/* gamma = -(G v)_q v: minus the velocity-quadratic part of g'' (seed 002 Eq. (17)). */
+static int gamma_fn(const mbs_problem *pb, double t, const double *q, const double *v,
+                    double *gam)
+{
+    (void)pb, (void)t;
+    double w1 = v[0] * v[0], w12 = (v[0] + v[1]) * (v[0] + v[1]);
+    double w3 = v[2] * v[2], w45 = (v[3] + v[4]) * (v[3] + v[4]), w5 = v[4] * v[4];
+    double w67 = (v[5] + v[6]) * (v[5] + v[6]), w7 = v[6] * v[6];
+    double c1 = cos(q[0]), s1 = sin(q[0]), c12 = cos(q[0] + q[1]), s12 = sin(q[0] + q[1]);
+    double ax = rr * c1 * w1 - d * c12 * w12, ay = rr * s1 * w1 - d * s12 * w12;
+    gam[0] = ax - ss * sin(q[2]) * w3;
+    gam[1] = ay + ss * cos(q[2]) * w3;
+    gam[2] = ax - e * sin(q[3] + q[4]) * w45 - zt * cos(q[4]) * w5;
+    gam[3] = ay + e * cos(q[3] + q[4]) * w45 - zt * sin(q[4]) * w5;
+    gam[4] = ax - zf * cos(q[5] + q[6]) * w67 - u * sin(q[6]) * w7;
+    gam[5] = ay - zf * sin(q[5] + q[6]) * w67 + u * cos(q[6]) * w7;
+    return MBS_OK;
+}
+
+/* Published order: q, q', q'' = M^-1 (f - G^T lambda), lambda (27 values). */
+static int published(const mbs_problem *pb, double t, const double *y, double *out, size_t *n)
+{
+    *n = 27;
+    if (!out)
+        return MBS_OK;
+    const double *q = y, *v = y + 7, *lam = y + 14;
+    double Md[49], Gd[42], f[7];
+    gsl_matrix_view M = gsl_matrix_view_array(Md, 7, 7);
+    gsl_matrix_view G = gsl_matrix_view_array(Gd, 6, 7);
+    mass(pb, t, q, &M.matrix);
+    force(pb, t, q, v, f);
+    jacobian(pb, t, q, &G.matrix);
+    for (size_t i = 0; i < 7; i++)
+        for (size_t k = 0; k < 6; k++)
+            f[i] -= gsl_matrix_get(&G.matrix, k, i) * lam[k];
+    gsl_vector_view fv = gsl_vector_view_array(f, 7);
+    if (gsl_linalg_cholesky_decomp1(&M.matrix) != 0 ||
+        gsl_linalg_cholesky_svx(&M.matrix, &fv.vector) != 0)
+        return MBS_SINGULAR_MATRIX;
+    memcpy(out, q, 7 * sizeof(double));
+    memcpy(out + 7, v, 7 * sizeof(double));
+    memcpy(out + 14, f, 7 * sizeof(double));
+    memcpy(out + 21, lam, 6 * sizeof(double));
+    return MBS_OK;
+}
+
+static const size_t scd_components[] = {0, 1, 2, 3, 4, 5, 6};
+
+const mbs_problem_def mbs_problem_andrews = {
+    .name = "andrews",
+    .title = "Andrews' squeezing mechanism (Test Set for IVP Solvers 2.4, index 3)",
+    .citation = "Test Set 2.4 problem II-13 (andrews.F rev. 1.2); Hairer & Wanner II, "
+                "Sect. VII.7; ../shared/problems/andrews.md",
+    .reference = "problems/ref/andrews.ref (index1/rk8pd vs index1/dopri5, tol 1e-13, see its "
+                 "provenance); agrees with the Test Set's PSIDE reference to scd 9.6 on q",
+    .flags = 0,
+    .index = 3,
+    .t0 = 0.0,
+    .t_end = 0.03,
+    .params = NULL,
+    .n_params = 0,
+    .dims = dims,
+    .initial = initial,
+    .mass = mass,
+    .force = force,
+    .constraint = constraint,
+    .jacobian = jacobian,
+    .gamma = gamma_fn,
+    .published = published,
+    .published_scd = scd_components,
+    .n_published_scd = sizeof scd_components / sizeof scd_components[0],
+};

@@ -1,0 +1,602 @@
+/* The rigid railway wheelset exactly as in the Test Set for IVP Solvers,
+ * release 2.4 (Mazzia & Magherini 2008, problem II-22 "wheel"; Fortran wheel.F
+ * rev. 1.2, residual RESWHS by Simeon, Fuehrer, Rentrop), transcribed in
+ * /work/shared/problems/wheelset.md (section numbers below refer to it); seed 002
+ * Examples 10-11.  Conical wheels on circular rail heads, creep forces after
+ * Jaschinski, straight track; hunting motion.
+ *
+ * An extended problem (problems/problem.h, MBS_PB_EXTENDED, seed 002 Eq. (44)):
+ *   q = p = (x, y, z, theta, phi),  v = p',
+ *   lambda = (lambda_P, lambda_N): contact multipliers in the contract's
+ *            convention M v' = f - B^T lambda, i.e. the physical Lambda_s of the
+ *            Fortran (which enters with + b_s^T Lambda_s) is -lambda_s, and the
+ *            published scaled multiplier is lambda_pub,s = -lambda_s / C, C = 1e4;
+ *   x = (beta, psi_N, xi_N, psi_P, xi_P): beta an additional first-order state
+ *            (angular velocity deviation about the axle, row 11), the contact
+ *            coordinates s = (psi, xi) of both sides additional algebraic
+ *            variables with their own index-1 equations 0 = h(q, s) (Sect. 4.2).
+ * Side labels P (xi > 0, the Fortran's "left", published u14, u15, u16) and N
+ * (xi < 0, "right", u12, u13, u17) as in wheelset.md Sect. 2.
+ *
+ * form=index2 (default, the Test Set's): constraint rows b_s . v = 0 (rows 12-13);
+ * form=index3: the position-level contact constraints g1_s(p, s) = 0 instead
+ * (seed 002 Figs. 12-14 compare the two).  The creep forces depend on the normal
+ * forces, hence on lambda, so the whole system is given as E(y) y' = F(y)
+ * (mbs_extension).  Plain callbacks: mass = the v-block of E (rows 6-10);
+ * constraint = g1_s(p, s(p)) with s(p) solved from h(p, s) = 0 by Newton (so the
+ * observer measures the position drift of the index-2 form, seed 002 Fig. 14);
+ * jacobian = the rows b_s (= dg/dp because dg1/ds = 0 where h = 0: the contact
+ * conditions are the stationarity conditions; checked by the battery's finite
+ * differences); gamma by central differences of B(p) v along v; force is not
+ * available (MBS_UNSUPPORTED: the creep forces need lambda and x).
+ * Published order (17): p, v, beta, psi_N, xi_N, psi_P, xi_P, lambda_pub,P,
+ * lambda_pub,N; the Test Set scores scd on all 17 (Sect. 7). */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_odeiv2.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../harness/status.h"
+#include "problem.h"
+
+enum { P_FORM };
+enum { F_INDEX2 = 0, F_INDEX3 = 1 };
+
+static const mbs_param_def params[] = {
+    [P_FORM] = {"form", F_INDEX2, 0, 1,
+                "constraint rows: index2 (b_s v = 0, the Test Set's) or index3 "
+                "(g1_s(p, s) = 0)",
+                "index2,index3", 1},
+};
+
+/* Parameters (wheelset.md Sect. 3; Fortran constants).  h_A = 0.2 enters only
+ * M3 = -h_A Q1 = 0 (m_A = 0, straight track, Sect. 4.4). */
+static const double MR = 16.08, GRAV = 9.81, V0 = 30.0, RN0 = 0.1, OMEGA0 = 300.0;
+static const double I1 = 0.0605, I2 = 0.366, CX = 6400.0, CZ = 6400.0, XL = 0.19;
+static const double DELTA0 = 0.0262, AR = 0.1506, RS = 0.06, MU = 0.12, GM = 7.92e10;
+static const double C11 = 4.72772197, C22 = 4.27526987, C23 = 1.97203505;
+static const double GG = 0.7115218, EE = 1.3537956, SIGMA = 0.28, CSCALE = 1e4;
+static const double PI_CREEP = 3.1415926; /* the Fortran's constant in CREEP */
+static const double EPS_RAIL = 1e-5, B2_WHEEL = 4.0, TOL_D = 1e-8;
+
+enum { NQ = 5, NL = 2, NX = 5, NY = 17 };
+/* Offsets in y = q | v | lambda | x. */
+enum { IV = 5, ILP = 10, ILN = 11, IBETA = 12, IPSN = 13, IXIN = 14, IPSP = 15, IXIP = 16 };
+
+#define FORM(pb) ((int)mbs_pb_param(pb, P_FORM))
+
+static int dims(const mbs_problem *pb, size_t *nq, size_t *nv, size_t *nl)
+{
+    (void)pb;
+    *nq = NQ;
+    *nv = NQ;
+    *nl = NL;
+    return MBS_OK;
+}
+
+static int ext_dims(const mbs_problem *pb, size_t *nx)
+{
+    (void)pb;
+    *nx = NX;
+    return MBS_OK;
+}
+
+/* Contact geometry of one side (Sect. 4.1-4.2). */
+typedef struct side {
+    double psi, xi, R, Rp, X, G, Gp, Gpp;
+    double b[5]; /* b_s = dg1_s/dp */
+    double g1;   /* index-3 contact constraint */
+    double h[2]; /* index-1 contact conditions */
+} side;
+
+static int geometry(const double *p, double psi, double xi, side *s)
+{
+    double th = p[3], ph = p[4];
+    double cth = cos(th), sth = sin(th), cph = cos(ph), sph = sin(ph);
+    double cps = cos(psi), sps = sin(psi), td = tan(DELTA0);
+    double axi = fabs(xi);
+    if (!(axi > 0.0 && axi < B2_WHEEL))
+        return MBS_CALLBACK_FAILED; /* outside the wheel profile (Fortran: derailment) */
+    s->psi = psi;
+    s->xi = xi;
+    s->R = RN0 + td * (AR - axi);
+    s->Rp = -(xi > 0.0 ? 1.0 : -1.0) * td;
+    double R = s->R, Rp = s->Rp;
+    s->X = p[0] + xi * cth * cph + R * (cth * sph * cps - sth * sps);
+    double ax = fabs(s->X), c0 = AR + RS * sin(DELTA0);
+    if (!(ax > c0 - RS + EPS_RAIL && ax < c0 + RS - EPS_RAIL))
+        return MBS_CALLBACK_FAILED; /* outside the rail profile (derailment) */
+    double T = sqrt(RS * RS - (ax - c0) * (ax - c0));
+    s->G = T - RN0 - RS * cos(DELTA0);
+    s->Gp = (s->X > 0.0 ? 1.0 : -1.0) * (c0 - ax) / T;
+    s->Gpp = -RS * RS / (T * T * T);
+    double Gp = s->Gp;
+    s->b[0] = Gp;
+    s->b[1] = -1.0;
+    s->b[2] = 0.0;
+    s->b[3] = Gp * (R * (-cth * sps - cps * sph * sth) - xi * cph * sth);
+    s->b[4] = -R * cps * sph - xi * cph + Gp * (R * cph * cps * cth - xi * cth * sph);
+    s->g1 = s->G - p[1] - xi * sph + R * cph * cps;
+    s->h[0] = Gp * (Rp * sph + cph * cps) + Rp * cth * cph - cth * sph * cps + sth * sps;
+    s->h[1] = Rp * sth * cph - sth * sph * cps - cth * sps;
+    return MBS_OK;
+}
+
+/* Creep forces of one side in the track frame and their moments (Sect. 4.3, 4.5).
+ * left = 1 for side P (the Fortran's "left" formulas), 0 for N. */
+static void creep(const double *p, const double *v, double beta, const side *s, double delta,
+                  double N, int left, double T[3], double E[3])
+{
+    double th = p[3], ph = p[4], thd = v[3], phd = v[4];
+    double cph = cos(ph), sph = sin(ph), cth = cos(th), sth = sin(th);
+    double cps = cos(s->psi), sps = sin(s->psi), xi = s->xi, R = s->R, Rp = s->Rp;
+    double cd = cos(delta), sd = sin(delta);
+    double Om = OMEGA0 + beta;
+    /* Contact ellipse. */
+    double RR = R * sqrt(1.0 + Rp * Rp);
+    double rhoG = -s->Gpp / pow(1.0 + s->Gp * s->Gp, 1.5), rhoR = 0.0;
+    double A = 0.5 / RR, Bc = 0.5 * (rhoG + rhoR);
+    double c = cbrt(3.0 * fabs(N) * (1.0 - SIGMA) * EE /
+                    (2.0 * PI_CREEP * (A + Bc) * GM * sqrt(GG)));
+    /* The yaw angle enters the creep routine as theta / cos(delta) (Sect. 4.3). */
+    double S = sin(th / cd), K = cos(th / cd);
+    double w1 = -Om * R * (S * cps + K * sph * sps) + v[0] -
+                thd * (R * (S * sph * cps + K * sps) + xi * S * cph) -
+                phd * K * (xi * sph - R * cph * cps);
+    double w2 = Om * R * cph * sps + v[1] + phd * (xi * cph + R * sph * cps);
+    double w3 = -Om * R * (K * cps - S * sph * sps) + V0 + v[2] -
+                thd * (xi * K * cph + R * (K * sph * cps - S * sps)) +
+                phd * S * (xi * sph - R * cph * cps);
+    double a = w1 - 2.0 * v[0], b = w2 - 2.0 * v[1], e = w3 - 2.0 * v[2] - 2.0 * V0;
+    double vroll = 0.5 * sqrt(a * a + b * b + e * e);
+    double nux = (S * w1 + K * w3) / vroll, nuy, phis;
+    if (left) {
+        nuy = (K * cd * w1 + sd * w2 - S * cd * w3) / vroll;
+        phis = (-sd * Om + cd * thd) / vroll;
+    } else {
+        nuy = (K * cd * w1 - sd * w2 - S * cd * w3) / vroll;
+        phis = (sd * Om + cd * thd) / vroll;
+    }
+    double WT = MU * N;
+    double Tx = -WT * tanh(GM * c * c * C11 * nux / WT);
+    double Ty = -WT * tanh(GM * c * c * C22 * nuy / WT + GM * c * c * c * C23 * phis / WT);
+    double tt = Tx * Tx + Ty * Ty;
+    if (tt > WT * WT) {
+        double f = fabs(WT) / sqrt(tt);
+        Tx *= f;
+        Ty *= f;
+    }
+    T[0] = S * Tx + K * cd * Ty;
+    T[1] = (left ? 1.0 : -1.0) * sd * Ty;
+    T[2] = K * Tx - S * cd * Ty;
+    E[0] = -(xi * sth + R * sps * cth * cph) * T[0] - R * sps * sph * T[1] +
+           (-xi * cth + R * sps * sth * cph) * T[2];
+    E[1] = -(xi * cth * sph - R * cps * cth * cph) * T[0] + (xi * cph + R * cps * sph) * T[1] +
+           (xi * sth * sph - R * cps * sth * cph) * T[2];
+    E[2] = -R * (cps * sth + sps * cth * sph) * T[0] + R * sps * cph * T[1] -
+           R * (cps * cth - sps * sth * sph) * T[2];
+}
+
+/* F(y) of E(y) y' = F(y), rows in the order of y (problem.h): p' rows, v' rows
+ * (Sect. 4.5 rows 6-10), constraint rows (P, N), beta row (row 11), contact
+ * conditions h of N, then P (Sect. 4.2). */
+static int ext_rhs(const mbs_problem *pb, double t, const double *y, double *F)
+{
+    (void)t;
+    const double *p = y, *v = y + IV;
+    side sP, sN;
+    if (geometry(p, y[IPSP], y[IXIP], &sP) != MBS_OK ||
+        geometry(p, y[IPSN], y[IXIN], &sN) != MBS_OK)
+        return MBS_CALLBACK_FAILED;
+    double th = p[3], ph = p[4], thd = v[3], phd = v[4], beta = y[IBETA];
+    double cph = cos(ph), sph = sin(ph), cth = cos(th), sth = sin(th);
+    /* Contact-plane angles: principal-value arctangent of the quotient. */
+    double num, den;
+    num = (sP.Rp * cph - sph * cos(sP.psi)) * cth + sin(sP.psi) * sth;
+    den = -sP.Rp * sph - cos(sP.psi) * cph;
+    double dP = atan(num / den);
+    num = (sN.Rp * cph - sph * cos(sN.psi)) * cth + sin(sN.psi) * sth;
+    den = sN.Rp * sph + cos(sN.psi) * cph;
+    double dN = atan(num / den);
+    /* Normal forces from the physical multipliers Lambda_s = -lambda_s. */
+    double LP = -y[ILP], LN = -y[ILN];
+    double D = -sin(dP) * cos(dN) - sin(dN) * cos(dP);
+    if (fabs(D) < TOL_D)
+        return MBS_CALLBACK_FAILED;
+    double W1 = sP.b[0] * LP + sN.b[0] * LN, W2 = sP.b[1] * LP + sN.b[1] * LN;
+    double NP = (cos(dN) * W1 - sin(dN) * W2) / D;
+    double NN = (-cos(dP) * W1 - sin(dP) * W2) / D;
+    if (NP == 0.0 || NN == 0.0)
+        return MBS_CALLBACK_FAILED;
+    double TP[3], TN[3], EP[3], EN[3];
+    creep(p, v, beta, &sP, dP, NP, 1, TP, EP);
+    creep(p, v, beta, &sN, dN, NN, 0, TN, EN);
+    double Om = OMEGA0 + beta;
+    double M2 = -2.0 * XL * XL * CZ * th; /* wagon-body moment (Sect. 4.4) */
+    for (int i = 0; i < 5; i++)
+        F[i] = v[i];
+    double cf[5];
+    cf[0] = TP[0] + TN[0] - 2.0 * CX * p[0];
+    cf[1] = TP[1] + TN[1] - MR * GRAV;
+    cf[2] = TP[2] + TN[2] - 2.0 * CZ * p[2];
+    cf[3] = I2 * thd * phd * sph - I1 * Om * phd - (I1 - I2) * thd * phd * sph + EP[0] +
+            EN[0] + cph * M2;
+    cf[4] = I1 * Om * thd * cph + (I1 - I2) * thd * thd * sph * cph + EP[1] + EN[1];
+    for (int i = 0; i < 5; i++)
+        F[IV + i] = cf[i] + sP.b[i] * LP + sN.b[i] * LN; /* = f - B^T lambda */
+    if (FORM(pb) == F_INDEX2) {
+        double rP = 0.0, rN = 0.0;
+        for (int i = 0; i < 5; i++) {
+            rP += sP.b[i] * v[i];
+            rN += sN.b[i] * v[i];
+        }
+        F[ILP] = rP;
+        F[ILN] = rN;
+    } else {
+        F[ILP] = sP.g1;
+        F[ILN] = sN.g1;
+    }
+    F[IBETA] = -I1 * thd * phd * cph + EP[2] + EN[2] + sph * M2;
+    F[IPSN] = sN.h[0];
+    F[IXIN] = sN.h[1];
+    F[IPSP] = sP.h[0];
+    F[IXIP] = sP.h[1];
+    return MBS_OK;
+}
+
+/* E(y): identity on p, diag(m_R, m_R, m_R, I2 cos(phi), I2) on v, the beta row
+ * I1 sin(phi) theta'' + I1 beta' (Sect. 4.5 rows 9, 11); zero on the algebraic rows. */
+static int ext_mass(const mbs_problem *pb, double t, const double *y, gsl_matrix *E)
+{
+    (void)pb, (void)t;
+    gsl_matrix_set_zero(E);
+    for (size_t i = 0; i < 5; i++)
+        gsl_matrix_set(E, i, i, 1.0);
+    gsl_matrix_set(E, IV + 0, IV + 0, MR);
+    gsl_matrix_set(E, IV + 1, IV + 1, MR);
+    gsl_matrix_set(E, IV + 2, IV + 2, MR);
+    gsl_matrix_set(E, IV + 3, IV + 3, I2 * cos(y[4]));
+    gsl_matrix_set(E, IV + 4, IV + 4, I2);
+    gsl_matrix_set(E, IBETA, IV + 3, I1 * sin(y[4]));
+    gsl_matrix_set(E, IBETA, IBETA, I1);
+    return MBS_OK;
+}
+
+/* Index of the variables (Sect. 1): index2 form p, v, beta, s: 1, lambda: 2;
+ * index3 form 1, 2, 2, 1, 3 for (p, v, beta, s, lambda). */
+static int ext_index(const mbs_problem *pb, int *idx)
+{
+    int i3 = FORM(pb) == F_INDEX3;
+    for (int i = 0; i < NY; i++)
+        idx[i] = 1;
+    for (int i = IV; i < IV + 5; i++)
+        idx[i] = i3 ? 2 : 1;
+    idx[IBETA] = i3 ? 2 : 1;
+    idx[ILP] = idx[ILN] = i3 ? 3 : 2;
+    return MBS_OK;
+}
+
+/* Consistent initial values (Sect. 5; Fortran init, negative u12, u13). */
+static int initial(const mbs_problem *pb, double *q0, double *v0, double *lambda0,
+                   int *have_lambda)
+{
+    (void)pb;
+    static const double p0[5] = {0.14941e-2, 0.40089e-6, 0.11241e-5, -0.28573e-3, 0.26459e-3};
+    memcpy(q0, p0, sizeof p0);
+    memset(v0, 0, 5 * sizeof(double));
+    if (lambda0) {
+        /* lambda then x (problem.h, extended problems). */
+        lambda0[0] = -CSCALE * -0.83593e-2; /* lambda_P = -C lambda_pub,P (u16) */
+        lambda0[1] = -CSCALE * -0.74144e-2; /* lambda_N = -C lambda_pub,N (u17) */
+        lambda0[2] = 0.0;                   /* beta */
+        lambda0[3] = -7.4122380357667139e-6; /* psi_N (u12) */
+        lambda0[4] = -0.1521364296121248;    /* xi_N (u13) */
+        lambda0[5] = 7.5634406395172940e-6;  /* psi_P (u14) */
+        lambda0[6] = 0.1490635714733819;     /* xi_P (u15) */
+    }
+    *have_lambda = 1;
+    return MBS_OK;
+}
+
+/* s(p) of one side: Newton on h(p, s) = 0 from the nominal contact point,
+ * 2 x 2 Jacobian by central differences. */
+static int solve_side(const double *p, double xi0, side *s)
+{
+    double psi = 0.0, xi = xi0;
+    int done = 0;
+    for (int it = 0; it < 40; it++) {
+        side a, b;
+        if (geometry(p, psi, xi, s) != MBS_OK)
+            return MBS_CALLBACK_FAILED;
+        double J[2][2], hs = 1e-7;
+        for (int j = 0; j < 2; j++) {
+            double dps = j == 0 ? hs : 0.0, dxi = j == 1 ? hs : 0.0;
+            if (geometry(p, psi + dps, xi + dxi, &a) != MBS_OK ||
+                geometry(p, psi - dps, xi - dxi, &b) != MBS_OK)
+                return MBS_CALLBACK_FAILED;
+            J[0][j] = (a.h[0] - b.h[0]) / (2.0 * hs);
+            J[1][j] = (a.h[1] - b.h[1]) / (2.0 * hs);
+        }
+        double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+        if (!(fabs(det) > 0.0))
+            return MBS_SINGULAR_MATRIX;
+        double d0 = (J[1][1] * s->h[0] - J[0][1] * s->h[1]) / det;
+        double d1 = (-J[1][0] * s->h[0] + J[0][0] * s->h[1]) / det;
+        psi -= d0;
+        xi -= d1;
+        if (fabs(d0) + fabs(d1) <= 1e-14) /* one more step after convergence */
+            done++;
+        if (done == 2)
+            return geometry(p, psi, xi, s);
+    }
+    return MBS_NEWTON_DIVERGED;
+}
+
+static int mass(const mbs_problem *pb, double t, const double *q, gsl_matrix *M)
+{
+    (void)pb, (void)t;
+    gsl_matrix_set_zero(M);
+    gsl_matrix_set(M, 0, 0, MR);
+    gsl_matrix_set(M, 1, 1, MR);
+    gsl_matrix_set(M, 2, 2, MR);
+    gsl_matrix_set(M, 3, 3, I2 * cos(q[4]));
+    gsl_matrix_set(M, 4, 4, I2);
+    return MBS_OK;
+}
+
+static int force(const mbs_problem *pb, double t, const double *q, const double *v, double *f)
+{
+    (void)pb, (void)t, (void)q, (void)v, (void)f;
+    return MBS_UNSUPPORTED; /* creep forces depend on lambda and x: use ext->rhs */
+}
+
+static int constraint(const mbs_problem *pb, double t, const double *q, double *g)
+{
+    (void)pb, (void)t;
+    side sP, sN;
+    int s;
+    if ((s = solve_side(q, AR, &sP)) != MBS_OK || (s = solve_side(q, -AR, &sN)) != MBS_OK)
+        return s;
+    g[0] = sP.g1;
+    g[1] = sN.g1;
+    return MBS_OK;
+}
+
+static int jacobian(const mbs_problem *pb, double t, const double *q, gsl_matrix *G)
+{
+    (void)pb, (void)t;
+    side sP, sN;
+    int s;
+    if ((s = solve_side(q, AR, &sP)) != MBS_OK || (s = solve_side(q, -AR, &sN)) != MBS_OK)
+        return s;
+    for (size_t j = 0; j < 5; j++) {
+        gsl_matrix_set(G, 0, j, sP.b[j]);
+        gsl_matrix_set(G, 1, j, sN.b[j]);
+    }
+    return MBS_OK;
+}
+
+/* gamma = -(B v)_p v by central differences along v. */
+static int gamma_fn(const mbs_problem *pb, double t, const double *q, const double *v,
+                    double *gam)
+{
+    double vn = 0.0;
+    for (int i = 0; i < 5; i++)
+        vn = fmax(vn, fabs(v[i]));
+    if (vn == 0.0) {
+        gam[0] = gam[1] = 0.0;
+        return MBS_OK;
+    }
+    double h = 1e-5 / vn, qa[5], qb[5], Ga[10], Gb[10];
+    for (int i = 0; i < 5; i++) {
+        qa[i] = q[i] + h * v[i];
+        qb[i] = q[i] - h * v[i];
+    }
+    gsl_matrix_view A = gsl_matrix_view_array(Ga, 2, 5), B = gsl_matrix_view_array(Gb, 2, 5);
+    int s;
+    if ((s = jacobian(pb, t, qa, &A.matrix)) != MBS_OK ||
+        (s = jacobian(pb, t, qb, &B.matrix)) != MBS_OK)
+        return s;
+    for (int k = 0; k < 2; k++) {
+        double d = 0.0;
+        for (int i = 0; i < 5; i++)
+            d += (Ga[5 * k + i] - Gb[5 * k + i]) * v[i];
+        gam[k] = -d / (2.0 * h);
+    }
+    return MBS_OK;
+}
+
+/* Published order (Sect. 2): p, v, beta, psi_N, xi_N, psi_P, xi_P, lambda_pub,P,
+ * lambda_pub,N with lambda_pub,s = -lambda_s / C. */
+static int published(const mbs_problem *pb, double t, const double *y, double *out, size_t *n)
+{
+    (void)pb, (void)t;
+    *n = NY;
+    if (!out)
+        return MBS_OK;
+    memcpy(out, y, 10 * sizeof(double));
+    memcpy(out + 10, y + IBETA, 5 * sizeof(double));
+    out[15] = -y[ILP] / CSCALE;
+    out[16] = -y[ILN] / CSCALE;
+    return MBS_OK;
+}
+
+/* ---- independent formulation: the index-1 ODE in (p, v, beta) ----------------
+ * For reference generation (problem.h `independent`): s(p) from h(p, s) = 0 by
+ * Newton, lambda from the acceleration-level constraints b_s v' = gamma_s
+ * (seed 002 Eq. (17); d/dt of the index-2 rows with s = s(p)), where v' and
+ * beta' follow from rows 6-11 for given lambda (diagonal v-block of E); the
+ * creep forces depend on lambda, so lambda solves 2 nonlinear equations
+ * (Newton, central-difference 2 x 2 Jacobian, warm start).  Integrated by GSL
+ * rk8pd: no DAE integrator and no extended-form code path is shared with the
+ * method under test (only the force and geometry formulas). */
+typedef struct ode_ws {
+    const mbs_problem *pb;
+    double lam[2]; /* warm start */
+    double y[NY], F[NY];
+} ode_ws;
+
+/* y (full state) from (p, v, beta) and lambda, s solved; the residual of the
+ * acceleration constraints, and v', beta' into acc (length 6). */
+static int accel_residual(ode_ws *w, const double *z, const double *lam, const double *gam,
+                          double *acc, double *res)
+{
+    side sP, sN;
+    int s;
+    if ((s = solve_side(z, AR, &sP)) != MBS_OK || (s = solve_side(z, -AR, &sN)) != MBS_OK)
+        return s;
+    memcpy(w->y, z, 10 * sizeof(double));
+    w->y[ILP] = lam[0];
+    w->y[ILN] = lam[1];
+    w->y[IBETA] = z[10];
+    w->y[IPSN] = sN.psi;
+    w->y[IXIN] = sN.xi;
+    w->y[IPSP] = sP.psi;
+    w->y[IXIP] = sP.xi;
+    if ((s = ext_rhs(w->pb, 0.0, w->y, w->F)) != MBS_OK)
+        return s;
+    double cph = cos(z[4]), sph = sin(z[4]);
+    acc[0] = w->F[IV + 0] / MR;
+    acc[1] = w->F[IV + 1] / MR;
+    acc[2] = w->F[IV + 2] / MR;
+    acc[3] = w->F[IV + 3] / (I2 * cph);
+    acc[4] = w->F[IV + 4] / I2;
+    acc[5] = (w->F[IBETA] - I1 * sph * acc[3]) / I1;
+    res[0] = -gam[0];
+    res[1] = -gam[1];
+    for (int i = 0; i < 5; i++) {
+        res[0] += sP.b[i] * acc[i];
+        res[1] += sN.b[i] * acc[i];
+    }
+    return MBS_OK;
+}
+
+static int ode_rhs(double t, const double z[], double dz[], void *data)
+{
+    (void)t;
+    ode_ws *w = data;
+    double gam[2], acc[6], res[2], a2[6], rp[2], rm[2];
+    if (gamma_fn(w->pb, 0.0, z, z + 5, gam) != MBS_OK)
+        return GSL_EBADFUNC;
+    double *lam = w->lam;
+    for (int it = 0; it < 30; it++) {
+        if (accel_residual(w, z, lam, gam, acc, res) != MBS_OK)
+            return GSL_EBADFUNC;
+        double J[2][2];
+        for (int j = 0; j < 2; j++) {
+            double l[2] = {lam[0], lam[1]}, hl = 1e-6 * fmax(1.0, fabs(lam[j]));
+            l[j] = lam[j] + hl;
+            if (accel_residual(w, z, l, gam, a2, rp) != MBS_OK)
+                return GSL_EBADFUNC;
+            l[j] = lam[j] - hl;
+            if (accel_residual(w, z, l, gam, a2, rm) != MBS_OK)
+                return GSL_EBADFUNC;
+            J[0][j] = (rp[0] - rm[0]) / (2.0 * hl);
+            J[1][j] = (rp[1] - rm[1]) / (2.0 * hl);
+        }
+        double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+        if (!(fabs(det) > 0.0))
+            return GSL_EBADFUNC;
+        double d0 = (J[1][1] * res[0] - J[0][1] * res[1]) / det;
+        double d1 = (-J[1][0] * res[0] + J[0][0] * res[1]) / det;
+        lam[0] -= d0;
+        lam[1] -= d1;
+        if (fabs(d0) + fabs(d1) <= 1e-13 * (fabs(lam[0]) + fabs(lam[1]))) {
+            if (accel_residual(w, z, lam, gam, acc, res) != MBS_OK)
+                return GSL_EBADFUNC;
+            memcpy(dz, z + 5, 5 * sizeof(double));
+            memcpy(dz + 5, acc, 6 * sizeof(double));
+            return GSL_SUCCESS;
+        }
+    }
+    return GSL_EBADFUNC;
+}
+
+static int independent(const mbs_problem *pb, double t_end, double tol, double *q, double *v,
+                       double *lambda, int *have_lambda, char *what, size_t whatlen)
+{
+    ode_ws w = {.pb = pb};
+    double y0[NY];
+    int hl;
+    initial(pb, y0, y0 + IV, y0 + ILP, &hl);
+    w.lam[0] = y0[ILP];
+    w.lam[1] = y0[ILN];
+    double z[11];
+    memcpy(z, y0, 10 * sizeof(double));
+    z[10] = y0[IBETA];
+    gsl_odeiv2_system sys = {ode_rhs, NULL, 11, &w};
+    gsl_odeiv2_step *st = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, 11);
+    gsl_odeiv2_control *ct = gsl_odeiv2_control_y_new(tol, tol);
+    gsl_odeiv2_evolve *ev = gsl_odeiv2_evolve_alloc(11);
+    int s = MBS_NO_MEMORY;
+    if (st && ct && ev) {
+        double t = pb->t0, h = 1e-5, dz[11];
+        long n = 0;
+        s = MBS_OK;
+        while (t < t_end) {
+            int r = gsl_odeiv2_evolve_apply(ev, ct, st, &sys, &t, t_end, &h, z);
+            if (r != GSL_SUCCESS || ++n > 100000000) {
+                snprintf(what, whatlen, "index-1 ODE in (p, v, beta): GSL rk8pd failed at t=%g",
+                         t);
+                s = MBS_LIBRARY_FAILURE;
+                break;
+            }
+        }
+        /* lambda and s at t_end (ode_rhs leaves them in the workspace). */
+        if (s == MBS_OK && ode_rhs(t, z, dz, &w) != GSL_SUCCESS) {
+            snprintf(what, whatlen, "index-1 ODE: multipliers at t_end not found");
+            s = MBS_LIBRARY_FAILURE;
+        }
+        if (s == MBS_OK) {
+            memcpy(q, w.y, 5 * sizeof(double));
+            memcpy(v, w.y + IV, 5 * sizeof(double));
+            memcpy(lambda, w.y + ILP, (NL + NX) * sizeof(double)); /* lambda then x */
+            *have_lambda = 1;
+            snprintf(what, whatlen,
+                     "index-1 ODE in (p, v, beta), s(p) and lambda by Newton, GSL rk8pd "
+                     "rtol=atol=%g (%ld steps)",
+                     tol, n);
+        }
+    }
+    if (ev)
+        gsl_odeiv2_evolve_free(ev);
+    if (ct)
+        gsl_odeiv2_control_free(ct);
+    if (st)
+        gsl_odeiv2_step_free(st);
+    return s;
+}
+
+static const mbs_extension extension = {
+    .dims = ext_dims,
+    .var_index = ext_index,
+    .mass = ext_mass,
+    .rhs = ext_rhs,
+};
+
+const mbs_problem_def mbs_problem_wheelset = {
+    .name = "wheelset",
+    .title = "railway wheelset, creep forces (Test Set 2.4 'wheel'; form=index2|index3)",
+    .citation = "Test Set 2.4 problem II-22 (wheel.F rev. 1.2, Simeon, Fuehrer, Rentrop); "
+                "seed 002 Examples 10-11; ../shared/problems/wheelset.md",
+    .reference = "problems/ref/wheelset.ref (index2/radau5 vs index2/radau5-fixed, see its "
+                 "provenance)",
+    .flags = MBS_PB_EXTENDED,
+    .index = 3,
+    .t0 = 0.0,
+    .t_end = 10.0,
+    .params = params,
+    .n_params = sizeof params / sizeof params[0],
+    .dims = dims,
+    .initial = initial,
+    .mass = mass,
+    .force = force,
+    .constraint = constraint,
+    .jacobian = jacobian,
+    .gamma = gamma_fn,
+    .independent = independent,
+    .published = published,
+    .ext = &extension,
+};

@@ -1,0 +1,128 @@
+/* Allocation-failure injection (issue 11): for every registered method on the
+ * pendulum, make the k-th allocation of its alloc path fail, for k = 1, 2, ...
+ * until alloc succeeds; each failure must return a negative status with no
+ * state, and leave the heap exactly as it was (glibc mallinfo2).
+ *
+ * This program replaces malloc/calloc/realloc for the whole process (test-only
+ * global state), so it is a separate executable, never built with sanitizers. */
+#include <check.h>
+#include <gsl/gsl_errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../harness/run.h"
+#include "../../methods/method.h"
+#include "../../problems/problem.h"
+
+void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t n, size_t m);
+void *__libc_realloc(void *p, size_t n);
+void __libc_free(void *p);
+
+static long fail_at = 0; /* 0: disarmed */
+static long count = 0;
+static long long bytes = 0; /* usable bytes currently allocated */
+
+static int should_fail(void)
+{
+    return fail_at > 0 && ++count == fail_at;
+}
+
+void *malloc(size_t n)
+{
+    void *p = should_fail() ? NULL : __libc_malloc(n);
+    if (p)
+        bytes += (long long)malloc_usable_size(p);
+    return p;
+}
+
+void *calloc(size_t n, size_t m)
+{
+    void *p = should_fail() ? NULL : __libc_calloc(n, m);
+    if (p)
+        bytes += (long long)malloc_usable_size(p);
+    return p;
+}
+
+void *realloc(void *p, size_t n)
+{
+    if (should_fail())
+        return NULL;
+    long long old = p ? (long long)malloc_usable_size(p) : 0;
+    void *q = __libc_realloc(p, n);
+    if (q || n == 0)
+        bytes += (q ? (long long)malloc_usable_size(q) : 0) - old;
+    return q;
+}
+
+void free(void *p)
+{
+    if (p)
+        bytes -= (long long)malloc_usable_size(p);
+    __libc_free(p);
+}
+
+static long long heap_in_use(void)
+{
+    return bytes;
+}
+
+static const char *const problems[] = {"pendulum", "pendulum-body"};
+
+START_TEST(alloc_failures_are_clean)
+{
+    const mbs_method_def *m = mbs_method_at((size_t)_i);
+    for (size_t ip = 0; ip < sizeof problems / sizeof problems[0]; ip++) {
+        mbs_problem pb;
+        char err[256];
+        ck_assert_int_eq(mbs_problem_open(&pb, problems[ip], err, sizeof err), MBS_OK);
+        mbs_ctx ctx;
+        ck_assert_int_eq(mbs_ctx_init(&ctx, &pb), MBS_OK);
+        mbs_params params;
+        ck_assert_int_eq(mbs_params_init(&params, m->params, m->n_params), 0);
+        int succeeded = 0;
+        for (long k = 1; k <= 100000 && !succeeded; k++) {
+            void *state = NULL;
+            mbs_ctx_reset(&ctx);
+            long long before = heap_in_use();
+            count = 0;
+            fail_at = k;
+            int s = m->ops->alloc(m, &params, &ctx, &state);
+            fail_at = 0;
+            if (s == MBS_OK) {
+                m->ops->free_state(state);
+                succeeded = 1;
+            } else if (s == MBS_UNSUPPORTED || s == MBS_BAD_INPUT) {
+                ck_assert_ptr_null(state);
+                if (count < k)
+                    break; /* declined without an injected failure: not applicable */
+            } else {
+                ck_assert_msg(s < 0, "%s: allocation %ld failed, status %d", m->name, k, s);
+                ck_assert_msg(state == NULL, "%s: state left after failure %ld", m->name, k);
+            }
+            long long after = heap_in_use();
+            ck_assert_msg(after == before, "%s on %s: %lld bytes leaked when allocation %ld failed",
+                          m->name, problems[ip], after - before, k);
+        }
+        mbs_ctx_free(&ctx);
+        mbs_problem_close(&pb);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    Suite *s = suite_create("allocfail");
+    TCase *tc = tcase_create("allocfail");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, alloc_failures_are_clean, 0, (int)mbs_method_count());
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

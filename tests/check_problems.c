@@ -1,0 +1,738 @@
+/* Problems: the battery every registered problem passes (one loop test over the
+ * whole registry plus listed variants), and the reproductions of the problem
+ * library (heavy-top nutation minimum, chain in minimal vs Cartesian
+ * coordinates, small-mass step-count trend, references and "no reference").
+ *
+ * Battery (issue 3): consistent initial values (|g|, |B v + g_t| below 1e-12
+ * scaled; lambda0 equal to the index-1 multipliers where M is regular and G has
+ * full rank), G against central differences of g, gamma against central
+ * differences of d/dt (B v + g_t) at fixed v (gamma = -(B v)_q H v - 2 B_t v -
+ * g_tt, problem.h), M symmetric positive semi-definite and positive definite on
+ * ker B unless flagged singular-M, sparse triplets equal to the dense callbacks,
+ * the exact solution (where present) on the constraint manifold, and energy
+ * conservation by a tight run where the problem is flagged conservative. */
+#include <gsl/gsl_eigen.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_odeiv2.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../harness/refgen.h"
+#include "../methods/index1.h"
+#include "../problems/triplets.h"
+#include "testutil.h"
+
+/* Variants run through the battery in addition to every registry default. */
+static const char *const variants[] = {
+    "chain:N=3,start=angles,alpha1=10,alpha2=-5",
+    "chain:N=1",
+    "double-pendulum:alpha1=30,alpha2=-20",
+    "heavytop:coords=quaternion",
+    "heavytop:coords=absolute",
+    "heavytop:coords=quaternion,fast=1",
+    "heavytop:coords=absolute,fast=1",
+    "heavytop:coords=quaternion,norm=1",
+    "heavytop:coords=absolute,norm=1",
+    "smallmass:m1=0",
+    "smallmass:coords=relative",
+    "smallmass:coords=relative,m1=0",
+    "smallmass:m1=0.1,d1=1,d2=2,f=3",
+    "twomass:config=constraint",
+    "twomass:mi=0",
+    "twomass:config=constraint,mi=0",
+};
+#define N_VARIANTS (sizeof variants / sizeof variants[0])
+
+static const double TOL_CONSISTENT = 1e-12; /* initial values (scaled) */
+static const double TOL_FD = 1e-6;          /* finite-difference checks (relative) */
+static const double TOL_ENERGY = 1e-7;      /* relative energy drift of a tight run */
+static const double TOL_EXACT = 1e-10;      /* exact solution on the manifold */
+
+static double inf_norm(const double *x, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs(x[i]));
+    return m;
+}
+
+static double mat_norm(const gsl_matrix *A)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < A->size1; i++)
+        for (size_t j = 0; j < A->size2; j++)
+            m = fmax(m, fabs(gsl_matrix_get(A, i, j)));
+    return m;
+}
+
+/* A fixed, reproducible perturbation pattern in [-1, 1]. */
+static double pattern(size_t i)
+{
+    return sin(1.3 * (double)i + 0.7);
+}
+
+typedef struct inst {
+    mbs_problem pb;
+    mbs_ctx ctx;
+    size_t nq, nv, nl, nlc;
+    double *q, *v, *lam, *g, *gt, *w, *w2, *hv, *qs;
+    gsl_matrix *B, *Bs, *G, *M;
+    int have_lambda;
+} inst;
+
+static void inst_free(inst *s)
+{
+    free(s->q), free(s->v), free(s->lam), free(s->g), free(s->gt), free(s->w), free(s->w2);
+    free(s->hv), free(s->qs);
+    if (s->B)
+        gsl_matrix_free(s->B);
+    if (s->Bs)
+        gsl_matrix_free(s->Bs);
+    if (s->G)
+        gsl_matrix_free(s->G);
+    if (s->M)
+        gsl_matrix_free(s->M);
+    mbs_ctx_free(&s->ctx);
+    mbs_problem_close(&s->pb);
+}
+
+static void inst_open(inst *s, const char *spec)
+{
+    memset(s, 0, sizeof *s);
+    char err[512];
+    ck_assert_msg(mbs_problem_open(&s->pb, spec, err, sizeof err) == MBS_OK, "%s: %s", spec,
+                  err);
+    ck_assert_int_eq(mbs_ctx_init(&s->ctx, &s->pb), MBS_OK);
+    mbs_ctx_reset(&s->ctx);
+    s->nq = s->pb.nq, s->nv = s->pb.nv, s->nl = s->pb.nl;
+    s->nlc = s->nl ? s->nl : 1;
+    size_t nmax = s->nq + s->nv + s->nlc + s->pb.nx; /* lambda0 then x0 (extended) */
+    s->q = calloc(nmax, sizeof(double));
+    s->v = calloc(nmax, sizeof(double));
+    s->lam = calloc(nmax, sizeof(double));
+    s->g = calloc(nmax, sizeof(double));
+    s->gt = calloc(nmax, sizeof(double));
+    s->w = calloc(nmax, sizeof(double));
+    s->w2 = calloc(nmax, sizeof(double));
+    s->hv = calloc(nmax, sizeof(double));
+    s->qs = calloc(nmax, sizeof(double));
+    s->B = gsl_matrix_calloc(s->nlc, s->nv);
+    s->Bs = gsl_matrix_calloc(s->nlc, s->nv);
+    s->G = gsl_matrix_calloc(s->nlc, s->nq);
+    s->M = gsl_matrix_calloc(s->nv, s->nv);
+    ck_assert(s->q && s->v && s->lam && s->g && s->gt && s->w && s->w2 && s->hv && s->qs &&
+              s->B && s->Bs && s->G && s->M);
+    ck_assert_int_eq(s->pb.def->initial(&s->pb, s->q, s->v, s->lam, &s->have_lambda), MBS_OK);
+}
+
+/* B v + g_t at (t, q, v) into out. */
+static void velocity_residual(inst *s, double t, const double *q, const double *v,
+                              gsl_matrix *B, double *out)
+{
+    ck_assert_int_eq(mbs_constraint_jacobian(&s->ctx, t, q, B), MBS_OK);
+    ck_assert_int_eq(mbs_constraint_t(&s->ctx, t, q, out), MBS_OK);
+    for (size_t i = 0; i < s->nl; i++)
+        for (size_t j = 0; j < s->nv; j++)
+            out[i] += gsl_matrix_get(B, i, j) * v[j];
+}
+
+static const char *battery_spec(int i, char *buf, size_t len)
+{
+    size_t n = mbs_problem_count();
+    if ((size_t)i < n)
+        snprintf(buf, len, "%s", mbs_problem_at((size_t)i)->name);
+    else
+        snprintf(buf, len, "%s", variants[(size_t)i - n]);
+    return buf;
+}
+
+static void check_initial(inst *s, const char *spec)
+{
+    double t0 = s->pb.t0;
+    if (s->nl == 0)
+        return;
+    ck_assert_int_eq(mbs_constraint(&s->ctx, t0, s->q, s->g), MBS_OK);
+    double sq = fmax(1.0, inf_norm(s->q, s->nq));
+    double gmax = inf_norm(s->g, s->nl);
+    /* Extended problems (problems/problem.h, MBS_PB_EXTENDED) are index-2 forms
+     * whose published initial values satisfy the position level only to their
+     * printed digits (wheelset: 5e-10), and their index-1 system needs lambda in
+     * the forces (ext->rhs): tests/check_testset2.c checks their initial values
+     * against E y' = F instead; here only the velocity level. */
+    int extended = (s->pb.flags & MBS_PB_EXTENDED) != 0;
+    if (!extended)
+        ck_assert_msg(gmax <= TOL_CONSISTENT * sq * sq, "%s: |g(q0)| = %.3g", spec, gmax);
+    velocity_residual(s, t0, s->q, s->v, s->B, s->w);
+    double sv = fmax(1.0, mat_norm(s->B) * inf_norm(s->v, s->nv));
+    double r = inf_norm(s->w, s->nl);
+    ck_assert_msg(r <= TOL_CONSISTENT * sv, "%s: |B v0 + g_t| = %.3g", spec, r);
+    if (extended || (s->pb.flags & (MBS_PB_REDUNDANT | MBS_PB_SINGULAR_MASS)))
+        return;
+    /* lambda0 from the index-1 system (seed 002 Eq. (17)). */
+    mbs_index1 *ix = NULL;
+    ck_assert_int_eq(mbs_index1_alloc(&ix, &s->ctx, MBS_LINSOL_LU), MBS_OK);
+    int st = mbs_index1_accel(ix, &s->ctx, t0, s->q, s->v, s->w, s->w2);
+    mbs_index1_free(ix);
+    ck_assert_msg(st == MBS_OK, "%s: index-1 system at t0 not solvable: %s", spec,
+                  s->ctx.reason);
+    if (s->have_lambda) {
+        double sl = fmax(1.0, inf_norm(s->w2, s->nl));
+        for (size_t i = 0; i < s->nl; i++)
+            ck_assert_msg(fabs(s->lam[i] - s->w2[i]) <= 1e-8 * sl,
+                          "%s: lambda0[%zu] = %.12g, index-1 system gives %.12g", spec, i,
+                          s->lam[i], s->w2[i]);
+    }
+}
+
+/* A test state off the initial one: q1 = q0 + 0.01 p, v1 = v0 + 0.3 p (scaled). */
+static double test_state(inst *s, double *q1, double *v1)
+{
+    double sq = fmax(1.0, inf_norm(s->q, s->nq)), sv = fmax(1.0, inf_norm(s->v, s->nv));
+    for (size_t i = 0; i < s->nq; i++)
+        q1[i] = s->q[i] + 0.01 * sq * pattern(i);
+    for (size_t i = 0; i < s->nv; i++)
+        v1[i] = s->v[i] + 0.3 * sv * pattern(i + 7);
+    return s->pb.t0 + 0.1 * (s->pb.t_end - s->pb.t0);
+}
+
+static void check_jacobian_fd(inst *s, const char *spec, double t, const double *q)
+{
+    if (s->nl == 0)
+        return;
+    ck_assert_int_eq(s->pb.def->jacobian(&s->pb, t, q, s->G), MBS_OK);
+    double scale = fmax(1.0, mat_norm(s->G));
+    memcpy(s->qs, q, s->nq * sizeof(double));
+    for (size_t j = 0; j < s->nq; j++) {
+        double h = 1e-6 * fmax(1.0, fabs(q[j]));
+        s->qs[j] = q[j] + h;
+        ck_assert_int_eq(s->pb.def->constraint(&s->pb, t, s->qs, s->w), MBS_OK);
+        s->qs[j] = q[j] - h;
+        ck_assert_int_eq(s->pb.def->constraint(&s->pb, t, s->qs, s->w2), MBS_OK);
+        s->qs[j] = q[j];
+        for (size_t i = 0; i < s->nl; i++) {
+            double fd = (s->w[i] - s->w2[i]) / (2.0 * h);
+            double Gij = gsl_matrix_get(s->G, i, j);
+            ck_assert_msg(fabs(Gij - fd) <= TOL_FD * scale,
+                          "%s: G[%zu][%zu] = %.10g, finite difference %.10g", spec, i, j, Gij,
+                          fd);
+        }
+    }
+}
+
+/* gamma = -d/ds (B v + g_t)(t + s, q + s H v) at s = 0 with v fixed. */
+static void check_gamma_fd(inst *s, const char *spec, double t, const double *q, const double *v)
+{
+    if (s->nl == 0)
+        return;
+    double *gam = calloc(s->nlc, sizeof(double)), *fp = calloc(s->nlc, sizeof(double));
+    ck_assert(gam && fp);
+    ck_assert_int_eq(mbs_gamma(&s->ctx, t, q, v, gam), MBS_OK);
+    ck_assert_int_eq(mbs_qdot(&s->ctx, q, v, s->hv), MBS_OK);
+    double h = 1e-6 / fmax(1.0, inf_norm(s->hv, s->nq));
+    for (size_t i = 0; i < s->nq; i++)
+        s->qs[i] = q[i] + h * s->hv[i];
+    velocity_residual(s, t + h, s->qs, v, s->Bs, fp);
+    for (size_t i = 0; i < s->nq; i++)
+        s->qs[i] = q[i] - h * s->hv[i];
+    velocity_residual(s, t - h, s->qs, v, s->Bs, s->w2);
+    double scale = fmax(1.0, inf_norm(gam, s->nl));
+    for (size_t i = 0; i < s->nl; i++) {
+        double fd = -(fp[i] - s->w2[i]) / (2.0 * h);
+        ck_assert_msg(fabs(gam[i] - fd) <= TOL_FD * fmax(scale, fabs(fd)),
+                      "%s: gamma[%zu] = %.10g, finite difference %.10g", spec, i, gam[i], fd);
+    }
+    free(gam);
+    free(fp);
+}
+
+static void check_mass(inst *s, const char *spec, double t, const double *q)
+{
+    size_t nv = s->nv;
+    ck_assert_int_eq(mbs_mass(&s->ctx, t, q, s->M), MBS_OK);
+    double mn = mat_norm(s->M);
+    ck_assert_msg(mn > 0.0, "%s: M = 0", spec);
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < i; j++)
+            ck_assert_msg(fabs(gsl_matrix_get(s->M, i, j) - gsl_matrix_get(s->M, j, i)) <=
+                              1e-12 * mn,
+                          "%s: M not symmetric at (%zu, %zu)", spec, i, j);
+    gsl_matrix *A = gsl_matrix_alloc(nv, nv), *Z = gsl_matrix_alloc(nv, nv);
+    gsl_vector *ev = gsl_vector_alloc(nv);
+    gsl_eigen_symmv_workspace *ws = gsl_eigen_symmv_alloc(nv);
+    ck_assert(A && Z && ev && ws);
+    gsl_matrix_memcpy(A, s->M);
+    ck_assert_int_eq(gsl_eigen_symmv(A, ev, Z, ws), GSL_SUCCESS);
+    for (size_t i = 0; i < nv; i++)
+        ck_assert_msg(gsl_vector_get(ev, i) >= -1e-12 * mn, "%s: M has eigenvalue %.3g", spec,
+                      gsl_vector_get(ev, i));
+    /* ker B from the eigenvectors of B^T B with (relatively) zero eigenvalue. */
+    gsl_matrix_set_zero(A);
+    if (s->nl > 0) {
+        ck_assert_int_eq(mbs_constraint_jacobian(&s->ctx, t, q, s->B), MBS_OK);
+        for (size_t i = 0; i < nv; i++)
+            for (size_t j = 0; j < nv; j++) {
+                double a = 0.0;
+                for (size_t k = 0; k < s->nl; k++)
+                    a += gsl_matrix_get(s->B, k, i) * gsl_matrix_get(s->B, k, j);
+                gsl_matrix_set(A, i, j, a);
+            }
+    }
+    double bn = mat_norm(A);
+    ck_assert_int_eq(gsl_eigen_symmv(A, ev, Z, ws), GSL_SUCCESS);
+    double minq = INFINITY;
+    for (size_t k = 0; k < nv; k++) {
+        if (gsl_vector_get(ev, k) > 1e-10 * bn && bn > 0.0)
+            continue;
+        gsl_vector_view z = gsl_matrix_column(Z, k);
+        double zMz = 0.0;
+        for (size_t i = 0; i < nv; i++)
+            for (size_t j = 0; j < nv; j++)
+                zMz += gsl_vector_get(&z.vector, i) * gsl_matrix_get(s->M, i, j) *
+                       gsl_vector_get(&z.vector, j);
+        minq = fmin(minq, zMz);
+    }
+    if (!(s->pb.flags & MBS_PB_SINGULAR_MASS))
+        ck_assert_msg(minq > 1e-10 * mn, "%s: M not positive definite on ker B (z^T M z = %.3g)",
+                      spec, minq);
+    gsl_eigen_symmv_free(ws);
+    gsl_vector_free(ev);
+    gsl_matrix_free(A);
+    gsl_matrix_free(Z);
+}
+
+static void check_sparse(inst *s, const char *spec, double t, const double *q)
+{
+    if (!(s->pb.flags & MBS_PB_SPARSE))
+        return;
+    const mbs_problem_def *d = s->pb.def;
+    ck_assert_msg(d->mass_sparse && d->jacobian_sparse, "%s: flagged sparse without callbacks",
+                  spec);
+    mbs_triplets T = {0};
+    ck_assert_int_eq(d->mass_sparse(&s->pb, t, q, &T), MBS_OK);
+    gsl_matrix *D = gsl_matrix_calloc(s->nv, s->nv);
+    ck_assert(D);
+    for (size_t k = 0; k < T.nnz; k++) {
+        ck_assert(T.row[k] < s->nv && T.col[k] < s->nv);
+        *gsl_matrix_ptr(D, T.row[k], T.col[k]) += T.val[k];
+    }
+    ck_assert_int_eq(d->mass(&s->pb, t, q, s->M), MBS_OK);
+    gsl_matrix_sub(D, s->M);
+    ck_assert_msg(mat_norm(D) <= 1e-14 * fmax(1.0, mat_norm(s->M)), "%s: sparse M != dense M",
+                  spec);
+    gsl_matrix_free(D);
+    D = gsl_matrix_calloc(s->nlc, s->nq);
+    ck_assert(D);
+    ck_assert_int_eq(d->jacobian_sparse(&s->pb, t, q, &T), MBS_OK);
+    for (size_t k = 0; k < T.nnz; k++) {
+        ck_assert(T.row[k] < s->nl && T.col[k] < s->nq);
+        *gsl_matrix_ptr(D, T.row[k], T.col[k]) += T.val[k];
+    }
+    ck_assert_int_eq(d->jacobian(&s->pb, t, q, s->G), MBS_OK);
+    gsl_matrix_sub(D, s->G);
+    ck_assert_msg(mat_norm(D) <= 1e-14 * fmax(1.0, mat_norm(s->G)), "%s: sparse G != dense G",
+                  spec);
+    gsl_matrix_free(D);
+    mbs_triplets_free(&T);
+}
+
+static void check_exact(inst *s, const char *spec)
+{
+    if (!(s->pb.flags & MBS_PB_EXACT))
+        return;
+    ck_assert_msg(s->pb.def->exact != NULL, "%s: flagged exact without callback", spec);
+    double *lam = calloc(s->nlc, sizeof(double)), *qa = calloc(s->nq, sizeof(double)),
+           *qb = calloc(s->nq, sizeof(double)), *va = calloc(s->nv, sizeof(double)),
+           *vb = calloc(s->nv, sizeof(double)), *f = calloc(s->nv, sizeof(double));
+    ck_assert(lam && qa && qb && va && vb && f);
+    double span = s->pb.t_end - s->pb.t0, dt = 1e-6 * span;
+    for (int k = 0; k <= 10; k++) {
+        double t = s->pb.t0 + 0.1 * k * (s->pb.t_end - s->pb.t0);
+        ck_assert_int_eq(s->pb.def->exact(&s->pb, t, s->qs, s->hv, lam), MBS_OK);
+        if (k == 0) {
+            for (size_t i = 0; i < s->nq; i++)
+                ck_assert_msg(fabs(s->qs[i] - s->q[i]) <= 1e-12 * fmax(1.0, fabs(s->q[i])),
+                              "%s: exact(t0) != initial q", spec);
+        }
+        /* equations of motion by central differences: q' = H v,
+         * M v' = f - B^T lambda (error O((w dt)^2) for frequencies w) */
+        double tt = s->pb.t0 + (k + 0.5) * span / 11.0; /* interior (initial layers) */
+        ck_assert_int_eq(s->pb.def->exact(&s->pb, tt, s->qs, s->hv, lam), MBS_OK);
+        ck_assert_int_eq(s->pb.def->exact(&s->pb, tt + dt, qa, va, NULL), MBS_OK);
+        ck_assert_int_eq(s->pb.def->exact(&s->pb, tt - dt, qb, vb, NULL), MBS_OK);
+        ck_assert_int_eq(mbs_qdot(&s->ctx, s->qs, s->hv, s->w2), MBS_OK);
+        for (size_t i = 0; i < s->nq; i++)
+            ck_assert_msg(fabs((qa[i] - qb[i]) / (2 * dt) - s->w2[i]) <=
+                              1e-5 * fmax(1.0, inf_norm(s->w2, s->nq)),
+                          "%s: exact q' != H v at t=%g", spec, tt);
+        ck_assert_int_eq(mbs_mass(&s->ctx, tt, s->qs, s->M), MBS_OK);
+        ck_assert_int_eq(mbs_force(&s->ctx, tt, s->qs, s->hv, f), MBS_OK);
+        if (s->nl > 0)
+            ck_assert_int_eq(mbs_constraint_jacobian(&s->ctx, tt, s->qs, s->Bs), MBS_OK);
+        double fs = 1.0;
+        for (size_t i = 0; i < s->nv; i++) {
+            double r = -f[i], mv = 0.0;
+            for (size_t j = 0; j < s->nv; j++)
+                mv += gsl_matrix_get(s->M, i, j) * (va[j] - vb[j]) / (2 * dt);
+            for (size_t l = 0; l < s->nl; l++)
+                r += gsl_matrix_get(s->Bs, l, i) * lam[l];
+            fs = fmax(fs, fmax(fabs(f[i]), fabs(mv)));
+            s->w[i] = r + mv;
+        }
+        ck_assert_msg(inf_norm(s->w, s->nv) <= 1e-4 * fs, "%s: exact EoM residual %.3g at t=%g",
+                      spec, inf_norm(s->w, s->nv), tt);
+        if (s->nl == 0)
+            continue;
+        ck_assert_int_eq(s->pb.def->exact(&s->pb, t, s->qs, s->hv, lam), MBS_OK);
+        double sq = fmax(1.0, inf_norm(s->qs, s->nq));
+        ck_assert_int_eq(mbs_constraint(&s->ctx, t, s->qs, s->g), MBS_OK);
+        ck_assert_msg(inf_norm(s->g, s->nl) <= TOL_EXACT * sq * sq, "%s: exact |g| = %.3g at %g",
+                      spec, inf_norm(s->g, s->nl), t);
+        velocity_residual(s, t, s->qs, s->hv, s->Bs, s->w);
+        double sv = fmax(1.0, mat_norm(s->Bs) * inf_norm(s->hv, s->nv));
+        ck_assert_msg(inf_norm(s->w, s->nl) <= TOL_EXACT * sv,
+                      "%s: exact |B v + g_t| = %.3g at %g", spec, inf_norm(s->w, s->nl), t);
+    }
+    free(lam), free(qa), free(qb), free(va), free(vb), free(f);
+}
+
+static void check_energy(inst *s, const char *spec)
+{
+    if (!(s->pb.flags & MBS_PB_CONSERVATIVE))
+        return;
+    ck_assert_msg(s->pb.def->energy != NULL, "%s: flagged conservative without energy", spec);
+    /* a method that can run the problem: null-space (SVD) for redundant
+     * constraints, Radau IIA on the GGL form for a singular mass matrix */
+    const char *method = s->pb.flags & MBS_PB_REDUNDANT       ? "svd/rk8pd"
+                         : s->pb.flags & MBS_PB_SINGULAR_MASS ? "ggl/radau5"
+                                                              : "index1/rk8pd";
+    double t_end = fmin(s->pb.t_end, s->pb.t0 + 1.0);
+    mbs_run_spec rs = {.problem = spec, .method = method, .h = NAN, .tol = 1e-11,
+                       .t_end = t_end, .repeat = 0, .max_steps = 200000, .measure = 1};
+    mbs_record rec;
+    char err[512];
+    ck_assert_msg(mbs_run(&rs, &rec, err, sizeof err) == MBS_OK, "%s: %s", spec, err);
+    if (rec.status != MBS_OK && (s->pb.flags & MBS_PB_REDUNDANT)) {
+        /* The null-space methods decide the rank of B relative to its largest
+         * singular value; a numerically zero B (heavytop norm=1: B = G H = 0 up
+         * to round-off) defeats them.  No method runs the problem: say so. */
+        fprintf(stderr, "%s: energy not checked, %s failed: %s\n", spec, method, rec.reason);
+        mbs_record_free(&rec);
+        return;
+    }
+    ck_assert_msg(rec.status == MBS_OK, "%s: tight run with %s failed: %s", spec, method,
+                  rec.reason);
+    ck_assert_msg(rec.energy_drift <= TOL_ENERGY, "%s: energy drift %.3g with %s", spec,
+                  rec.energy_drift, method);
+    mbs_record_free(&rec);
+}
+
+START_TEST(battery)
+{
+    char spec[256];
+    battery_spec(_i, spec, sizeof spec);
+    inst s;
+    inst_open(&s, spec);
+    check_initial(&s, spec);
+    double *q1 = calloc(s.nq, sizeof(double)), *v1 = calloc(s.nv, sizeof(double));
+    ck_assert(q1 && v1);
+    check_jacobian_fd(&s, spec, s.pb.t0, s.q);
+    double t1 = test_state(&s, q1, v1);
+    check_jacobian_fd(&s, spec, t1, q1);
+    check_gamma_fd(&s, spec, s.pb.t0, s.q, s.v);
+    check_gamma_fd(&s, spec, t1, q1, v1);
+    check_mass(&s, spec, s.pb.t0, s.q);
+    check_sparse(&s, spec, t1, q1);
+    check_exact(&s, spec);
+    check_energy(&s, spec);
+    free(q1);
+    free(v1);
+    inst_free(&s);
+}
+END_TEST
+
+/* ---- reproductions ------------------------------------------------------- */
+
+/* Integrate an unconstrained problem (n_l = 0) with GSL rk8pd through its own
+ * callbacks: y = (q, v), q' = H v, M v' = f. */
+typedef struct ode_inst {
+    inst *s;
+    gsl_matrix *LU;
+    gsl_permutation *perm;
+} ode_inst;
+
+static int ode_rhs(double t, const double y[], double dy[], void *p)
+{
+    ode_inst *o = p;
+    inst *s = o->s;
+    size_t nq = s->nq, nv = s->nv;
+    if (mbs_qdot(&s->ctx, y, y + nq, dy) != MBS_OK || mbs_mass(&s->ctx, t, y, o->LU) != MBS_OK ||
+        mbs_force(&s->ctx, t, y, y + nq, dy + nq) != MBS_OK)
+        return GSL_EBADFUNC;
+    int sg;
+    gsl_vector_view x = gsl_vector_view_array(dy + nq, nv);
+    if (gsl_linalg_LU_decomp(o->LU, o->perm, &sg) != GSL_SUCCESS ||
+        gsl_linalg_LU_svx(o->LU, o->perm, &x.vector) != GSL_SUCCESS)
+        return GSL_EBADFUNC;
+    return GSL_SUCCESS;
+}
+
+/* Seed 002 Remark 6d: with Euler angles the nutation reaches its minimum
+ * theta(t*) = 0.059 rad at t* ~ 1.1 s, and max |q_R'| is about 10x max |Omega|. */
+START_TEST(heavytop_nutation_minimum)
+{
+    inst s;
+    inst_open(&s, "heavytop:coords=euler");
+    ck_assert_int_eq((int)s.nl, 0);
+    ode_inst o = {&s, gsl_matrix_alloc(3, 3), gsl_permutation_alloc(3)};
+    gsl_odeiv2_system sys = {ode_rhs, NULL, 6, &o};
+    gsl_odeiv2_step *st = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, 6);
+    gsl_odeiv2_control *ct = gsl_odeiv2_control_y_new(1e-11, 1e-11);
+    gsl_odeiv2_evolve *ev = gsl_odeiv2_evolve_alloc(6);
+    double y[6], dy[6], t = 0.0, h = 1e-4;
+    memcpy(y, s.q, 3 * sizeof(double));
+    memcpy(y + 3, s.v, 3 * sizeof(double));
+    double th_min = y[1], t_min = 0.0, max_qd = 0.0, max_w = 0.0;
+    while (t < 2.0) {
+        ck_assert_int_eq(gsl_odeiv2_evolve_apply(ev, ct, st, &sys, &t, 2.0, &h, y), GSL_SUCCESS);
+        ck_assert_int_eq(ode_rhs(t, y, dy, &o), GSL_SUCCESS);
+        if (y[1] < th_min)
+            th_min = y[1], t_min = t;
+        max_qd = fmax(max_qd, sqrt(dy[0] * dy[0] + dy[1] * dy[1] + dy[2] * dy[2]));
+        max_w = fmax(max_w, sqrt(y[3] * y[3] + y[4] * y[4] + y[5] * y[5]));
+    }
+    /* Refine the minimum from the sampled steps: theta' = 0 there; the steps near
+     * t* are short (theta' changes fast), so the sampled value is within 1e-4. */
+    fprintf(stderr, "heavytop: theta_min = %.5f rad at t* = %.4f s; max|q'| / max|Omega| = %.2f\n",
+            th_min, t_min, max_qd / max_w);
+    ck_assert_double_eq_tol(th_min, 0.059, 0.0005); /* printed to 2 significant digits */
+    ck_assert_double_eq_tol(t_min, 1.1, 0.05);      /* "t* ~ 1.1 s" */
+    ck_assert_double_ge(max_qd / max_w, 8.0);       /* "larger by a factor of 10" */
+    ck_assert_double_le(max_qd / max_w, 12.0);
+    gsl_odeiv2_evolve_free(ev);
+    gsl_odeiv2_control_free(ct);
+    gsl_odeiv2_step_free(st);
+    gsl_matrix_free(o.LU);
+    gsl_permutation_free(o.perm);
+    inst_free(&s);
+}
+END_TEST
+
+/* The three parametrisations describe one motion: Omega(t_end) agrees. */
+START_TEST(heavytop_parametrisations_agree)
+{
+    const char *specs[3] = {"heavytop:coords=euler", "heavytop:coords=quaternion",
+                            "heavytop:coords=absolute"};
+    double W[3][3];
+    for (int k = 0; k < 3; k++) {
+        mbs_record rec;
+        mbs_test_run(specs[k], "index1/rk8pd", NAN, 1e-11, 1.5, &rec);
+        ck_assert_msg(rec.status == MBS_OK, "%s: %s", specs[k], rec.reason);
+        size_t off = rec.nq + (k == 2 ? 3 : 0);
+        memcpy(W[k], rec.final + off, sizeof W[k]);
+        if (k == 2) /* joint force at t_end: finite and the constraint held */
+            ck_assert_double_le(rec.res_pos_end, 1e-9);
+        mbs_record_free(&rec);
+    }
+    for (int k = 1; k < 3; k++)
+        for (int i = 0; i < 3; i++)
+            ck_assert_double_eq_tol(W[k][i], W[0][i], 1e-8);
+}
+END_TEST
+
+/* Chain: Cartesian index-1 and minimal angle coordinates agree (seed 002 Ex. 2-3). */
+START_TEST(chain_minimal_vs_cartesian)
+{
+    const char *specs[] = {"double-pendulum", "chain:N=4,start=angles,alpha1=20,alpha2=10",
+                           "chain:N=3"};
+    for (size_t k = 0; k < 3; k++) {
+        mbs_refgen_spec rs = {.problem = specs[k], .methods = "independent,index1/rk8pd",
+                              .tol = 1e-12, .t_end = 2.0, .min_digits = 9.0, .store = 0};
+        mbs_refgen_result res;
+        char err[1024];
+        int rc = mbs_refgen(&rs, &res, err, sizeof err);
+        ck_assert_msg(rc == 0, "%s: %s", specs[k], err);
+        ck_assert_double_ge(res.digits, 9.0);
+    }
+}
+END_TEST
+
+/* Stored references: `reference` stores with provenance, the harness then
+ * reports ref_kind "reference"; without a matching entry it reports "none". */
+START_TEST(reference_store_and_none)
+{
+    char dir[] = "/tmp/mbs-ref-XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    const char *old = getenv("MBSBENCH_REFDIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("MBSBENCH_REFDIR", dir, 1);
+    mbs_refgen_spec rs = {.problem = "double-pendulum:alpha1=10", .methods = NULL,
+                          .tol = 1e-12, .t_end = 1.0, .min_digits = 9.0, .store = 1};
+    mbs_refgen_result res;
+    char err[1024];
+    ck_assert_msg(mbs_refgen(&rs, &res, err, sizeof err) == 0, "%s", err);
+    ck_assert(strstr(res.provenance, "agree to") != NULL);
+    /* a second entry in the same file must keep the first one intact */
+    rs.problem = "double-pendulum:alpha1=12";
+    ck_assert_msg(mbs_refgen(&rs, &res, err, sizeof err) == 0, "%s", err);
+    mbs_record rec;
+    mbs_test_run("double-pendulum:alpha1=12", "index1/dopri5", NAN, 1e-9, 1.0, &rec);
+    ck_assert_str_eq(rec.ref_kind, "reference");
+    mbs_record_free(&rec);
+    mbs_test_run("double-pendulum:alpha1=10", "index1/dopri5", NAN, 1e-9, 1.0, &rec);
+    ck_assert_str_eq(rec.ref_kind, "reference");
+    ck_assert_double_ge(rec.scd, 6.0);
+    mbs_record_free(&rec);
+    mbs_test_run("double-pendulum:alpha1=11", "index1/dopri5", NAN, 1e-9, 1.0, &rec);
+    ck_assert_str_eq(rec.ref_kind, "none");
+    ck_assert(isnan(rec.scd));
+    mbs_record_free(&rec);
+    /* a problem with an exact solution gets no stored reference */
+    rs.problem = "pendulum";
+    ck_assert_int_eq(mbs_refgen(&rs, &res, err, sizeof err), 2);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/double-pendulum.ref", dir);
+    remove(path);
+    rmdir(dir);
+    if (saved) {
+        setenv("MBSBENCH_REFDIR", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("MBSBENCH_REFDIR");
+    }
+}
+END_TEST
+
+/* Seed 000 Fig. 2 trend: an error-controlled implicit integrator at tol 1e-6
+ * takes more steps as m1/m2 decreases and few steps at m1 = 0.  (The adaptive
+ * BDF methods decline problems without constraints, so Radau IIA is used.) */
+START_TEST(smallmass_step_trend)
+{
+    const double m1[] = {1e-1, 1e-2, 1e-3, 1e-4, 0.0};
+    long steps[5];
+    for (int k = 0; k < 5; k++) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "smallmass:m1=%g", m1[k]);
+        mbs_record rec;
+        mbs_test_run(spec, "index2/radau5", NAN, 1e-6, NAN, &rec);
+        ck_assert_msg(rec.status == MBS_OK, "%s: %s", spec, rec.reason);
+        steps[k] = rec.cnt.steps;
+        mbs_record_free(&rec);
+        fprintf(stderr, "smallmass m1/m2 = %g: %ld steps\n", m1[k], steps[k]);
+    }
+    for (int k = 1; k < 4; k++) /* steps grow like the frequency, m1^(-1/2) */
+        ck_assert_msg(steps[k] >= 2 * steps[k - 1], "steps %ld -> %ld", steps[k - 1], steps[k]);
+    ck_assert_msg(steps[4] * 3 < steps[0], "m1 = 0: %ld steps, m1 = 0.1: %ld", steps[4],
+                  steps[0]);
+}
+END_TEST
+
+/* Seed 000 Sect. 4: the m_i -> 0 limit is regular: the solution at m_i = 1e-6
+ * is within O(m_i) of the m_i = 0 solution, in both configurations of Fig. 3. */
+START_TEST(twomass_small_mass_limit)
+{
+    const char *cfg[2] = {"springs", "constraint"};
+    for (int k = 0; k < 2; k++) {
+        char a[128], b[128];
+        snprintf(a, sizeof a, "twomass:config=%s,mi=1e-6", cfg[k]);
+        snprintf(b, sizeof b, "twomass:config=%s,mi=0", cfg[k]);
+        mbs_record ra, rb;
+        mbs_test_run(a, "index2/radau5", NAN, 1e-9, 2.0, &ra);
+        mbs_test_run(b, "index2/radau5", NAN, 1e-9, 2.0, &rb);
+        ck_assert_msg(ra.status == MBS_OK && rb.status == MBS_OK, "%s / %s: %s %s", a, b,
+                      ra.reason, rb.reason);
+        for (size_t i = 0; i < ra.nq; i++)
+            ck_assert_msg(fabs(ra.final[i] - rb.final[i]) < 1e-4, "%s: q[%zu] %g vs %g", cfg[k],
+                          i, ra.final[i], rb.final[i]);
+        mbs_record_free(&ra);
+        mbs_record_free(&rb);
+    }
+}
+END_TEST
+
+/* The chain scales to N = 1e5 through its triplet callbacks (seed 002 Ex. 2:
+ * 4N - 2 entries in G, M = m I). */
+START_TEST(chain_large_sparse)
+{
+    inst s;
+    memset(&s, 0, sizeof s);
+    char err[256];
+    ck_assert_int_eq(mbs_problem_open(&s.pb, "chain:N=100000", err, sizeof err), MBS_OK);
+    ck_assert_int_eq((int)s.pb.nl, 100000);
+    double *q = calloc(s.pb.nq, sizeof(double)), *v = calloc(s.pb.nv, sizeof(double));
+    double *g = calloc(s.pb.nl, sizeof(double));
+    ck_assert(q && v && g);
+    int have = 0;
+    ck_assert_int_eq(s.pb.def->initial(&s.pb, q, v, NULL, &have), MBS_OK);
+    ck_assert_int_eq(s.pb.def->constraint(&s.pb, 0.0, q, g), MBS_OK);
+    ck_assert_double_le(inf_norm(g, s.pb.nl), 1e-9);
+    mbs_triplets T = {0};
+    ck_assert_int_eq(s.pb.def->jacobian_sparse(&s.pb, 0.0, q, &T), MBS_OK);
+    ck_assert_uint_eq(T.nnz, 4 * 100000 - 2);
+    ck_assert_int_eq(s.pb.def->mass_sparse(&s.pb, 0.0, q, &T), MBS_OK); /* reuses the arrays */
+    ck_assert_uint_eq(T.nnz, 2 * 100000);
+    mbs_triplets_free(&T);
+    free(q), free(v), free(g);
+    mbs_problem_close(&s.pb);
+}
+END_TEST
+
+/* The stored references in problems/ref (run from the project root) are found
+ * and met by a tight run of another method. */
+START_TEST(stored_references_reproduced)
+{
+    const char *specs[] = {"double-pendulum", "chain", "heavytop", "heavytop:coords=absolute",
+                           "twomass:config=constraint"};
+    for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+        mbs_record rec;
+        mbs_test_run(specs[k], "index1/dopri5", NAN, 1e-11, NAN, &rec);
+        ck_assert_msg(rec.status == MBS_OK, "%s: %s", specs[k], rec.reason);
+        ck_assert_msg(strcmp(rec.ref_kind, "reference") == 0, "%s: no stored reference",
+                      specs[k]);
+        ck_assert_msg(rec.mescd >= 8.0, "%s: mescd %.2f against the stored reference", specs[k],
+                      rec.mescd);
+        mbs_record_free(&rec);
+    }
+}
+END_TEST
+
+START_TEST(bad_parameters_rejected)
+{
+    const char *bad[] = {"chain:N=0", "chain:N=2.5", "heavytop:coords=euler,fast=1",
+                         "heavytop:coords=euler,norm=1", "smallmass:m1=0,d1=0,d2=0",
+                         "twomass:mi=-1", "smallmass:coords=polar"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        mbs_problem pb;
+        char err[512] = "";
+        ck_assert_msg(mbs_problem_open(&pb, bad[k], err, sizeof err) == MBS_BAD_INPUT,
+                      "%s accepted", bad[k]);
+        ck_assert_msg(err[0] != '\0' && strchr(err, '\n') == NULL, "%s: message '%s'", bad[k],
+                      err);
+    }
+}
+END_TEST
+
+Suite *mbs_suite_problems(void)
+{
+    Suite *s = suite_create("problems");
+    TCase *tc = tcase_create("battery");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, battery, 0, (int)(mbs_problem_count() + N_VARIANTS));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("reproductions");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, heavytop_nutation_minimum);
+    tcase_add_test(tc, heavytop_parametrisations_agree);
+    tcase_add_test(tc, chain_minimal_vs_cartesian);
+    tcase_add_test(tc, reference_store_and_none);
+    tcase_add_test(tc, smallmass_step_trend);
+    tcase_add_test(tc, twomass_small_mass_limit);
+    tcase_add_test(tc, bad_parameters_rejected);
+    tcase_add_test(tc, chain_large_sparse);
+    tcase_add_test(tc, stored_references_reproduced);
+    suite_add_tcase(s, tc);
+    return s;
+}
