@@ -77,7 +77,8 @@ static int cmd_list(int argc, char **argv)
         return bad("list: expected 'problems' or 'methods'%s%s", "", "");
     if (strcmp(argv[2], "problems") == 0) {
         static const char *const fl[] = {"exact",     "conservative", "sparse",  "redundant",
-                                         "singular-M", "rheonomic",   "singular-config"};
+                                         "singular-M", "rheonomic",   "singular-config",
+                                         "extended"};
         printf("%-16s %4s %4s %4s %5s  %-30s %s\n", "problem", "n_q", "n_v", "n_l", "index",
                "flags", "title");
         for (size_t i = 0; i < mbs_problem_count(); i++) {
@@ -88,7 +89,7 @@ static int cmd_list(int argc, char **argv)
                 printf("%-16s (cannot open: %s)\n", d->name, err);
                 continue;
             }
-            flag_names(pb.flags, fl, 7, flags, sizeof flags);
+            flag_names(pb.flags, fl, 8, flags, sizeof flags);
             printf("%-16s %4zu %4zu %4zu %5d  %-30s %s\n", d->name, pb.nq, pb.nv, pb.nl,
                    d->index, flags, d->title);
             printf("      source: %s; t = [%g, %g]\n", d->citation, d->t0, d->t_end);

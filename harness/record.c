@@ -79,6 +79,9 @@ char *mbs_record_json(const mbs_record *r)
                                       "lambda", array(r->final + r->nq + r->nv, r->nl)));
     else
         json_object_set_new(o, "final", json_null());
+    if (r->final && r->nx > 0) /* extended problems: x after lambda (problems/problem.h) */
+        json_object_set_new(json_object_get(o, "final"), "x",
+                            array(r->final + r->nq + r->nv + r->nl, r->nx));
     json_object_set_new(o, "reference", json_string(r->ref_kind));
     json_object_set_new(o, "err", err3(r->err));
     json_object_set_new(o, "err_max", err3(r->err_max));

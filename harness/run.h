@@ -56,7 +56,7 @@ typedef struct mbs_record {
     mbs_counters cnt;
     double cpu_min, cpu_median, cpu_iqr;
     int cpu_repeats;
-    double cpu_times[MBS_CPU_TIMES_MAX]; /* the first min(repeats, MAX) timings, sorted */
+    double cpu_times[MBS_CPU_TIMES_MAX]; /* the first min(repeats, MAX) timings, run order */
     double order[3];      /* the method's nominal orders */
     long run_index;       /* position in a sweep's run list (-1 outside sweeps) */
 } mbs_record;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "env.h"
+#include "results.h"
 #include "io.h"
 
 enum { MAX_LIST = 128, MAX_GRIDS = 128 };
@@ -627,47 +628,24 @@ static int load_done(const mbs_suite *s, const char *path, char *done, char *err
 /* runs.csv from runs.jsonl, sorted by run index, atomically. */
 static int write_csv(const char *dir)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/runs.jsonl", dir);
-    char *text = mbs_read_file(path, NULL);
-    if (!text)
+    mbs_results res;
+    char err[512], path[4096];
+    if (mbs_results_load(dir, &res, err, sizeof err) != 0)
         return -1;
-    size_t n = 0, cap = 0;
-    json_t **recs = NULL;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        json_t *o = json_loads(line, 0, NULL);
-        if (!o)
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            json_t **nr = realloc(recs, cap * sizeof *nr);
-            if (!nr) {
-                json_decref(o);
-                break;
-            }
-            recs = nr;
-        }
-        recs[n++] = o;
-    }
-    free(text);
-    qsort(recs, n, sizeof *recs, mbs_json_by_run_index);
     char *buf = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
     int r = -1;
     if (m) {
         mbs_record_csv_header(m);
-        for (size_t i = 0; i < n; i++)
-            mbs_csv_row_json(recs[i], m);
+        for (size_t i = 0; i < res.n; i++)
+            mbs_csv_row_json(res.recs[i], m);
         fclose(m);
         snprintf(path, sizeof path, "%s/runs.csv", dir);
         r = mbs_write_atomic(path, buf, len);
     }
     free(buf);
-    for (size_t i = 0; i < n; i++)
-        json_decref(recs[i]);
-    free(recs);
+    mbs_results_free(&res);
     return r;
 }
 
@@ -851,88 +829,56 @@ int mbs_sweep(const mbs_suite *s, const char *outdir, const mbs_sweep_options *o
     return failed > 0 ? 1 : 0;
 }
 
-static double jnum(json_t *o, const char *a, const char *b)
-{
-    json_t *x = json_object_get(o, a);
-    if (b)
-        x = json_object_get(x, b);
-    return json_is_number(x) ? json_number_value(x) : NAN;
-}
-
-static const char *jstr(json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "?";
-}
-
 int mbs_json_by_run_index(const void *a, const void *b)
 {
-    double x = jnum(*(json_t *const *)a, "run", NULL);
-    double y = jnum(*(json_t *const *)b, "run", NULL);
+    double x = mbs_jnum(*(json_t *const *)a, "run");
+    double y = mbs_jnum(*(json_t *const *)b, "run");
     return (x > y) - (x < y);
 }
 
 int mbs_summary(const char *dir, FILE *out, int *n_failed)
 {
     *n_failed = 0;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/runs.jsonl", dir);
-    char *text = mbs_read_file(path, NULL);
-    if (!text) {
-        fprintf(stderr, "mbsbench: cannot read %s\n", path);
+    mbs_results res;
+    char err[512];
+    if (mbs_results_load(dir, &res, err, sizeof err) != 0) {
+        fprintf(stderr, "mbsbench: %s\n", err);
         return 2;
     }
-    size_t n = 0, cap = 0;
-    json_t **recs = NULL;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        json_t *o = json_loads(line, 0, NULL);
-        if (!o)
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            json_t **nr = realloc(recs, cap * sizeof *nr);
-            if (!nr) {
-                json_decref(o);
-                break;
-            }
-            recs = nr;
-        }
-        recs[n++] = o;
-    }
-    free(text);
-    qsort(recs, n, sizeof *recs, mbs_json_by_run_index);
+    json_t **recs = res.recs;
+    size_t n = res.n;
     fprintf(out, "%-26s %-26s %-10s %-15s %9s %9s %9s %9s %8s %10s\n", "problem", "method",
             "h|tol", "status", "err_q", "err_v", "err_lam", "|g|max", "steps", "cpu[s]");
     for (size_t i = 0; i < n; i++) {
         json_t *o = recs[i];
         char step[32];
-        double h = jnum(o, "h", NULL);
+        double h = mbs_jnum(o, "h");
         if (isfinite(h))
             snprintf(step, sizeof step, "h=%.3g", h);
         else
-            snprintf(step, sizeof step, "tol=%.0e", jnum(o, "tol", NULL));
-        fprintf(out, "%-26.26s %-26.26s %-10s %-15.15s", jstr(o, "problem_spec"),
-                jstr(o, "method_spec"), step, jstr(o, "status"));
-        const double v[] = {jnum(o, "err", "q"), jnum(o, "err", "v"), jnum(o, "err", "lambda"),
-                            jnum(o, "residual", "pos_max")};
+            snprintf(step, sizeof step, "tol=%.0e", mbs_jnum(o, "tol"));
+        fprintf(out, "%-26.26s %-26.26s %-10s %-15.15s", mbs_jstr(o, "problem_spec"),
+                mbs_jstr(o, "method_spec"), step, mbs_jstr(o, "status"));
+        const double v[] = {mbs_jnum(o, "err.q"), mbs_jnum(o, "err.v"),
+                            mbs_jnum(o, "err.lambda"), mbs_jnum(o, "residual.pos_max")};
         for (int k = 0; k < 4; k++) {
             if (isfinite(v[k]))
                 fprintf(out, " %9.2e", v[k]);
             else
                 fprintf(out, " %9s", "-");
         }
-        fprintf(out, " %8.0f", jnum(o, "counters", "steps"));
-        double c = jnum(o, "cpu", "median");
+        fprintf(out, " %8.0f", mbs_jnum(o, "counters.steps"));
+        double c = mbs_jnum(o, "cpu.median");
         if (isfinite(c))
             fprintf(out, " %10.3e\n", c);
         else
             fprintf(out, " %10s\n", "-");
-        if (strcmp(jstr(o, "status"), "ok") != 0)
-            ++*n_failed, fprintf(out, "    %s at t = %g: %s\n", jstr(o, "status"), jnum(o, "fail_t", NULL),
-                    jstr(o, "reason"));
-        json_decref(o);
+        if (!mbs_rec_ok(o)) {
+            ++*n_failed;
+            fprintf(out, "    %s at t = %g: %s\n", mbs_jstr(o, "status"), mbs_jnum(o, "fail_t"),
+                    mbs_jstr(o, "reason"));
+        }
     }
-    free(recs);
+    mbs_results_free(&res);
     return 0;
 }

@@ -61,11 +61,12 @@ typedef struct mbs_sweep_options {
 int mbs_sweep(const mbs_suite *s, const char *outdir, const mbs_sweep_options *opt,
               FILE *out);
 
-/* qsort comparator of parsed JSON records (json_t *) by their "run" index. */
-int mbs_json_by_run_index(const void *a, const void *b);
 
 /* Print the summary table of a results directory's runs.jsonl; *n_failed gets
  * the number of records whose status is not ok.  Returns 0 or 2 (unreadable). */
 int mbs_summary(const char *dir, FILE *out, int *n_failed);
+
+/* qsort comparator of parsed JSON records (json_t *) by their "run" index. */
+int mbs_json_by_run_index(const void *a, const void *b);
 
 #endif

@@ -27,7 +27,10 @@
  * M dv + B^T s = 0, B dv = -(B v + g_t)), solved by the same DCA passes with
  * iteration limits 10 and tolerances eps_p = 1e-14, eps_v = 1e-12 (Sect. 4.1).
  * Sequential; the structure (bodies, tree, row assignment) is analysed at the
- * first evaluation and again only when the pattern of M or B changes. */
+ * first evaluation and again only when the pattern of M or B changes.  M and B
+ * are kept as triplets: problems with mass_sparse/jacobian_sparse and H = I
+ * (chain) are evaluated sparsely, so a pass costs O(N) for a chain; others
+ * densely, with the union of the nonzero patterns seen so far as structure. */
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 #include <math.h>
@@ -38,6 +41,7 @@
 #include "explicit.h"
 #include "gslalloc.h"
 #include "method.h"
+#include "../problems/triplets.h"
 
 typedef struct dnode {
     int leaf;          /* body index, or -1 */
@@ -60,16 +64,24 @@ typedef struct dca_ws {
     int proj;
     double alpha, eps_a;
     int maxit;
-    /* dense M, B and their pattern at the analysis */
-    gsl_matrix *M, *B;
+    int native;            /* triplet callbacks of the problem */
+    mbs_triplets Mt, Bt;   /* M and B as triplets (structural) */
+    size_t *pm_r, *pm_c, *pb_r, *pb_c, pm_n, pb_n; /* pattern of the analysis */
+    gsl_matrix *Md, *Bd;   /* dense fallback */
     unsigned char *patM, *patB;
     int analysed;
     /* bodies */
     size_t nb;
     int *body;          /* body of each coordinate */
+    int *bidx;          /* index of a coordinate within its body */
     int *bptr, *bcrd;   /* coordinates of each body (CSR) */
-    /* rows: coordinates touched (CSR) */
+    size_t *boff;       /* offset of each body's block in Mblk */
+    double *Mblk;       /* diagonal blocks of M */
+    int *mmap;          /* M triplet -> Mblk position */
+    /* rows of B (CSR, duplicates allowed) */
     int *rptr, *rcrd;
+    double *rval;
+    int *bmap;          /* B triplet -> CSR position */
     int *rnode;         /* node where the row is eliminated (-1: touches no coordinate) */
     int *leafnode;      /* node of each body's leaf */
     dnode *nd;
@@ -77,7 +89,7 @@ typedef struct dca_ws {
     int root;
     /* scratch */
     int *pos, *rpos, *mark;
-    double *lam, *lamstar, *f, *gam, *acc, *work, *dq, *qd, *gt;
+    double *lam, *lamstar, *f, *gam, *acc, *dq, *qd, *gt;
     gsl_matrix *Dm, *Xm;
     size_t maxJ, maxcols;
     int last_iters;
@@ -104,7 +116,16 @@ static void free_nodes(dca_ws *w)
     free(w->rcrd);
     free(w->rnode);
     free(w->leafnode);
+    free(w->bidx);
+    free(w->boff);
+    free(w->Mblk);
+    free(w->mmap);
+    free(w->rval);
+    free(w->bmap);
     w->bptr = w->bcrd = w->rptr = w->rcrd = w->rnode = w->leafnode = NULL;
+    w->bidx = w->mmap = w->bmap = NULL;
+    w->boff = NULL;
+    w->Mblk = w->rval = NULL;
     if (w->Dm)
         gsl_matrix_free(w->Dm);
     if (w->Xm)
@@ -118,10 +139,16 @@ static void dca_free(void *p)
     if (!w)
         return;
     free_nodes(w);
-    if (w->M)
-        gsl_matrix_free(w->M);
-    if (w->B)
-        gsl_matrix_free(w->B);
+    mbs_triplets_free(&w->Mt);
+    mbs_triplets_free(&w->Bt);
+    free(w->pm_r);
+    free(w->pm_c);
+    free(w->pb_r);
+    free(w->pb_c);
+    if (w->Md)
+        gsl_matrix_free(w->Md);
+    if (w->Bd)
+        gsl_matrix_free(w->Bd);
     free(w->patM);
     free(w->patB);
     free(w->body);
@@ -133,7 +160,6 @@ static void dca_free(void *p)
     free(w->f);
     free(w->gam);
     free(w->acc);
-    free(w->work);
     free(w->dq);
     free(w->qd);
     free(w->gt);
@@ -156,10 +182,17 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     w->alpha = p->val[P_ALPHA];
     w->maxit = (int)p->val[P_MAXIT];
     w->eps_a = p->val[P_EPSA];
-    w->M = mbs_matrix_alloc(nv, nv);
-    w->B = mbs_matrix_alloc(nlc, nv);
-    w->patM = calloc(nv * nv, 1);
-    w->patB = calloc(nlc * nv, 1);
+    w->native = pb->def->mass_sparse && pb->def->jacobian_sparse && !pb->def->kinematic;
+    if (!w->native) {
+        w->Md = mbs_matrix_alloc(nv, nv);
+        w->Bd = mbs_matrix_alloc(nlc, nv);
+        w->patM = calloc(nv * nv, 1);
+        w->patB = calloc(nlc * nv, 1);
+        if (!w->Md || !w->Bd || !w->patM || !w->patB) {
+            dca_free(w);
+            return MBS_NO_MEMORY;
+        }
+    }
     w->body = malloc(nv * sizeof *w->body);
     w->pos = malloc(nv * sizeof *w->pos);
     w->rpos = malloc(nlc * sizeof *w->rpos);
@@ -169,13 +202,11 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     w->f = malloc(nv * sizeof *w->f);
     w->gam = calloc(nlc, sizeof *w->gam);
     w->acc = malloc(nv * sizeof *w->acc);
-    w->work = malloc((nv > nlc ? nv : nlc) * sizeof *w->work);
     w->dq = malloc(nv * sizeof *w->dq);
     w->qd = malloc(pb->nq * sizeof *w->qd);
     w->gt = calloc(nlc, sizeof *w->gt);
-    if (!w->M || !w->B || !w->patM || !w->patB || !w->body || !w->pos || !w->rpos ||
-        !w->mark || !w->lam || !w->lamstar || !w->f || !w->gam || !w->acc || !w->work ||
-        !w->dq || !w->qd || !w->gt) {
+    if (!w->body || !w->pos || !w->rpos || !w->mark || !w->lam || !w->lamstar || !w->f ||
+        !w->gam || !w->acc || !w->dq || !w->qd || !w->gt) {
         dca_free(w);
         return MBS_NO_MEMORY;
     }
@@ -227,6 +258,7 @@ static int push(int **a, size_t *n, int v)
 static int analyse(dca_ws *w)
 {
     size_t nv = w->nv, nl = w->nl;
+    const mbs_triplets *M = &w->Mt, *B = &w->Bt;
     free_nodes(w);
     /* bodies: connected components of the pattern of M */
     int *par = malloc(nv * sizeof *par);
@@ -234,13 +266,12 @@ static int analyse(dca_ws *w)
         return MBS_NO_MEMORY;
     for (size_t i = 0; i < nv; i++)
         par[i] = (int)i;
-    for (size_t i = 0; i < nv; i++)
-        for (size_t j = i + 1; j < nv; j++)
-            if (w->patM[i * nv + j] || w->patM[j * nv + i]) {
-                int a = find(par, (int)i), c = find(par, (int)j);
-                if (a != c)
-                    par[a > c ? a : c] = a < c ? a : c;
-            }
+    for (size_t k = 0; k < M->nnz; k++)
+        if (M->row[k] != M->col[k]) {
+            int x = find(par, (int)M->row[k]), y = find(par, (int)M->col[k]);
+            if (x != y)
+                par[x > y ? x : y] = x < y ? x : y;
+        }
     for (size_t i = 0; i < nv; i++)
         w->mark[i] = -1;
     w->nb = 0;
@@ -254,11 +285,18 @@ static int analyse(dca_ws *w)
     size_t nb = w->nb, nlc = nl ? nl : 1;
     w->bptr = calloc(nb + 1, sizeof *w->bptr);
     w->bcrd = malloc(nv * sizeof *w->bcrd);
+    w->bidx = malloc(nv * sizeof *w->bidx);
+    w->boff = malloc((nb + 1) * sizeof *w->boff);
+    w->mmap = malloc((M->nnz ? M->nnz : 1) * sizeof *w->mmap);
     w->rptr = calloc(nlc + 1, sizeof *w->rptr);
+    w->rcrd = malloc((B->nnz ? B->nnz : 1) * sizeof *w->rcrd);
+    w->rval = calloc(B->nnz ? B->nnz : 1, sizeof *w->rval);
+    w->bmap = malloc((B->nnz ? B->nnz : 1) * sizeof *w->bmap);
     w->rnode = malloc(nlc * sizeof *w->rnode);
     w->leafnode = malloc(nb * sizeof *w->leafnode);
     w->nd = calloc(2 * nb, sizeof *w->nd);
-    if (!w->bptr || !w->bcrd || !w->rptr || !w->rnode || !w->leafnode || !w->nd)
+    if (!w->bptr || !w->bcrd || !w->bidx || !w->boff || !w->mmap || !w->rptr || !w->rcrd ||
+        !w->rval || !w->bmap || !w->rnode || !w->leafnode || !w->nd)
         return MBS_NO_MEMORY;
     for (size_t i = 0; i < nv; i++)
         w->bptr[w->body[i] + 1]++;
@@ -266,21 +304,36 @@ static int analyse(dca_ws *w)
         w->bptr[b + 1] += w->bptr[b];
     for (size_t b = 0; b < nb; b++)
         w->mark[b] = w->bptr[b];
-    for (size_t i = 0; i < nv; i++)
-        w->bcrd[w->mark[w->body[i]]++] = (int)i;
-    size_t nzb = 0;
-    for (size_t r = 0; r < nl; r++)
-        for (size_t j = 0; j < nv; j++)
-            nzb += w->patB[r * nv + j];
-    w->rcrd = malloc((nzb ? nzb : 1) * sizeof *w->rcrd);
-    if (!w->rcrd)
+    for (size_t i = 0; i < nv; i++) {
+        int b = w->body[i];
+        w->bidx[i] = w->mark[b] - w->bptr[b];
+        w->bcrd[w->mark[b]++] = (int)i;
+    }
+    w->boff[0] = 0;
+    for (size_t b = 0; b < nb; b++) {
+        size_t d = (size_t)(w->bptr[b + 1] - w->bptr[b]);
+        w->boff[b + 1] = w->boff[b] + d * d;
+    }
+    w->Mblk = calloc(w->boff[nb] ? w->boff[nb] : 1, sizeof *w->Mblk);
+    if (!w->Mblk)
         return MBS_NO_MEMORY;
-    for (size_t r = 0, k = 0; r < nl; r++) {
-        w->rptr[r] = (int)k;
-        for (size_t j = 0; j < nv; j++)
-            if (w->patB[r * nv + j])
-                w->rcrd[k++] = (int)j;
-        w->rptr[r + 1] = (int)k;
+    for (size_t k = 0; k < M->nnz; k++) {
+        size_t i = M->row[k], j = M->col[k];
+        int b = w->body[i];
+        size_t d = (size_t)(w->bptr[b + 1] - w->bptr[b]);
+        w->mmap[k] = (int)(w->boff[b] + (size_t)w->bidx[i] * d + (size_t)w->bidx[j]);
+    }
+    /* rows of B in CSR */
+    for (size_t k = 0; k < B->nnz; k++)
+        w->rptr[B->row[k] + 1]++;
+    for (size_t r = 0; r < nl; r++)
+        w->rptr[r + 1] += w->rptr[r];
+    for (size_t r = 0; r < nl; r++)
+        w->mark[r] = w->rptr[r];
+    for (size_t k = 0; k < B->nnz; k++) {
+        int q = w->mark[B->row[k]]++;
+        w->rcrd[q] = (int)B->col[k];
+        w->bmap[k] = q;
     }
     w->nn = 0;
     w->root = build_tree(w, 0, nb, -1);
@@ -324,6 +377,8 @@ static int analyse(dca_ws *w)
     }
     /* handles: leaf = the body's coordinates; node = coordinates of its open rows */
     size_t maxJ = 1, maxcols = 1;
+    for (size_t i = 0; i < nv; i++)
+        w->mark[i] = -1;
     for (size_t k = 0; k < w->nn; k++) {
         dnode *n = &w->nd[k];
         if (n->leaf >= 0) {
@@ -331,15 +386,13 @@ static int analyse(dca_ws *w)
                 if (push(&n->h, &n->nh, w->bcrd[q]) != 0)
                     return MBS_NO_MEMORY;
         } else {
-            for (size_t i = 0; i < nv; i++)
-                w->mark[i] = -1;
             for (size_t a = 0; a < n->no; a++) {
                 int r = n->o[a];
                 for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++) {
                     int c = w->rcrd[q];
                     size_t b = (size_t)w->body[c];
-                    if (b >= n->lo && b < n->hi && w->mark[c] < 0) {
-                        w->mark[c] = 1;
+                    if (b >= n->lo && b < n->hi && w->mark[c] != (int)k) {
+                        w->mark[c] = (int)k; /* stamp: node k */
                         if (push(&n->h, &n->nh, c) != 0)
                             return MBS_NO_MEMORY;
                     }
@@ -384,31 +437,39 @@ static int small_solve(dca_ws *w, size_t n, size_t m)
     return MBS_OK;
 }
 
-static double Bget(const dca_ws *w, int r, int c)
-{
-    return gsl_matrix_get(w->B, (size_t)r, (size_t)c);
-}
-
 static int assemble_leaf(dca_ws *w, dnode *n)
 {
     size_t d = n->nh, no = n->no;
     double al = w->alpha;
+    const double *Mb = w->Mblk + w->boff[n->leaf];
     /* A = M_b + alpha B_L^T B_L into Dm; right-hand sides [f~ | -B_O^T] into Xm */
     for (size_t i = 0; i < d; i++) {
-        for (size_t j = 0; j < d; j++) {
-            double a = gsl_matrix_get(w->M, (size_t)n->h[i], (size_t)n->h[j]);
-            for (size_t l = 0; l < n->nJ; l++)
-                a += al * Bget(w, n->J[l], n->h[i]) * Bget(w, n->J[l], n->h[j]);
-            gsl_matrix_set(w->Dm, i, j, a);
-        }
-        double fi = w->f[n->h[i]];
-        for (size_t l = 0; l < n->nJ; l++) {
-            int r = n->J[l];
-            fi -= Bget(w, r, n->h[i]) * (w->lamstar[r] - al * w->gam[r]);
-        }
-        gsl_matrix_set(w->Xm, i, 0, fi);
+        for (size_t j = 0; j < d; j++)
+            gsl_matrix_set(w->Dm, i, j, Mb[i * d + j]);
+        gsl_matrix_set(w->Xm, i, 0, w->f[n->h[i]]);
         for (size_t a = 0; a < no; a++)
-            gsl_matrix_set(w->Xm, i, a + 1, -Bget(w, n->o[a], n->h[i]));
+            gsl_matrix_set(w->Xm, i, a + 1, 0.0);
+    }
+    for (size_t l = 0; l < n->nJ; l++) {
+        int r = n->J[l];
+        double coef = w->lamstar[r] - al * w->gam[r];
+        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++) {
+            size_t i = (size_t)w->bidx[w->rcrd[p]];
+            gsl_matrix_set(w->Xm, i, 0, gsl_matrix_get(w->Xm, i, 0) - w->rval[p] * coef);
+            for (int p2 = w->rptr[r]; p2 < w->rptr[r + 1]; p2++) {
+                size_t j = (size_t)w->bidx[w->rcrd[p2]];
+                gsl_matrix_set(w->Dm, i, j,
+                               gsl_matrix_get(w->Dm, i, j) + al * w->rval[p] * w->rval[p2]);
+            }
+        }
+    }
+    for (size_t a = 0; a < no; a++) {
+        int r = n->o[a];
+        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++)
+            if (w->body[w->rcrd[p]] == n->leaf) {
+                size_t i = (size_t)w->bidx[w->rcrd[p]];
+                gsl_matrix_set(w->Xm, i, a + 1, gsl_matrix_get(w->Xm, i, a + 1) - w->rval[p]);
+            }
     }
     gsl_matrix_view A = gsl_matrix_submatrix(w->Dm, 0, 0, d, d);
     if (gsl_linalg_cholesky_decomp1(&A.matrix) != GSL_SUCCESS)
@@ -442,24 +503,28 @@ static int assemble_node(dca_ws *w, dnode *n)
         for (size_t a = 0; a < no; a++)
             gsl_matrix_set(w->Xm, i, a + 1, 0.0);
     }
-    for (int s = 0; s < 2; s++) {
-        dnode *c = &w->nd[n->child[s]];
-        for (size_t i = 0; i < nJ; i++) {
-            int r = n->J[i];
-            for (size_t hh = 0; hh < c->nh; hh++) {
-                double bv = Bget(w, r, c->h[hh]);
-                if (bv == 0.0)
-                    continue;
-                const double *ph = c->Phi + hh * c->no;
-                gsl_matrix_set(w->Xm, i, 0, gsl_matrix_get(w->Xm, i, 0) + bv * c->b[hh]);
-                for (size_t a = 0; a < c->no; a++) {
-                    size_t p = (size_t)w->rpos[c->o[a]];
-                    if (p < nJ)
-                        gsl_matrix_set(w->Dm, i, p, gsl_matrix_get(w->Dm, i, p) - bv * ph[a]);
-                    else
-                        gsl_matrix_set(w->Xm, i, p - nJ + 1,
-                                       gsl_matrix_get(w->Xm, i, p - nJ + 1) + bv * ph[a]);
-                }
+    for (int t = 0; t < 2; t++) {
+        dnode *c = &w->nd[n->child[t]];
+        for (size_t hh = 0; hh < c->nh; hh++)
+            w->pos[c->h[hh]] = (int)hh;
+    }
+    size_t mid = w->nd[n->child[0]].hi;
+    for (size_t i = 0; i < nJ; i++) {
+        int r = n->J[i];
+        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++) {
+            double bv = w->rval[p];
+            int crd = w->rcrd[p];
+            dnode *c = &w->nd[n->child[(size_t)w->body[crd] < mid ? 0 : 1]];
+            size_t hh = (size_t)w->pos[crd];
+            const double *ph = c->Phi + hh * c->no;
+            gsl_matrix_set(w->Xm, i, 0, gsl_matrix_get(w->Xm, i, 0) + bv * c->b[hh]);
+            for (size_t a = 0; a < c->no; a++) {
+                size_t q = (size_t)w->rpos[c->o[a]];
+                if (q < nJ)
+                    gsl_matrix_set(w->Dm, i, q, gsl_matrix_get(w->Dm, i, q) - bv * ph[a]);
+                else
+                    gsl_matrix_set(w->Xm, i, q - nJ + 1,
+                                   gsl_matrix_get(w->Xm, i, q - nJ + 1) + bv * ph[a]);
             }
         }
     }
@@ -472,15 +537,9 @@ static int assemble_node(dca_ws *w, dnode *n)
             n->EJ[i * no + a] = gsl_matrix_get(w->Xm, i, a + 1);
     }
     /* handle relations of the union */
-    for (int t = 0; t < 2; t++) {
-        dnode *c = &w->nd[n->child[t]];
-        for (size_t hh = 0; hh < c->nh; hh++)
-            w->pos[c->h[hh]] = (int)hh;
-    }
     for (size_t hh = 0; hh < n->nh; hh++) {
         int crd = n->h[hh];
-        size_t b = (size_t)w->body[crd];
-        dnode *c = &w->nd[n->child[b < w->nd[n->child[0]].hi ? 0 : 1]];
+        dnode *c = &w->nd[n->child[(size_t)w->body[crd] < mid ? 0 : 1]];
         const double *ph = c->Phi + (size_t)w->pos[crd] * c->no;
         double *out = n->Phi + hh * no;
         for (size_t a = 0; a < no; a++)
@@ -526,8 +585,8 @@ static void disassemble(dca_ws *w, int k)
         for (size_t l = 0; l < n->nJ; l++) {
             int r = n->J[l];
             double bv = -w->gam[r];
-            for (size_t i = 0; i < n->nh; i++)
-                bv += Bget(w, r, n->h[i]) * w->acc[n->h[i]];
+            for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++)
+                bv += w->rval[p] * w->acc[w->rcrd[p]];
             w->lam[r] = w->lamstar[r] + w->alpha * bv;
         }
         return;
@@ -561,7 +620,7 @@ static int dca_solve(dca_ws *w, mbs_ctx *ctx, double t, double eps)
         for (size_t r = 0; r < nl; r++) {
             double bv = -w->gam[r];
             for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++)
-                bv += Bget(w, (int)r, w->rcrd[q]) * w->acc[w->rcrd[q]];
+                bv += w->rval[q] * w->acc[w->rcrd[q]];
             if (w->rnode[r] >= 0)
                 res = fmax(res, fabs(bv));
         }
@@ -572,28 +631,116 @@ static int dca_solve(dca_ws *w, mbs_ctx *ctx, double t, double eps)
     return MBS_OK;
 }
 
-/* M and B at (t, q); (re-)analyse the structure when the pattern changed. */
+/* Status of a triplet callback, as the counting wrappers of context.c. */
+static int sparse_cb(mbs_ctx *ctx, int status, double t, const char *what)
+{
+    if (status == MBS_OK && !(t >= ctx->inject_fail_t))
+        return MBS_OK;
+    if (status == MBS_OK)
+        return mbs_fail(ctx, MBS_CALLBACK_FAILED, t, "%s callback failed (injected at t >= %g)",
+                        what, ctx->inject_fail_t);
+    if (ctx->reason[0] == '\0')
+        mbs_fail(ctx, status, t, "%s callback of %s returned %s", what, ctx->pb->def->name,
+                 mbs_status_code(status));
+    return status < 0 ? status : MBS_CALLBACK_FAILED;
+}
+
+static int same_pattern(size_t n, const size_t *r, const size_t *c, const mbs_triplets *T)
+{
+    return n == T->nnz && (n == 0 || (memcmp(r, T->row, n * sizeof *r) == 0 &&
+                                      memcmp(c, T->col, n * sizeof *c) == 0));
+}
+
+static int save_pattern(size_t *n, size_t **r, size_t **c, const mbs_triplets *T)
+{
+    size_t m = T->nnz ? T->nnz : 1;
+    size_t *a = realloc(*r, m * sizeof *a);
+    if (!a)
+        return -1;
+    *r = a;
+    size_t *b = realloc(*c, m * sizeof *b);
+    if (!b)
+        return -1;
+    *c = b;
+    if (T->nnz) {
+        memcpy(*r, T->row, T->nnz * sizeof **r);
+        memcpy(*c, T->col, T->nnz * sizeof **c);
+    }
+    *n = T->nnz;
+    return 0;
+}
+
+/* M and B at (t, q) as triplets; (re-)analyse when the pattern changed; values
+ * into the body blocks and the row storage. */
 static int eval_matrices(dca_ws *w, mbs_ctx *ctx, double t, const double *q)
 {
+    const mbs_problem *pb = ctx->pb;
     size_t nv = w->nv, nl = w->nl;
-    int s;
-    if ((s = mbs_mass(ctx, t, q, w->M)) != MBS_OK)
-        return s;
-    if (nl > 0) {
-        gsl_matrix_view B = gsl_matrix_submatrix(w->B, 0, 0, nl, nv);
-        if ((s = mbs_constraint_jacobian(ctx, t, q, &B.matrix)) != MBS_OK)
+    int s, changed = !w->analysed;
+    if (w->native) {
+        ctx->cnt.mass_evals++;
+        if ((s = sparse_cb(ctx, pb->def->mass_sparse(pb, t, q, &w->Mt), t, "mass_sparse")) !=
+            MBS_OK)
             return s;
+        w->Bt.nnz = 0;
+        if (nl > 0) {
+            ctx->cnt.jac_evals++;
+            if ((s = sparse_cb(ctx, pb->def->jacobian_sparse(pb, t, q, &w->Bt), t,
+                               "jacobian_sparse")) != MBS_OK)
+                return s;
+        }
+        changed = changed || !same_pattern(w->pm_n, w->pm_r, w->pm_c, &w->Mt) ||
+                  !same_pattern(w->pb_n, w->pb_r, w->pb_c, &w->Bt);
+    } else {
+        if ((s = mbs_mass(ctx, t, q, w->Md)) != MBS_OK)
+            return s;
+        if (nl > 0) {
+            gsl_matrix_view B = gsl_matrix_submatrix(w->Bd, 0, 0, nl, nv);
+            if ((s = mbs_constraint_jacobian(ctx, t, q, &B.matrix)) != MBS_OK)
+                return s;
+        }
+        for (size_t i = 0; i < nv * nv; i++)
+            if (w->Md->data[i] != 0.0 && !w->patM[i])
+                changed = 1, w->patM[i] = 1;
+        for (size_t r = 0; r < nl; r++)
+            for (size_t j = 0; j < nv; j++)
+                if (gsl_matrix_get(w->Bd, r, j) != 0.0 && !w->patB[r * nv + j])
+                    changed = 1, w->patB[r * nv + j] = 1;
+        if (changed) { /* triplets of the union pattern */
+            size_t nm = 0, nbz = 0;
+            for (size_t i = 0; i < nv * nv; i++)
+                nm += w->patM[i];
+            for (size_t i = 0; i < nl * nv; i++)
+                nbz += w->patB[i];
+            w->Mt.nnz = w->Bt.nnz = 0;
+            if (mbs_triplets_reserve(&w->Mt, nm) != 0 || mbs_triplets_reserve(&w->Bt, nbz) != 0)
+                return MBS_NO_MEMORY;
+            for (size_t i = 0; i < nv; i++)
+                for (size_t j = 0; j < nv; j++)
+                    if (w->patM[i * nv + j])
+                        mbs_triplets_push(&w->Mt, i, j, 0.0);
+            for (size_t r = 0; r < nl; r++)
+                for (size_t j = 0; j < nv; j++)
+                    if (w->patB[r * nv + j])
+                        mbs_triplets_push(&w->Bt, r, j, 0.0);
+        }
+        for (size_t k = 0; k < w->Mt.nnz; k++)
+            w->Mt.val[k] = gsl_matrix_get(w->Md, w->Mt.row[k], w->Mt.col[k]);
+        for (size_t k = 0; k < w->Bt.nnz; k++)
+            w->Bt.val[k] = gsl_matrix_get(w->Bd, w->Bt.row[k], w->Bt.col[k]);
     }
-    int changed = !w->analysed;
-    for (size_t i = 0; i < nv * nv; i++)
-        if (w->M->data[i] != 0.0 && !w->patM[i])
-            changed = 1, w->patM[i] = 1;
-    for (size_t r = 0; r < nl; r++)
-        for (size_t j = 0; j < nv; j++)
-            if (gsl_matrix_get(w->B, r, j) != 0.0 && !w->patB[r * nv + j])
-                changed = 1, w->patB[r * nv + j] = 1;
-    if (changed && (s = analyse(w)) != MBS_OK)
-        return mbs_fail(ctx, s, t, "DCA: structure analysis failed");
+    if (changed) {
+        if ((s = analyse(w)) != MBS_OK ||
+            save_pattern(&w->pm_n, &w->pm_r, &w->pm_c, &w->Mt) != 0 ||
+            save_pattern(&w->pb_n, &w->pb_r, &w->pb_c, &w->Bt) != 0)
+            return mbs_fail(ctx, s != MBS_OK ? s : MBS_NO_MEMORY, t,
+                            "DCA: structure analysis failed");
+    }
+    memset(w->Mblk, 0, (w->boff[w->nb] ? w->boff[w->nb] : 1) * sizeof *w->Mblk);
+    for (size_t k = 0; k < w->Mt.nnz; k++)
+        w->Mblk[w->mmap[k]] += w->Mt.val[k];
+    for (size_t k = 0; k < w->Bt.nnz; k++)
+        w->rval[w->bmap[k]] = w->Bt.val[k];
     return MBS_OK;
 }
 
@@ -655,7 +802,7 @@ static int dca_post(void *ws, mbs_ctx *ctx, double t, double *q, double *v)
         for (size_t r = 0; r < nl; r++) {
             double bv = w->gt[r];
             for (int k = w->rptr[r]; k < w->rptr[r + 1]; k++)
-                bv += Bget(w, (int)r, w->rcrd[k]) * v[w->rcrd[k]];
+                bv += w->rval[k] * v[w->rcrd[k]];
             w->gam[r] = -bv;
             if (w->rnode[r] >= 0)
                 vmax = fmax(vmax, fabs(bv));

@@ -28,7 +28,9 @@
  * wrappers (difference-quotient Jacobians included); the solvers' own
  * counters are added at the end of each run: Newton iterations = nonlinear
  * iterations (= linear solves), factorizations = linear-solver setups,
- * rejected = error-test failures + nonlinear convergence failures. */
+ * rejected = error-test failures + nonlinear convergence failures.
+ * SUNContext_Create (SUNLogger_Create) of SUNDIALS 6.4 crashes when one of its
+ * allocations fails: these methods carry MBS_M_EXTERNAL_ALLOC (method.h). */
 #ifdef MBS_HAVE_SUNDIALS
 
 #include <arkode/arkode_erkstep.h>
@@ -75,6 +77,7 @@ typedef struct peer_state {
     gsl_matrix *E, *J;   /* n x n (own IDA Jacobian) */
     double *F, *f, *gam, *vdot, *hv;
     double fixed_h;
+    int dq_jac;          /* IDA on the forms: 1 = IDA's difference-quotient Jacobian */
     char msg[200];       /* last message of the solver's error handler */
 } peer_state;
 
@@ -295,7 +298,7 @@ static int peer_create(peer_state *st)
         r = r ? r : IDASetErrHandlerFn(st->mem, err_handler, st);
         r = r ? r : IDASStolerances(st->mem, 1e-6, 1e-6);
         r = r ? r : IDASetLinearSolver(st->mem, st->LS, st->A);
-        r = r ? r : (st->kind == PEER_IDA_INDEX1 ? 0 : IDASetJacFn(st->mem, jac_form));
+        r = r ? r : (st->kind == PEER_IDA_INDEX1 || st->dq_jac ? 0 : IDASetJacFn(st->mem, jac_form));
         r = r ? r : IDASetId(st->mem, st->id);
         r = r ? r : IDASetSuppressAlg(st->mem, SUNTRUE);
         r = r ? r : IDASetMaxNumSteps(st->mem, 100000000L);
@@ -316,6 +319,7 @@ static int peer_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx
     st->nv = pb->nv;
     st->nl = pb->nl;
     st->fixed_h = is_ark(st->kind) ? p->val[1] : 0.0;
+    st->dq_jac = (st->kind == PEER_IDA_INDEX2 || st->kind == PEER_IDA_GGL) && p->val[1] != 0.0;
     size_t nlc = pb->nl ? pb->nl : 1;
     int s = mbs_index1_alloc(&st->w, ctx, (int)p->val[0]);
     if (s == MBS_OK && (st->kind == PEER_IDA_INDEX2 || st->kind == PEER_IDA_GGL))
@@ -510,6 +514,12 @@ static const mbs_method_ops peer_ops = {
 };
 
 static const mbs_param_def peer_params[] = {MBS_INDEX1_LINSOL_PARAM};
+static const mbs_param_def peer_form_params[] = {
+    MBS_INDEX1_LINSOL_PARAM,
+    {"jac", 0, 0, 1,
+     "IDA iteration matrix: own (cj E - dF/dy from dae_form.h) or dq (IDA's difference quotients)",
+     "own,dq", 1},
+};
 static const mbs_param_def peer_ark_params[] = {
     MBS_INDEX1_LINSOL_PARAM,
     {"fixed_h", 0.0, 0.0, 1e6,
@@ -523,7 +533,7 @@ static const mbs_param_def peer_ark_params[] = {
         .summary = summ,                                                                   \
         .citation = cite,                                                                  \
         .order = {p, p, p},                                                                \
-        .flags = MBS_M_ADAPTIVE | MBS_M_NEEDS_FULL_RANK | (fl),                            \
+        .flags = MBS_M_ADAPTIVE | MBS_M_NEEDS_FULL_RANK | MBS_M_EXTERNAL_ALLOC | (fl),     \
         .params = prm,                                                                     \
         .n_params = sizeof prm / sizeof prm[0],                                            \
         .variant = &sym##_variant,                                                         \
@@ -548,11 +558,11 @@ PEER(mbs_method_index1_ida, "index1/ida",
 PEER(mbs_method_index2_ida, "index2/ida",
      "peer: SUNDIALS IDA (BDF 1-5) on the index-2 form, lambda out of the error test",
      "seed 002 Eq. (79); SUNDIALS 6.4.1 IDA, IDASetId + IDASetSuppressAlg", PEER_IDA_INDEX2, 0,
-     MBS_M_IMPLICIT, peer_params)
+     MBS_M_IMPLICIT, peer_form_params)
 PEER(mbs_method_ggl_ida, "ggl/ida",
      "peer: SUNDIALS IDA (BDF 1-5) on the GGL form, lambda and mu out of the error test",
      "seed 002 Eq. (92); SUNDIALS 6.4.1 IDA, IDASetId + IDASetSuppressAlg", PEER_IDA_GGL, 0,
-     MBS_M_IMPLICIT, peer_params)
+     MBS_M_IMPLICIT, peer_form_params)
 
 #else
 /* Without SUNDIALS this file defines nothing (ISO C needs a declaration). */

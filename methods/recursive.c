@@ -13,12 +13,12 @@
 
 #define DM MBS_TREE_DMAX
 
-typedef struct rbody {
-    double Kinv[DM * DM], Mbar[DM * DM], fbar[DM];
-    double accM[DM * DM], accf[DM];
-    double Gp[DM * DM]; /* G^+ (n x n) */
-    double X[DM * DM];  /* ker G basis, n x (n - r), column-major by null vector */
-    double pdd[DM], mu[DM], resid[DM];
+typedef struct rbody { /* pointers into compact per-body storage (d x d, d) */
+    double *Kinv, *Mbar, *fbar;
+    double *accM, *accf;
+    double *Gp; /* G^+ (n x n) */
+    double *X;  /* ker G basis, n x (n - r), one null vector after the other */
+    double *pdd, *mu, *resid;
     size_t rank;
 } rbody;
 
@@ -30,6 +30,7 @@ struct mbs_recursive {
     size_t *n, *off;
     mbs_tree_body *b;
     rbody *w;
+    double *pool;
     gsl_permutation *perm;
     gsl_matrix *svdA, *svdV;
     gsl_vector *svdS, *svdW;
@@ -50,6 +51,7 @@ void mbs_recursive_free(mbs_recursive *r)
     free(r->off);
     free(r->b);
     free(r->w);
+    free(r->pool);
     if (r->perm)
         gsl_permutation_free(r->perm);
     if (r->svdA)
@@ -73,6 +75,10 @@ int mbs_recursive_alloc(mbs_recursive **out, const mbs_tree_def *tree, const mbs
     r->pb = pb;
     r->N = tree->nbodies(pb);
     r->d = tree->d;
+    if (r->d == 0 || r->d > DM) {
+        free(r);
+        return MBS_BAD_INPUT;
+    }
     size_t N = r->N ? r->N : 1;
     r->parent = malloc(N * sizeof *r->parent);
     r->n = malloc(N * sizeof *r->n);
@@ -84,14 +90,35 @@ int mbs_recursive_alloc(mbs_recursive **out, const mbs_tree_def *tree, const mbs
     r->svdV = gsl_matrix_alloc(r->d, r->d);
     r->svdS = gsl_vector_alloc(r->d);
     r->svdW = gsl_vector_alloc(r->d);
+    size_t d = r->d, per = 4 * d * d + 2 * d + 5 * d * d + 5 * d;
+    r->pool = calloc(N * per, sizeof *r->pool);
     if (!r->parent || !r->n || !r->off || !r->b || !r->w || !r->perm || !r->svdA || !r->svdV ||
-        !r->svdS || !r->svdW) {
+        !r->svdS || !r->svdW || !r->pool) {
         mbs_recursive_free(r);
         return MBS_NO_MEMORY;
     }
+    for (size_t i = 0; i < N; i++) { /* compact layout, one body after the other */
+        double *p = r->pool + i * per;
+        mbs_tree_body *e = &r->b[i];
+        rbody *w = &r->w[i];
+        e->M = p, p += d * d;
+        e->K = p, p += d * d;
+        e->H = p, p += d * d;
+        e->J = p, p += d * d;
+        e->k2 = p, p += d;
+        e->f = p, p += d;
+        w->Kinv = p, p += d * d;
+        w->Mbar = p, p += d * d;
+        w->accM = p, p += d * d;
+        w->Gp = p, p += d * d;
+        w->X = p, p += d * d;
+        w->fbar = p, p += d;
+        w->accf = p, p += d;
+        w->pdd = p, p += d;
+        w->mu = p, p += d;
+        w->resid = p;
+    }
     int s = tree->topology(pb, r->parent, r->n, r->off);
-    if (s == MBS_OK && (r->d == 0 || r->d > DM))
-        s = MBS_BAD_INPUT;
     for (size_t i = 0; s == MBS_OK && i < r->N; i++)
         if (r->parent[i] >= (int)i || r->parent[i] < -1 || r->n[i] == 0 || r->n[i] > r->d ||
             r->off[i] + r->n[i] > pb->nv)
@@ -192,8 +219,8 @@ int mbs_recursive_eval(mbs_recursive *r, double t, const double *q, const double
             snprintf(msg, len, "joint Jacobian K_%zu singular", i);
             return MBS_SINGULAR_MATRIX;
         }
-        memset(w->accM, 0, sizeof w->accM);
-        memset(w->accf, 0, sizeof w->accf);
+        memset(w->accM, 0, d * d * sizeof *w->accM);
+        memset(w->accf, 0, d * sizeof *w->accf);
     }
     /* backward recursion, seed 000 Eq. (17) */
     for (size_t ii = N; ii-- > 0;) {

@@ -21,15 +21,16 @@
 
 #define MBS_TREE_DMAX 6
 
-/* Per-body data at (t, q, q'), filled by the problem (row-major d x d and
- * d x n_i arrays; n_i <= d). */
+/* Per-body data at (t, q, q'), filled by the problem: row-major d x d and
+ * d x n_i arrays (n_i <= d) in compact storage owned by the recursion; the
+ * callback sets every entry. */
 typedef struct mbs_tree_body {
-    double M[MBS_TREE_DMAX * MBS_TREE_DMAX]; /* body mass matrix M_i */
-    double K[MBS_TREE_DMAX * MBS_TREE_DMAX]; /* dk_i/dp_i (non-singular) */
-    double H[MBS_TREE_DMAX * MBS_TREE_DMAX]; /* dk_i/dp_pi */
-    double J[MBS_TREE_DMAX * MBS_TREE_DMAX]; /* dk_i/dq_i, d x n_i, full column rank */
-    double k2[MBS_TREE_DMAX];                /* k_i^(II) */
-    double f[MBS_TREE_DMAX];                 /* applied forces f_i */
+    double *M;  /* body mass matrix M_i (d x d) */
+    double *K;  /* dk_i/dp_i (d x d, non-singular) */
+    double *H;  /* dk_i/dp_pi (d x d) */
+    double *J;  /* dk_i/dq_i (d x n_i, full column rank) */
+    double *k2; /* k_i^(II) (d) */
+    double *f;  /* applied forces f_i (d) */
 } mbs_tree_body;
 
 typedef struct mbs_tree_def {

@@ -360,7 +360,9 @@ static int tm_tree_eval(const mbs_problem *pb, double t, const double *q, const 
     double mass[2] = {PAR(T_MI), PAR(T_MJ)};
     for (int k = 0; k < 2; k++) {
         mbs_tree_body *e = &b[k];
-        memset(e, 0, sizeof *e);
+        for (int i = 0; i < 4; i++)
+            e->M[i] = e->K[i] = e->H[i] = e->J[i] = 0.0;
+        e->k2[0] = e->k2[1] = 0.0;
         e->M[0] = e->M[3] = mass[k];
         e->K[0] = e->K[3] = 1.0;
         e->H[0] = e->H[3] = -1.0;

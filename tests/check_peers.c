@@ -8,7 +8,8 @@
  *    (gsl-rk8pd, measured 0.7-1.5 tol).  Where it does not, the measured ratio
  *    err/tol (max over q, v) is stated and the bound asserted is about twice
  *    the worst measured: gsl-rkck 15-55 (100), gsl-bsimp 2-25 (100),
- *    arkode-dp5 3.6-12.6 (30), index2/ida 17-60 (150), ggl/ida 13-51 (150),
+ *    arkode-dp5 3.6-12.6 (30), index2/ida 17-60 (150), ggl/ida 13-51 (150), with
+ *    IDA's difference-quotient Jacobian (:jac=dq) index2/ida 19-97, ggl/ida 19-32 (250),
  *    gsl-msadams 31-505 (1500), gsl-msbdf 300-740 (2000), cvode-adams 130-594
  *    (1500), cvode-bdf 316-995 (2500), index1/ida 256-3763 (1e4): BDF and
  *    Adams codes end 100-1000x above the tolerance on this oscillating problem
@@ -43,6 +44,7 @@ static const peer_case peers[] = {
     {"index1/cvode-bdf", 2500.0, 1},  {"index1/cvode-adams", 1500.0, 1},
     {"index1/arkode-dp5", 30.0, 0},   {"index1/ida", 1e4, 1},
     {"index2/ida", 150.0, 1},         {"ggl/ida", 150.0, 1},
+    {"index2/ida:jac=dq", 250.0, 1},  {"ggl/ida:jac=dq", 250.0, 1},
 #endif
 };
 enum { NPEERS = sizeof peers / sizeof peers[0] };

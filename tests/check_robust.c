@@ -54,7 +54,7 @@ START_TEST(malformed_suite_files)
     if (malformed[_i].text) {
         size_t len = strlen(malformed[_i].text);
         if (strcmp(malformed[_i].name, "binary") == 0)
-            len = 20; /* includes NUL bytes */
+            len = sizeof "\x7f" "ELF\x01\x02\x00\x00garbage\xff\xfe" - 1; /* with NULs */
         write_text(path, malformed[_i].text, len);
     } else {
         size_t n = 1 << 20;

@@ -4,7 +4,7 @@
 # OPTIONAL packages are attempted but the build works without them
 # (libsundials-dev: the SUNDIALS peer methods, methods/peer_sundials.c).
 set -e
-PKGS="build-essential pkg-config libgsl-dev libsuitesparse-dev check libsubunit-dev gnuplot-nox libjansson-dev libinih-dev git"
+PKGS="build-essential pkg-config libgsl-dev libsuitesparse-dev check libsubunit-dev gnuplot-nox libjansson-dev libinih-dev libsqlite3-dev git"
 OPTIONAL="libsundials-dev"
 missing=""
 for p in $PKGS; do

@@ -74,6 +74,8 @@ static const char *const problems[] = {"pendulum", "pendulum-body"};
 START_TEST(alloc_failures_are_clean)
 {
     const mbs_method_def *m = mbs_method_at((size_t)_i);
+    if (m->flags & MBS_M_EXTERNAL_ALLOC)
+        return; /* peers: failures inside GSL/SUNDIALS allocators are not ours (method.h) */
     for (size_t ip = 0; ip < sizeof problems / sizeof problems[0]; ip++) {
         mbs_problem pb;
         char err[256];
