@@ -111,7 +111,7 @@ check-asan:
 	  MBSBENCH=build-asan/bin/mbsbench build-asan/bin/mbsbench-tests
 
 check-valgrind: $(BIN) $(TESTBIN)
-	CK_FORK=no MBSBENCH=$(BIN) valgrind --error-exitcode=1 --leak-check=full \
+	CK_FORK=no MBSBENCH=$(BIN) valgrind --error-exitcode=1 --leak-check=full --child-silent-after-fork=yes \
 	  --errors-for-leak-kinds=definite $(TESTBIN)
 
 bench: $(BIN) $(BENCHBIN)
