@@ -62,6 +62,8 @@ char *mbs_record_json(const mbs_record *r)
     json_object_set_new(o, "method_spec", json_string(r->method_spec));
     json_object_set_new(o, "h", num(r->h));
     json_object_set_new(o, "tol", num(r->tol));
+    if (isfinite(r->atol) && r->atol != r->tol) /* only when set apart from tol */
+        json_object_set_new(o, "atol", num(r->atol));
     json_object_set_new(o, "t0", num(r->t0));
     json_object_set_new(o, "t_end", num(r->t_end));
     json_object_set_new(o, "status", json_string(mbs_status_code(r->status)));

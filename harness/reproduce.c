@@ -14,11 +14,16 @@
 #include "run.h"
 #include "sweep.h"
 
-enum { MAX_QUANT = 64 };
+enum { MAX_QUANT = 64, MAX_WITH = 8 };
 
 typedef struct quantity {
     char name[96], run[512], field[64], extract[64], read[512];
     double published, rtol, atol;
+    char with[MAX_WITH][512]; /* further runs for combine = ratio|spread */
+    int nwith;
+    char combine[16];  /* "", "ratio" or "spread" */
+    char relation[4];  /* "", "<" or ">": a one-sided bound instead of rtol/atol */
+    int info;          /* verdict = info: printed, never judged */
 } quantity;
 
 typedef struct expect {
@@ -75,6 +80,27 @@ static int handler(void *user, const char *section, const char *name, const char
         snprintf(q->extract, sizeof q->extract, "%s", value);
     else if (strcmp(name, "read") == 0)
         snprintf(q->read, sizeof q->read, "%s", value);
+    else if (strcmp(name, "with") == 0) {
+        if (q->nwith == MAX_WITH)
+            add_err(e, "quantity '%s': more than 8 'with' runs%s\n", q->name, "");
+        else
+            snprintf(q->with[q->nwith++], sizeof q->with[0], "%s", value);
+    } else if (strcmp(name, "combine") == 0) {
+        if (strcmp(value, "ratio") != 0 && strcmp(value, "spread") != 0)
+            add_err(e, "combine = '%s': expected ratio or spread%s\n", value, "");
+        else
+            snprintf(q->combine, sizeof q->combine, "%s", value);
+    } else if (strcmp(name, "relation") == 0) {
+        if (strcmp(value, "<") != 0 && strcmp(value, ">") != 0)
+            add_err(e, "relation = '%s': expected < or >%s\n", value, "");
+        else
+            snprintf(q->relation, sizeof q->relation, "%s", value);
+    } else if (strcmp(name, "verdict") == 0) {
+        if (strcmp(value, "info") != 0)
+            add_err(e, "verdict = '%s': only 'info' is allowed%s\n", value, "");
+        else
+            q->info = 1;
+    }
     else if (strcmp(name, "published") == 0 || strcmp(name, "rtol") == 0 ||
              strcmp(name, "atol") == 0) {
         if (mbs_parse_double(value, &x) != 0) {
@@ -94,14 +120,14 @@ static int handler(void *user, const char *section, const char *name, const char
 
 typedef struct runref {
     char problem[256], method[256];
-    double h, tol, t_end;
+    double h, tol, t_end, atol;
 } runref;
 
 static int parse_run(const char *s, runref *r)
 {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", s);
-    *r = (runref){.h = NAN, .tol = NAN, .t_end = NAN};
+    *r = (runref){.h = NAN, .tol = NAN, .t_end = NAN, .atol = NAN};
     char *save = NULL;
     int k = 0;
     for (char *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save), k++) {
@@ -113,11 +139,14 @@ static int parse_run(const char *s, runref *r)
             double *dst = strncmp(t, "h=", 2) == 0       ? &r->h
                           : strncmp(t, "tol=", 4) == 0   ? &r->tol
                           : strncmp(t, "t_end=", 6) == 0 ? &r->t_end
+                          : strncmp(t, "atol=", 5) == 0  ? &r->atol
                                                          : NULL;
             if (!dst || mbs_parse_double(strchr(t, '=') + 1, dst) != 0)
                 return -1;
         }
     }
+    if (isfinite(r->atol) && !isfinite(r->tol))
+        return -1;
     return k >= 3 && (isfinite(r->h) != isfinite(r->tol)) ? 0 : -1;
 }
 
@@ -151,8 +180,19 @@ static int load_expect(const char *path, expect *e)
         if (!q->read[0])
             add_err(e, "quantity '%s': read = (how the number was read) is required%s\n", q->name,
                     "");
-        if (!(q->rtol >= 0.0) && !(q->atol >= 0.0))
-            add_err(e, "quantity '%s': rtol = or atol = is required%s\n", q->name, "");
+        for (int j = 0; j < q->nwith; j++)
+            if (parse_run(q->with[j], &r) != 0)
+                add_err(e, "quantity '%s': with = PROBLEM METHOD h=H|tol=T ... expected, got '%s'\n",
+                        q->name, q->with[j]);
+        if (!q->combine[0] != (q->nwith == 0))
+            add_err(e, "quantity '%s': with = and combine = go together%s\n", q->name, "");
+        if (strcmp(q->combine, "ratio") == 0 && q->nwith != 1)
+            add_err(e, "quantity '%s': combine = ratio needs exactly one with =%s\n", q->name, "");
+        if (!q->info && !q->relation[0] && !(q->rtol >= 0.0) && !(q->atol >= 0.0))
+            add_err(e, "quantity '%s': rtol = or atol = (or relation =) is required%s\n", q->name,
+                    "");
+        if (q->relation[0] && (q->rtol >= 0.0 || q->atol >= 0.0))
+            add_err(e, "quantity '%s': relation = excludes rtol = and atol =%s\n", q->name, "");
     }
     if (e->n == 0)
         add_err(e, "%s: no [quantity ...] sections%s\n", path, "");
@@ -162,24 +202,25 @@ static int load_expect(const char *path, expect *e)
 /* Every problem and method the reproduction names is registered. */
 static int available(const expect *e, char *why, size_t len)
 {
-    for (int i = 0; i < e->n; i++) {
-        runref r;
-        char err[512];
-        mbs_problem pb;
-        const mbs_method_def *m;
-        mbs_params mp;
-        if (parse_run(e->q[i].run, &r) != 0)
-            return 0;
-        if (mbs_problem_open(&pb, r.problem, err, sizeof err) != MBS_OK) {
-            snprintf(why, len, "%s", err);
-            return 0;
+    for (int i = 0; i < e->n; i++)
+        for (int j = -1; j < e->q[i].nwith; j++) {
+            runref r;
+            char err[512];
+            mbs_problem pb;
+            const mbs_method_def *m;
+            mbs_params mp;
+            if (parse_run(j < 0 ? e->q[i].run : e->q[i].with[j], &r) != 0)
+                return 0;
+            if (mbs_problem_open(&pb, r.problem, err, sizeof err) != MBS_OK) {
+                snprintf(why, len, "%s", err);
+                return 0;
+            }
+            mbs_problem_close(&pb);
+            if (mbs_method_parse(r.method, &m, &mp, err, sizeof err) != MBS_OK) {
+                snprintf(why, len, "%s", err);
+                return 0;
+            }
         }
-        mbs_problem_close(&pb);
-        if (mbs_method_parse(r.method, &m, &mp, err, sizeof err) != MBS_OK) {
-            snprintf(why, len, "%s", err);
-            return 0;
-        }
-    }
     return 1;
 }
 
@@ -201,6 +242,9 @@ static json_t *find_run(const mbs_results *res, const runref *r)
             continue;
         if (isfinite(r->t_end) && !close_to(r->t_end, mbs_jnum(o, "t_end")))
             continue;
+        double atol = mbs_jnum(o, "atol"); /* present only when set apart from tol */
+        if (isfinite(r->atol) != isfinite(atol) || (isfinite(atol) && !close_to(r->atol, atol)))
+            continue; /* atol= named exactly when the record has its own atol */
         return o;
     }
     return NULL;
@@ -272,7 +316,9 @@ static int extract_min(const runref *r, size_t idx, double *vmin, double *tmin, 
     if (s == MBS_OK) {
         mbs_settings set = {.h = isfinite(r->h) ? r->h : 0.0,
                             .rtol = isfinite(r->tol) ? r->tol : 0.0,
-                            .atol = isfinite(r->tol) ? r->tol : 0.0,
+                            .atol = isfinite(r->atol)  ? r->atol
+                                    : isfinite(r->tol) ? r->tol
+                                                       : 0.0,
                             .t_end = pb.t_end};
         minq mq = {.i = idx, .min = y[idx], .tmin = pb.t0};
         double t = pb.t0;
@@ -314,6 +360,67 @@ static int extract(const quantity *q, const runref *r, double *val, char *err, s
     return -1;
 }
 
+/* The value of quantity q from one run (run = runstr) of the results. */
+static double run_value(const mbs_results *res, const quantity *q, const char *runstr, char *note,
+                        size_t notelen)
+{
+    runref r;
+    char err[1024];
+    double ours = NAN;
+    parse_run(runstr, &r);
+    json_t *rec = find_run(res, &r);
+    if (!rec)
+        snprintf(note, notelen, "run not in the results: %s", runstr);
+    else if (!mbs_rec_ok(rec))
+        snprintf(note, notelen, "run failed: %s", mbs_jstr(rec, "reason"));
+    else if (q->extract[0]) {
+        if (extract(q, &r, &ours, err, sizeof err) != 0)
+            snprintf(note, notelen, "%s", err);
+    } else if (strncmp(q->field, "order.", 6) == 0) {
+        mbs_order_fit fit;
+        size_t nl;
+        if (mbs_results_order(res, rec, q->field + 6, &fit, &nl) != 0)
+            snprintf(note, notelen, "fewer than 3 h levels for %s", q->field);
+        else if (!fit.established)
+            snprintf(note, notelen, "order not established (p = %.2f)", fit.p);
+        else
+            ours = fit.p;
+    } else {
+        ours = mbs_jnum(rec, q->field);
+        if (isnan(ours))
+            snprintf(note, notelen, "field %s is null or absent", q->field);
+    }
+    return ours;
+}
+
+/* The value of q: its run's value, or combined over run and the with runs:
+ * ratio = value(run) / value(with), spread = (max - min) / |mean|. */
+static double quantity_value(const mbs_results *res, const quantity *q, char *note,
+                             size_t notelen)
+{
+    double v = run_value(res, q, q->run, note, notelen);
+    if (!q->combine[0] || !isfinite(v))
+        return v;
+    double lo = v, hi = v, sum = v, w = NAN;
+    for (int j = 0; j < q->nwith; j++) {
+        w = run_value(res, q, q->with[j], note, notelen);
+        if (!isfinite(w))
+            return NAN;
+        lo = fmin(lo, w);
+        hi = fmax(hi, w);
+        sum += w;
+    }
+    if (strcmp(q->combine, "ratio") == 0) {
+        if (w == 0.0)
+            snprintf(note, notelen, "ratio: the value of %s is 0", q->with[0]);
+        return w != 0.0 ? v / w : NAN;
+    }
+    double mean = sum / (q->nwith + 1);
+    if (mean == 0.0)
+        snprintf(note, notelen, "spread: the mean over the runs is 0");
+    return mean != 0.0 ? (hi - lo) / fabs(mean) : NAN;
+}
+
 /* ---- checking ----------------------------------------------------------------- */
 
 int mbs_reproduce_check(const char *expect_path, const char *results_dir, FILE *out)
@@ -338,48 +445,32 @@ int mbs_reproduce_check(const char *expect_path, const char *results_dir, FILE *
             "ratio", "tolerance", "verdict");
     fprintf(out, "%.*s\n", 96, "------------------------------------------------------------"
                                "------------------------------------------------------------");
-    int fails = 0;
+    int fails = 0, n_info = 0;
     for (int i = 0; i < e->n; i++) {
         quantity *q = &e->q[i];
-        runref r;
-        parse_run(q->run, &r);
-        json_t *rec = find_run(&res, &r);
         double ours = NAN;
         char note[1100] = "";
-        if (!rec)
-            snprintf(note, sizeof note, "run not in the results: %s", q->run);
-        else if (!mbs_rec_ok(rec))
-            snprintf(note, sizeof note, "run failed: %s", mbs_jstr(rec, "reason"));
-        else if (q->extract[0]) {
-            if (extract(q, &r, &ours, err, sizeof err) != 0)
-                snprintf(note, sizeof note, "%s", err);
-        } else if (strncmp(q->field, "order.", 6) == 0) {
-            mbs_order_fit fit;
-            size_t nl;
-            if (mbs_results_order(&res, rec, q->field + 6, &fit, &nl) != 0)
-                snprintf(note, sizeof note, "fewer than 3 h levels for %s", q->field);
-            else if (!fit.established)
-                snprintf(note, sizeof note, "order not established (p = %.2f)", fit.p);
-            else
-                ours = fit.p;
-        } else {
-            ours = mbs_jnum(rec, q->field);
-            if (isnan(ours))
-                snprintf(note, sizeof note, "field %s is null or absent", q->field);
-        }
+        ours = quantity_value(&res, q, note, sizeof note);
         int within = 0;
         char tol[32];
-        if (q->rtol >= 0.0)
+        if (q->info)
+            snprintf(tol, sizeof tol, "-");
+        else if (q->relation[0])
+            snprintf(tol, sizeof tol, "%s %.3g", q->relation, q->published);
+        else if (q->rtol >= 0.0)
             snprintf(tol, sizeof tol, "%.0f%%", 100.0 * q->rtol);
         else
             snprintf(tol, sizeof tol, "+-%.3g", q->atol);
         if (isfinite(ours)) {
+            if (q->relation[0])
+                within = q->relation[0] == '<' ? ours < q->published : ours > q->published;
             if (q->rtol >= 0.0 && q->published != 0.0)
                 within |= fabs(ours / q->published - 1.0) <= q->rtol;
             if (q->atol >= 0.0)
                 within |= fabs(ours - q->published) <= q->atol;
         }
-        fails += !within;
+        n_info += q->info;
+        fails += !within && !q->info;
         char ratio[32] = "-", o[32] = "-";
         if (isfinite(ours)) {
             snprintf(o, sizeof o, "%.4g", ours);
@@ -387,16 +478,23 @@ int mbs_reproduce_check(const char *expect_path, const char *results_dir, FILE *
                 snprintf(ratio, sizeof ratio, "%.3f", ours / q->published);
         }
         fprintf(out, "%-34.34s | %-10.4g | %-10s | %-7s | %-10s | %s\n", q->name, q->published, o,
-                ratio, tol, within ? "ok" : "OUTSIDE");
+                ratio, tol, q->info ? "info" : within ? "ok" : "OUTSIDE");
         if (note[0])
             fprintf(out, "    %s\n", note);
     }
     fprintf(out, "\nhow the published numbers were read:\n");
-    for (int i = 0; i < e->n; i++)
-        fprintf(out, "  %-34.34s %s (%s of %s)\n", e->q[i].name, e->q[i].read,
-                e->q[i].extract[0] ? e->q[i].extract : e->q[i].field, e->q[i].run);
-    fprintf(out, "\n%d of %d quantities within tolerance: %s\n", e->n - fails, e->n,
-            fails ? "NOT REPRODUCED" : "REPRODUCED");
+    for (int i = 0; i < e->n; i++) {
+        const quantity *q = &e->q[i];
+        fprintf(out, "  %-34.34s %s (%s%s%s of %s", q->name, q->read, q->combine,
+                q->combine[0] ? " of " : "", q->extract[0] ? q->extract : q->field, q->run);
+        for (int j = 0; j < q->nwith; j++)
+            fprintf(out, "; %s", q->with[j]);
+        fprintf(out, ")\n");
+    }
+    if (n_info)
+        fprintf(out, "\n%d informational quantities (verdict = info) are not judged\n", n_info);
+    fprintf(out, "\n%d of %d quantities within tolerance: %s\n", e->n - n_info - fails,
+            e->n - n_info, fails ? "NOT REPRODUCED" : "REPRODUCED");
     mbs_results_free(&res);
     free(e);
     return fails ? 1 : 0;

@@ -18,8 +18,18 @@
  *   rtol      = 0.3                  ; within when |ours / published - 1| <= rtol
  *   atol      = 0.5                  ; or when |ours - published| <= atol
  *
+ * Optional keys of a quantity (backward compatible; absent = the behaviour above):
+ *   with      = RUN                  ; further runs (repeatable, up to 8), combined by
+ *   combine   = ratio | spread       ; ratio: value(run) / value(with), one with;
+ *                                    ; spread: (max - min) / |mean| over run and the withs
+ *   relation  = < | >                ; one-sided: within when ours < (>) published
+ *                                    ; (instead of rtol/atol)
+ *   verdict   = info                 ; printed with its published number, never judged
+ *                                    ; (e.g. CPU times of another machine)
+ *
  * `run` names the record: problem spec, method spec, h=H or tol=T, optional
- * t_end=T (all as written in the suite).  Extractors compute a value the record does
+ * atol=A (runs whose grid sets atol, harness/sweep.h) and t_end=T (all as written in
+ * the suite).  Extractors compute a value the record does
  * not hold by integrating the named run again with their own observer:
  *   min_q:I      minimum of coordinate q_I over the accepted steps
  *   argmin_q:I   the time of that minimum

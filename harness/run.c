@@ -197,7 +197,7 @@ void mbs_record_free(mbs_record *rec)
 static void record_init(mbs_record *rec)
 {
     memset(rec, 0, sizeof *rec);
-    rec->h = rec->tol = rec->t_end = rec->fail_t = rec->t_final = NAN;
+    rec->h = rec->tol = rec->atol = rec->t_end = rec->fail_t = rec->t_final = NAN;
     rec->err = rec->err_max = (mbs_err3){NAN, NAN, NAN};
     rec->scd = rec->mescd = NAN;
     rec->res_pos_max = rec->res_vel_max = rec->res_acc_max = NAN;
@@ -286,6 +286,11 @@ static int validate(const mbs_run_spec *spec, const mbs_problem *pb, const mbs_m
             snprintf(err, errlen, "--tol %g must lie in (0, 1)", spec->tol);
             return MBS_BAD_INPUT;
         }
+        if (!isnan(spec->atol) && spec->atol != 0.0 &&
+            !(isfinite(spec->atol) && spec->atol > 0.0 && spec->atol < 1.0)) {
+            snprintf(err, errlen, "atol %g must lie in (0, 1) (0: the same as tol)", spec->atol);
+            return MBS_BAD_INPUT;
+        }
         if (!isnan(spec->h) && !(isfinite(spec->h) && spec->h > 0.0 && spec->h <= span)) {
             snprintf(err, errlen, "--h %g (initial step) must lie in (0, t_end - t0]", spec->h);
             return MBS_BAD_INPUT;
@@ -338,6 +343,9 @@ static void fill_identity(mbs_record *rec, const mbs_run_spec *spec, const mbs_p
     mbs_params_format(mp, 1, rec->method_params, sizeof rec->method_params);
     rec->h = (m->flags & MBS_M_FIXED_STEP) ? spec->h : NAN;
     rec->tol = (m->flags & MBS_M_FIXED_STEP) ? NAN : spec->tol;
+    rec->atol = (m->flags & MBS_M_FIXED_STEP)             ? NAN
+                : (isnan(spec->atol) || spec->atol == 0.0) ? spec->tol
+                                                           : spec->atol;
     rec->t0 = pb->t0;
     rec->t_end = t_end;
     rec->nq = pb->nq;
@@ -524,7 +532,9 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
         ctx.inject_fail_t = spec->inject_fail_t;
     mbs_settings set = {.h = isnan(spec->h) ? 0.0 : spec->h,
                         .rtol = isnan(spec->tol) ? 0.0 : spec->tol,
-                        .atol = isnan(spec->tol) ? 0.0 : spec->tol,
+                        .atol = isnan(spec->tol)                          ? 0.0
+                                : (isnan(spec->atol) || spec->atol == 0.0) ? spec->tol
+                                                                           : spec->atol,
                         .t_end = t_end};
 
     int have_lambda = 0;
@@ -541,6 +551,13 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
         mbs_fail(&ctx, MBS_UNSUPPORTED, pb.t0,
                  "%s does not support extended problems (extra variables x); %s has %zu",
                  m->name, pb.def->name, pb.nx);
+        fail_record(rec, &ctx, MBS_UNSUPPORTED);
+        goto done;
+    }
+    if ((pb.flags & MBS_PB_NONHOLONOMIC) && !(m->flags & MBS_M_NONHOLONOMIC_OK)) {
+        mbs_fail(&ctx, MBS_UNSUPPORTED, pb.t0,
+                 "%s does not support non-holonomic constraints; %s has %zu",
+                 m->name, pb.def->name, pb.nnh);
         fail_record(rec, &ctx, MBS_UNSUPPORTED);
         goto done;
     }

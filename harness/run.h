@@ -26,6 +26,7 @@ typedef struct mbs_run_spec {
      * `method` after ':' is still parsed as its parameters). */
     const char *series;
     const struct mbs_method_def *method_def;
+    double atol;          /* absolute tolerance of adaptive methods (0 or NaN: = tol) */
 } mbs_run_spec;
 
 enum { MBS_CPU_TIMES_MAX = 64 };
@@ -59,6 +60,7 @@ typedef struct mbs_record {
     double cpu_times[MBS_CPU_TIMES_MAX]; /* the first min(repeats, MAX) timings, run order */
     double order[3];      /* the method's nominal orders */
     long run_index;       /* position in a sweep's run list (-1 outside sweeps) */
+    double atol;          /* absolute tolerance used (NaN: fixed step; = tol unless set) */
 } mbs_record;
 
 /* Validate the spec and run it.  Bad input returns MBS_BAD_INPUT with a one-line

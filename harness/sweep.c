@@ -27,8 +27,9 @@ typedef struct grid {
     int nh, ntol;
     double t_end;
     double inject_fail_t; /* testing the harness: callbacks fail for t >= this */
+    double atol;          /* absolute tolerance of adaptive methods; 0: the same as tol */
     unsigned seen; /* bit per key, to reject duplicates */
-    int line[6];   /* line of each key (problems, methods, h, tol, t_end, inject_failure) */
+    int line[7];   /* line of each key (problems, methods, h, tol, t_end, inject_failure, atol) */
 } grid;
 
 typedef struct parse_state {
@@ -271,9 +272,9 @@ static int handler(void *user, const char *section, const char *name, const char
         g->t_end = NAN;
     }
     static const char *const keys[] = {"problems", "methods", "h", "tol", "t_end",
-                                       "inject_failure"};
+                                       "inject_failure", "atol"};
     int k = -1;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         if (strcmp(name, keys[i]) == 0)
             k = i;
     if (k < 0) {
@@ -312,6 +313,12 @@ static int handler(void *user, const char *section, const char *name, const char
             g->inject_fail_t = 0.0;
         }
         break;
+    case 6:
+        if (mbs_parse_double(value, &g->atol) != 0 || !(g->atol > 0.0 && g->atol < 1.0)) {
+            add_error(ps, "%s: atol '%s' must be a number in (0, 1)", where, value);
+            g->atol = 0.0;
+        }
+        break;
     }
     return 1;
 }
@@ -335,6 +342,8 @@ static void expand_grid(parse_state *ps, const grid *g)
         add_error(ps, "%s: [grid %s]: missing key 'problems'", path, name);
     if (!(g->seen & 2u))
         add_error(ps, "%s: [grid %s]: missing key 'methods'", path, name);
+    if ((g->seen & 64u) && !(g->seen & 8u))
+        add_error(ps, "%s:%d: [grid %s]: 'atol' needs 'tol'", path, g->line[6], name);
     for (int i = 0; i < g->np; i++) {
         mbs_problem pb;
         if (mbs_problem_open(&pb, g->problems[i], msg, sizeof msg) != MBS_OK)
@@ -363,7 +372,8 @@ static void expand_grid(parse_state *ps, const grid *g)
                                   .h = fixed ? g->h[k] : NAN, .tol = fixed ? NAN : g->tol[k],
                                   .t_end = g->t_end, .repeat = ps->repeat,
                                   .max_steps = ps->max_steps, .max_cpu = ps->max_cpu,
-                                  .inject_fail_t = g->inject_fail_t, .measure = 1};
+                                  .inject_fail_t = g->inject_fail_t, .measure = 1,
+                                  .atol = fixed ? 0.0 : g->atol};
                 if (!fixed && !(g->tol[k] < 1.0)) {
                     add_error(ps, "%s: tol %g must be below 1", where, g->tol[k]);
                     continue;
@@ -521,7 +531,8 @@ static void on_stop(int sig)
     stop_signal = sig;
 }
 
-static char *spec_key(const char *problem, const char *method, double h, double tol)
+static char *spec_key(const char *problem, const char *method, double h, double tol,
+                      double atol)
 {
     char *k = NULL;
     size_t n = 0;
@@ -530,6 +541,8 @@ static char *spec_key(const char *problem, const char *method, double h, double 
         return NULL;
     fprintf(m, "%s|%s|%.17g|%.17g", problem, method, isfinite(h) ? h : 0.0,
             isfinite(tol) ? tol : 0.0);
+    if (isfinite(atol) && atol > 0.0 && atol != tol) /* set apart from tol (record: "atol") */
+        fprintf(m, "|atol=%.17g", atol);
     fclose(m);
     return k;
 }
@@ -605,11 +618,13 @@ static int load_done(const mbs_suite *s, const char *path, char *done, char *err
         } else {
             const mbs_run_spec *r = &s->runs[i];
             json_t *h = json_object_get(o, "h"), *tol = json_object_get(o, "tol");
-            char *a = spec_key(r->problem, r->method, r->h, r->tol);
+            json_t *at = json_object_get(o, "atol");
+            char *a = spec_key(r->problem, r->method, r->h, r->tol, r->atol);
             char *b = spec_key(json_string_value(json_object_get(o, "problem_spec")),
                                json_string_value(json_object_get(o, "method_spec")),
                                json_is_number(h) ? json_number_value(h) : NAN,
-                               json_is_number(tol) ? json_number_value(tol) : NAN);
+                               json_is_number(tol) ? json_number_value(tol) : NAN,
+                               json_is_number(at) ? json_number_value(at) : NAN);
             if (!a || !b || strcmp(a, b) != 0) {
                 snprintf(err, errlen, "%s: run %ld is '%s', the suite says '%s'", path, i,
                          b ? b : "?", a ? a : "?");

@@ -12,6 +12,8 @@
  *   methods = index1/rk4 index1/rk8pd
  *   h = 0.01 0.005          ; step sizes for fixed-step methods
  *   tol = 1e-6 1e-9         ; tolerances for adaptive methods
+ *   atol = 1e-6             ; optional absolute tolerance of adaptive methods (one value
+ *                           ; in (0, 1); default: atol = tol, i.e. rtol = atol = tol)
  *   t_end = 10              ; optional override of the problems' t_end
  *   inject_failure = 0.5    ; testing the harness: problem callbacks fail for t >= 0.5
  *

@@ -20,6 +20,13 @@
  * quadratic constraints the correction vanishes (B_m = G(q_m), seed 001 Sect.
  * 6.1); for e3 . d1(t) it gives B_m = d1m, a_m = e3m . (d1f - d1i) (Eq. (43)).
  * The correction is added only when Eq. (6) is violated beyond round-off.
+ * Non-holonomic constraints A v + a = 0 (problem.h, MBS_PB_NONHOLONOMIC; ep only):
+ * Eq. (22), A(q_m) v_m + a(t_m, q_m) = 0 at the midpoint in place of (9) for
+ * those rows, B_m = A(q_m); their forces do the work h a_m . lambda_m (0 for
+ * a = 0, so energy is preserved).  ed/tdg: the paper gives no formula ("extending
+ * ... is straightforward", Sect. 4); we use the analogue of Eq. (29),
+ * B_g (q_f - q_j) + B_h (q_j - q_i) + h a_g = 0 with B_g = A(q_g), B_h = A(q_h),
+ * for which the constraint work of Eq. (32) is h a_g . lambda_g (0 for a = 0).
  *
  * Forces: with force=gradient the applied force is taken as f = -grad V with
  * V(q) = energy(t, q, 0) and discretised by the same discrete gradient, so its
@@ -391,7 +398,8 @@ static int dgrad(energy_ws *w, mbs_ctx *ctx, double ta, const double *qa, double
         gsl_matrix_add(&Bv.matrix, &Gv.matrix);
         gsl_matrix_scale(&Bv.matrix, 0.5);
     }
-    for (size_t k = 0; k < nl; k++) {
+    size_t nh0 = nl - ctx->pb->nnh; /* rows nh0.. are non-holonomic (Eq. (22) below) */
+    for (size_t k = 0; k < nh0; k++) {
         double gbar_a = split ? 0.5 * (w->ga[k] + w->gc[k]) : w->ga[k];
         double gbar_b = split ? 0.5 * (w->gd[k] + w->gb[k]) : w->gb[k];
         if (a)
@@ -407,6 +415,27 @@ static int dgrad(energy_ws *w, mbs_ctx *ctx, double ta, const double *qa, double
             double c = num / dq2;
             for (size_t j = 0; j < n; j++)
                 gsl_matrix_set(&Bv.matrix, k, j, gsl_matrix_get(&Bv.matrix, k, j) + c * w->dq[j]);
+        }
+    }
+    if (nh0 < nl) {
+        /* Non-holonomic rows A(t,q) v + a(t,q) = 0 (problem.h; seed 001 Sect. 3.3,
+         * Eq. (22)): B_k = A_k at the midpoint (the jacobian rows, averaged over
+         * ta, tb when rheonomic: second order), a_k = (tb - ta) a_k(t_m, q_m), and
+         * the "g(tb, qb)" handed back is (tb - ta) times the Eq. (22) residual,
+         *     B_k (qb - qa) + a_k = (tb - ta) (A_k(q_m) v_m + a_k(t_m, q_m)),
+         * v_m = (qb - qa)/(tb - ta), so that the step equation g_f = 0 enforces
+         * Eq. (22) and the work of these forces is a . lambda as for rheonomic
+         * constraints (Eqs. (20), (21); 0 when a = 0).  No Gonzalez correction. */
+        double hs = tb - ta;
+        if ((s = mbs_constraint_t(ctx, ta + 0.5 * hs, w->qm, w->gc)) != MBS_OK)
+            return s;
+        for (size_t k = nh0; k < nl; k++) {
+            double ak = hs * w->gc[k], r = ak;
+            for (size_t j = 0; j < n; j++)
+                r += gsl_matrix_get(&Bv.matrix, k, j) * w->dq[j];
+            if (a)
+                a[k] = ak;
+            w->gb[k] = r;
         }
     }
     if (gbout)
@@ -543,10 +572,15 @@ static int ep_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
                                        (w->use_fjac ? c * (0.5 * gsl_matrix_get(w->Fq, i, j) +
                                                            gsl_matrix_get(w->Fv, i, j) / h)
                                                     : 0.0));
+            /* constraint rows: G(t_f, q_f) for g_f = 0 (9); for non-holonomic rows
+             * the derivative of h (A_m v_m + a_m) with respect to q_f, A(q_m) with
+             * the derivative of A_m itself neglected (as the curvature above) */
+            size_t nh0 = nl - ctx->pb->nnh;
             for (size_t k = 0; k < nl; k++)
                 for (size_t j = 0; j < n; j++) {
                     gsl_matrix_set(w->J, j, n + k, c * gsl_matrix_get(w->Bg, k, j));
-                    gsl_matrix_set(w->J, n + k, j, gsl_matrix_get(w->Gf, k, j));
+                    gsl_matrix_set(w->J, n + k, j,
+                                   gsl_matrix_get(k < nh0 ? w->Gf : w->Bg, k, j));
                 }
             if ((s = factor(ctx, w->J, w->perm, t)) != MBS_OK)
                 return s;
@@ -653,8 +687,16 @@ static int ed_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
             gsl_vector_set(w->r, i, -r1);
             gsl_vector_set(w->r, n + i, -r2);
         }
-        for (size_t k = 0; k < nl; k++)
-            gsl_vector_set(w->r, 2 * n + k, -w->gf[k]);
+        /* (9); non-holonomic rows: the ED form of Eq. (22) suggested by Eq. (29),
+         * B_g (q_f - q_j) + B_h (q_j - q_i) + h a_g = 0 (gf holds the B_g part and
+         * h a_g, see dgrad), so that their work (Eq. (32)) is h a_g . lambda_g. */
+        size_t nh0 = nl - ctx->pb->nnh;
+        for (size_t k = 0; k < nl; k++) {
+            double rk = w->gf[k];
+            for (size_t j = 0; k >= nh0 && j < n; j++)
+                rk += gsl_matrix_get(w->Bh, k, j) * (w->qj[j] - w->qi[j]);
+            gsl_vector_set(w->r, 2 * n + k, -rk);
+        }
         if (refresh) {
             gsl_matrix_set_zero(w->J);
             for (size_t i = 0; i < n; i++)
@@ -681,7 +723,12 @@ static int ed_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
                     double bg = gsl_matrix_get(w->Bg, k, j), bh = gsl_matrix_get(w->Bh, k, j);
                     gsl_matrix_set(w->J, j, 2 * n + k, c * bg);
                     gsl_matrix_set(w->J, n + j, 2 * n + k, -c / 3.0 * (bg - bh));
-                    gsl_matrix_set(w->J, 2 * n + k, j, gsl_matrix_get(w->Gf, k, j));
+                    if (k < nh0) {
+                        gsl_matrix_set(w->J, 2 * n + k, j, gsl_matrix_get(w->Gf, k, j));
+                    } else { /* d/dq_f = B_g, d/dq_j = B_h - B_g (B_g, B_h frozen) */
+                        gsl_matrix_set(w->J, 2 * n + k, j, bg);
+                        gsl_matrix_set(w->J, 2 * n + k, n + j, bh - bg);
+                    }
                 }
             if ((s = factor(ctx, w->J, w->perm, t)) != MBS_OK)
                 return s;
@@ -797,6 +844,9 @@ int mbs_energy_ggl_step(void *state, mbs_ctx *ctx, double t, double h, double *y
     energy_ws *w = state;
     if (!w || w->ed)
         return mbs_fail(ctx, MBS_BAD_INPUT, t, "the GGL step needs an ep/midpoint workspace");
+    if (ctx->pb->nnh > 0)
+        return mbs_fail(ctx, MBS_UNSUPPORTED, t,
+                        "the GGL step of Eq. (37) is for holonomic constraints only");
     size_t n = w->n, nl = w->nl;
     double tf = t + h, tm = t + 0.5 * h;
     memcpy(w->qi, y, n * sizeof(double));
@@ -893,7 +943,7 @@ const mbs_method_def mbs_method_ep_midpoint = {
     .citation = "seed 001 (Bauchau 2003), Sect. 3, Eqs. (4)-(6), (9), (17)-(21)",
     .order = {2, 2, 2},
     .flags = MBS_M_FIXED_STEP | MBS_M_IMPLICIT | MBS_M_NEEDS_FULL_RANK |
-             MBS_M_ENERGY_CONSERVING,
+             MBS_M_ENERGY_CONSERVING | MBS_M_NONHOLONOMIC_OK,
     .params = ep_params,
     .n_params = sizeof ep_params / sizeof ep_params[0],
     .variant = NULL,
@@ -910,7 +960,7 @@ const mbs_method_def mbs_method_ed_tdg = {
      * guaranteed values are given. */
     .order = {3, 2, 2},
     .flags = MBS_M_FIXED_STEP | MBS_M_IMPLICIT | MBS_M_NEEDS_FULL_RANK |
-             MBS_M_NEEDS_REGULAR_MASS | MBS_M_ENERGY_DECAYING,
+             MBS_M_NEEDS_REGULAR_MASS | MBS_M_ENERGY_DECAYING | MBS_M_NONHOLONOMIC_OK,
     .params = ed_params,
     .n_params = sizeof ed_params / sizeof ed_params[0],
     .variant = NULL,

@@ -78,10 +78,12 @@ enum mbs_method_flags {
     MBS_M_ENERGY_DECAYING = 1u << 7,
     MBS_M_PROJECTING = 1u << 8,
     MBS_M_EXTENDED_OK = 1u << 9,         /* supports MBS_PB_EXTENDED problems (else declined) */
-    MBS_M_EXTERNAL_ALLOC = 1u << 10      /* allocates inside an external library whose own
+    MBS_M_EXTERNAL_ALLOC = 1u << 10,     /* allocates inside an external library whose own
                                             allocation-failure paths leak or crash (GSL 2.7
                                             msadams/msbdf/bsimp, SUNDIALS 6.4): the peers of
                                             issue 9; skipped by tests/alloc/allocfail.c */
+    MBS_M_NONHOLONOMIC_OK = 1u << 11     /* supports MBS_PB_NONHOLONOMIC problems (else
+                                            declined) */
 };
 
 typedef struct mbs_method_def mbs_method_def;

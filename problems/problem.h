@@ -37,7 +37,8 @@ enum mbs_problem_flags {
     MBS_PB_SINGULAR_MASS = 1u << 4,  /* M rank-deficient (definite on ker B) */
     MBS_PB_RHEONOMIC = 1u << 5,      /* g depends on t */
     MBS_PB_SINGULAR_CONFIG = 1u << 6, /* passes singular configurations */
-    MBS_PB_EXTENDED = 1u << 7         /* extra variables x (mbs_extension below) */
+    MBS_PB_EXTENDED = 1u << 7,        /* extra variables x (mbs_extension below) */
+    MBS_PB_NONHOLONOMIC = 1u << 8     /* the last n_nh constraints are non-holonomic (below) */
 };
 
 typedef struct mbs_problem_def mbs_problem_def;
@@ -48,6 +49,8 @@ typedef struct mbs_problem {
     mbs_params params;
     size_t nq, nv, nl;  /* set by the definition's dims() */
     size_t nx;          /* extra variables after lambda (MBS_PB_EXTENDED; else 0) */
+    size_t nnh;         /* the last nnh of the nl constraints are non-holonomic
+                           (MBS_PB_NONHOLONOMIC; else 0) */
     unsigned flags;     /* the definition's flags, possibly adjusted by setup() */
     double t0, t_end;   /* t_end may be overridden by the harness */
     void *data;         /* derived data owned by the problem (setup/teardown) */
@@ -147,6 +150,23 @@ struct mbs_problem_def {
     size_t n_published_scd;
     /* Required with MBS_PB_EXTENDED, else NULL (see mbs_extension above). */
     const mbs_extension *ext;
+    /* Required with MBS_PB_NONHOLONOMIC, else NULL: the number n_nh <= n_lambda of
+     * non-holonomic (velocity-level, linear in v) constraints
+     *     A(t,q) v + a(t,q) = 0                      (seed 001 Eq. (2), Sect. 3.3).
+     * They are the LAST n_nh of the n_lambda constraints and their multipliers the
+     * last n_nh entries of lambda (state q | v | lambda unchanged; n_lambda counts
+     * them).  For these rows the plain callbacks carry the velocity-level data, so
+     * B v + g_t = 0 and B v' = gamma hold as for holonomic rows and index-1 solvers,
+     * lambda0 and the harness's velocity residual need no change:
+     *     constraint() = 0 (there is no position-level constraint),
+     *     jacobian()   = A_q with A = A_q H (A itself when H = I),
+     *     constraint_t() = a(t,q) (NULL: a = 0),
+     *     gamma()      = -(A_q v)_q H v - A_t v - a_q H v - a_t  (so A v' = gamma).
+     * Methods that enforce g = 0 itself (projection, GGL, Baumgarte, EP's
+     * discrete gradient without Eq. (22)) must not treat these rows as
+     * holonomic; only methods flagged MBS_M_NONHOLONOMIC_OK run such problems
+     * (the harness declines the others with status `unsupported`). */
+    int (*nonholonomic_dims)(const mbs_problem *pb, size_t *nnh);
 };
 
 /* Create an instance from "name[:k=v,...]".  Returns 0 or an mbs_status and a

@@ -84,6 +84,14 @@ int mbs_problem_open(mbs_problem *pb, const char *spec, char *err, size_t errlen
         mbs_problem_close(pb);
         return MBS_BAD_INPUT;
     }
+    /* Non-holonomic constraints (problem.h): the last nnh of the nl rows. */
+    if ((pb->flags & MBS_PB_NONHOLONOMIC) &&
+        (!def->nonholonomic_dims || def->nonholonomic_dims(pb, &pb->nnh) != MBS_OK ||
+         pb->nnh > pb->nl)) {
+        snprintf(err, errlen, "%s: invalid non-holonomic dimensions", def->name);
+        mbs_problem_close(pb);
+        return MBS_BAD_INPUT;
+    }
     return MBS_OK;
 }
 
