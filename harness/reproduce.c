@@ -255,6 +255,12 @@ static json_t *find_run(const mbs_results *res, const runref *r)
 typedef struct minq {
     size_t i;
     double min, tmin;
+    /* want_g: max_g over rows lo..hi of g instead (pb, g set by extract_min) */
+    int want_g;
+    size_t lo, hi;
+    const mbs_problem *pb;
+    double *g, gmax;
+    int gstatus;
 } minq;
 
 static int observe_min(void *data, double t, const double *q, const double *v,
@@ -264,6 +270,14 @@ static int observe_min(void *data, double t, const double *q, const double *v,
     (void)vdot;
     (void)lambda;
     minq *m = data;
+    if (m->g) { /* the problem's g directly: the observer does no counted work */
+        int s = m->pb->def->constraint(m->pb, t, q, m->g);
+        if (s != MBS_OK)
+            m->gstatus = s;
+        for (size_t r = m->lo; r <= m->hi && s == MBS_OK; r++)
+            m->gmax = fmax(m->gmax, fabs(m->g[r]));
+        return 0;
+    }
     if (q[m->i] < m->min) {
         m->min = q[m->i];
         m->tmin = t;
@@ -271,17 +285,25 @@ static int observe_min(void *data, double t, const double *q, const double *v,
     return 0;
 }
 
-/* Integrate run r again, observing the minimum of q_idx. */
-static int extract_min(const runref *r, size_t idx, double *vmin, double *tmin, char *err,
-                       size_t errlen)
+/* Integrate run r again, observing the minimum of q_idx, or (mq->want_g) the
+ * maximum of |g_r| over rows mq->lo..mq->hi at the initial values and every
+ * accepted step. */
+static int extract_min(const runref *r, minq *mq, char *err, size_t errlen)
 {
+    size_t idx = mq->i;
+    int want_g = mq->want_g;
+    mq->g = NULL;
     mbs_problem pb;
     const mbs_method_def *m;
     mbs_params mp;
     if (mbs_problem_open(&pb, r->problem, err, errlen) != MBS_OK)
         return -1;
-    if (mbs_method_parse(r->method, &m, &mp, err, errlen) != MBS_OK || idx >= pb.nq) {
-        if (idx >= pb.nq)
+    int range = want_g ? mq->lo <= mq->hi && mq->hi < pb.nl : idx < pb.nq;
+    if (mbs_method_parse(r->method, &m, &mp, err, errlen) != MBS_OK || !range) {
+        if (!range && want_g)
+            snprintf(err, errlen, "constraint rows %zu-%zu out of range (n_lambda = %zu)", mq->lo,
+                     mq->hi, pb.nl);
+        else if (!range)
             snprintf(err, errlen, "coordinate index %zu out of range (n_q = %zu)", idx, pb.nq);
         mbs_problem_close(&pb);
         return -1;
@@ -290,10 +312,11 @@ static int extract_min(const runref *r, size_t idx, double *vmin, double *tmin, 
         pb.t_end = r->t_end;
     size_t ny = mbs_ny(&pb);
     double *y = calloc(ny, sizeof(double));
+    double *g = want_g ? calloc(pb.nl, sizeof(double)) : NULL;
     mbs_ctx ctx;
     void *state = NULL;
     int s = -1, have_lambda = 0, ctx_ok = 0;
-    if (!y || mbs_ctx_init(&ctx, &pb) != MBS_OK) {
+    if (!y || (want_g && !g) || mbs_ctx_init(&ctx, &pb) != MBS_OK) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -320,14 +343,26 @@ static int extract_min(const runref *r, size_t idx, double *vmin, double *tmin, 
                                     : isfinite(r->tol) ? r->tol
                                                        : 0.0,
                             .t_end = pb.t_end};
-        minq mq = {.i = idx, .min = y[idx], .tmin = pb.t0};
+        mq->min = idx < pb.nq ? y[idx] : NAN;
+        mq->tmin = pb.t0;
+        mq->pb = &pb;
+        mq->gmax = 0.0;
+        mq->gstatus = MBS_OK;
         double t = pb.t0;
+        if (want_g) {
+            mq->g = g;
+            observe_min(mq, t, y, y + pb.nq, NULL, NULL); /* the initial values */
+        }
         mbs_ctx_reset(&ctx);
         ctx.observer = observe_min;
-        ctx.observer_data = &mq;
+        ctx.observer_data = mq;
         s = m->ops->integrate(state, &ctx, &set, &t, y);
-        *vmin = mq.min;
-        *tmin = mq.tmin;
+        if (s == MBS_OK && mq->gstatus != MBS_OK) {
+            s = mq->gstatus;
+            snprintf(ctx.reason, sizeof ctx.reason, "the constraint callback failed");
+        }
+        mq->g = NULL;
+        mq->pb = NULL;
     }
     if (s != MBS_OK)
         snprintf(err, errlen, "run failed: %s", ctx.reason[0] ? ctx.reason : "status != ok");
@@ -337,26 +372,50 @@ out:
     if (ctx_ok)
         mbs_ctx_free(&ctx);
     free(y);
+    free(g);
     mbs_problem_close(&pb);
     return s == MBS_OK ? 0 : -1;
 }
 
 static int extract(const quantity *q, const runref *r, double *val, char *err, size_t errlen)
 {
-    long idx;
+    long idx, hi;
     const char *colon = strchr(q->extract, ':');
+    if (strncmp(q->extract, "max_g:", 6) == 0) {
+        char lo_s[32];
+        const char *dash = strchr(q->extract + 6, '-');
+        size_t n = dash ? (size_t)(dash - (q->extract + 6)) : 0;
+        if (!dash || n == 0 || n >= sizeof lo_s) {
+            snprintf(err, errlen, "extractor '%s': expected max_g:LO-HI", q->extract);
+            return -1;
+        }
+        memcpy(lo_s, q->extract + 6, n);
+        lo_s[n] = '\0';
+        if (mbs_parse_long(lo_s, &idx) != 0 || mbs_parse_long(dash + 1, &hi) != 0 || idx < 0 ||
+            hi < idx) {
+            snprintf(err, errlen, "extractor '%s': expected max_g:LO-HI, 0 <= LO <= HI",
+                     q->extract);
+            return -1;
+        }
+        minq mq = {.want_g = 1, .lo = (size_t)idx, .hi = (size_t)hi};
+        if (extract_min(r, &mq, err, errlen) != 0)
+            return -1;
+        *val = mq.gmax;
+        return 0;
+    }
     if (!colon || mbs_parse_long(colon + 1, &idx) != 0 || idx < 0) {
         snprintf(err, errlen, "extractor '%s': expected min_q:I or argmin_q:I", q->extract);
         return -1;
     }
-    double vmin = NAN, tmin = NAN;
     if (strncmp(q->extract, "min_q:", 6) == 0 || strncmp(q->extract, "argmin_q:", 9) == 0) {
-        if (extract_min(r, (size_t)idx, &vmin, &tmin, err, errlen) != 0)
+        minq mq = {.i = (size_t)idx};
+        if (extract_min(r, &mq, err, errlen) != 0)
             return -1;
-        *val = q->extract[0] == 'm' ? vmin : tmin;
+        *val = q->extract[0] == 'm' ? mq.min : mq.tmin;
         return 0;
     }
-    snprintf(err, errlen, "unknown extractor '%s' (min_q:I, argmin_q:I)", q->extract);
+    snprintf(err, errlen, "unknown extractor '%s' (min_q:I, argmin_q:I, max_g:LO-HI)",
+             q->extract);
     return -1;
 }
 

@@ -33,6 +33,9 @@
  * not hold by integrating the named run again with their own observer:
  *   min_q:I      minimum of coordinate q_I over the accepted steps
  *   argmin_q:I   the time of that minimum
+ *   max_g:LO-HI  maximum of |g_r| over constraint rows LO..HI (0-based, inclusive) at
+ *                the initial values and every accepted step (e.g. the joint rows of a
+ *                problem whose other rows are Euler-parameter normalisations)
  * A reproduction whose methods or problems are not registered is not listed. */
 #ifndef MBS_REPRODUCE_H
 #define MBS_REPRODUCE_H

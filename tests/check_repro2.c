@@ -1,8 +1,8 @@
 /* Reproductions of issue 8 added by R8: seed 004 Table 2 (table2), seed 003
  * projections (dca-projections), seed 000 Fig. 2 (smallmass-fig2) each pass and are
  * listed; the suite key atol (rtol = tol, atol separate) reaches the integrator and the
- * record; the reproduce keys with/combine/relation/verdict = info judge what they
- * claim to and reject malformed use. */
+ * record; the reproduce keys with/combine/relation/verdict = info and the max_g
+ * extractor judge what they claim to and reject malformed use. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <jansson.h>
 #include <math.h>
@@ -116,6 +116,30 @@ START_TEST(test_reproductions_pass)
         snprintf(text, sizeof text, "%s%s", head, bad[k]);
         write_file(path, text);
         ck_assert_msg(mbs_reproduce_check(path, rd, sink) == 2, "bad case %zu accepted", k);
+    }
+    /* max_g: the joint rows of fivebar3d are at round-off with projections, its
+     * Euler-parameter normalisation rows (25-28, zero rows of B) are not; malformed
+     * row ranges give no value (outside, not input errors) */
+    snprintf(rd, sizeof rd, "%s/dca-projections", dir);
+    static const struct {
+        const char *extract, *tail;
+        int expect;
+    } mg[] = {
+        {"max_g:0-24", "published = 1e-13\nrelation = <\n", 0},   /* measured 8.0e-15 */
+        {"max_g:25-28", "published = 1e-7\nrelation = >\n", 0},  /* measured 5.0e-6 */
+        {"max_g:25-28", "published = 1e-5\nrelation = >\n", 1},
+        {"max_g:3-1", "published = 1\nrelation = <\n", 1},
+        {"max_g:0-29", "published = 1\nrelation = <\n", 1},  /* n_lambda = 29 */
+        {"max_g:7", "published = 1\nrelation = <\n", 1},
+    };
+    for (size_t k = 0; k < sizeof mg / sizeof mg[0]; k++) {
+        snprintf(text, sizeof text,
+                 "[reproduction]\ntitle = t\ncitation = c\nsuite = s\n[quantity a]\n"
+                 "run = fivebar3d dca-proj/dopri5 tol=1e-6 t_end=10\nextract = %s\n"
+                 "read = r\n%s",
+                 mg[k].extract, mg[k].tail);
+        write_file(path, text);
+        ck_assert_msg(mbs_reproduce_check(path, rd, sink) == mg[k].expect, "max_g case %zu", k);
     }
     fclose(sink);
     rmdir_r(dir);
