@@ -343,7 +343,8 @@ static int factor(bdf_state *st, double c0, double t)
     }
     if (!(dmin > 1e-14 * dmax) || !isfinite(dmax))
         return mbs_fail(st->ctx, MBS_SINGULAR_MATRIX, t,
-                        "singular BDF iteration matrix (pivot ratio %.3g)", dmin / dmax);
+                        "singular BDF iteration matrix (pivot ratio %.3g, rank %zu of %zu)",
+                        dmin / dmax, mbs_lu_rank(st->S), st->S->size1);
     st->c0f = c0;
     return MBS_OK;
 }

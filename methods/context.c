@@ -189,3 +189,14 @@ int mbs_accept(mbs_ctx *ctx, double t, const double *y, const double *vdot)
     }
     return MBS_OK;
 }
+
+size_t mbs_lu_rank(const gsl_matrix *LU)
+{
+    size_t n = LU->size1 < LU->size2 ? LU->size1 : LU->size2, r = 0;
+    double umax = 0.0;
+    for (size_t i = 0; i < n; i++)
+        umax = fmax(umax, fabs(LU->data[i * LU->tda + i]));
+    for (size_t i = 0; i < n; i++)
+        r += fabs(LU->data[i * LU->tda + i]) > 1e-14 * umax;
+    return r;
+}

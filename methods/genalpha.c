@@ -318,7 +318,8 @@ static int factor(ga_state *st, mbs_ctx *ctx, double t, const gsl_matrix *M,
     }
     if (!(umin > 1e-14 * umax))
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
-                        "singular iteration matrix (Eq. (70)) at t=%g (rank-deficient G?)", t);
+                        "singular iteration matrix (Eq. (70)) at t=%g (rank %zu of %zu)", t,
+                        mbs_lu_rank(st->K), st->nx);
     return MBS_OK;
 }
 

@@ -132,7 +132,8 @@ static int solve_lu(mbs_index1 *w, mbs_ctx *ctx, double t, double *vdot)
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "KKT LU factorization failed");
     mbs_count_solve(ctx);
     if (gsl_linalg_LU_solve(w->K, w->perm, w->rhs, w->sol) != GSL_SUCCESS)
-        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "singular KKT matrix");
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "singular KKT matrix (rank %zu of %zu)",
+                        mbs_lu_rank(w->K), w->K->size1);
     for (size_t i = 0; i < nv; i++)
         vdot[i] = gsl_vector_get(w->sol, i);
     for (size_t i = 0; i < nl; i++)

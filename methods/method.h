@@ -149,6 +149,11 @@ static inline void mbs_count_solve(mbs_ctx *ctx) { ctx->cnt.solves++; }
 static inline void mbs_count_newton(mbs_ctx *ctx) { ctx->cnt.newton_iters++; }
 static inline void mbs_count_rejected(mbs_ctx *ctx) { ctx->cnt.rejected++; }
 
+/* Numerical rank seen in an LU factorisation (GSL, partial pivoting): the
+ * number of |U_ii| above 1e-14 max |U_ii|.  An estimate (LU is not rank
+ * revealing), reported with singular-matrix failures. */
+size_t mbs_lu_rank(const gsl_matrix *LU);
+
 /* Report an accepted step: counts it, checks the budget and the state for
  * NaN/Inf, calls the observer.  y = q | v | lambda, vdot may be NULL. */
 int mbs_accept(mbs_ctx *ctx, double t, const double *y, const double *vdot);

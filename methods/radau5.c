@@ -364,7 +364,9 @@ static int factor(radau_state *st, mbs_ctx *ctx, double t, double h)
         bad = !(gsl_complex_abs(d) > 0.0) || !isfinite(GSL_REAL(d)) || !isfinite(GSL_IMAG(d));
     }
     if (bad)
-        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "singular Radau iteration matrix (h=%.3g)",
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
+                        "singular Radau iteration matrix (rank %zu of %zu, h=%.3g)",
+                        mbs_lu_rank(st->T1), st->T1->size1,
                         h);
     return MBS_OK;
 }

@@ -6,7 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <gsl/gsl_linalg.h>
+
 #include "../harness/fit.h"
+#include "../methods/method.h"
 #include "../harness/sweep.h"
 #include "testutil.h"
 
@@ -212,6 +215,25 @@ START_TEST(suite_errors_all_reported)
 }
 END_TEST
 
+/* The rank reported with singular-matrix failures (issue 11). */
+START_TEST(lu_rank_of_singular_matrix)
+{
+    double a[9] = {1, 2, 3, 2, 4, 6, 1, 0, 1}; /* row 2 = 2 x row 1: rank 2 */
+    gsl_matrix_view A = gsl_matrix_view_array(a, 3, 3);
+    gsl_permutation *p = gsl_permutation_alloc(3);
+    int sign;
+    gsl_linalg_LU_decomp(&A.matrix, p, &sign);
+    ck_assert_uint_eq(mbs_lu_rank(&A.matrix), 2);
+    double b[4] = {2, 1, 1, 3};
+    gsl_matrix_view B = gsl_matrix_view_array(b, 2, 2);
+    gsl_permutation *q = gsl_permutation_alloc(2);
+    gsl_linalg_LU_decomp(&B.matrix, q, &sign);
+    ck_assert_uint_eq(mbs_lu_rank(&B.matrix), 2);
+    gsl_permutation_free(p);
+    gsl_permutation_free(q);
+}
+END_TEST
+
 Suite *mbs_suite_harness(void)
 {
     Suite *s = suite_create("harness");
@@ -227,6 +249,7 @@ Suite *mbs_suite_harness(void)
     tcase_add_test(tc, numerical_failure_is_a_record);
     tcase_add_test(tc, json_record_has_schema_fields);
     tcase_add_test(tc, suite_errors_all_reported);
+    tcase_add_test(tc, lu_rank_of_singular_matrix);
     suite_add_tcase(s, tc);
     return s;
 }
