@@ -84,6 +84,8 @@ char *mbs_record_json(const mbs_record *r)
     if (r->final && r->nx > 0) /* extended problems: x after lambda (problems/problem.h) */
         json_object_set_new(json_object_get(o, "final"), "x",
                             array(r->final + r->nq + r->nv + r->nl, r->nx));
+    if (r->final_published)
+        json_object_set_new(o, "final_published", array(r->final_published, r->n_published));
     json_object_set_new(o, "reference", json_string(r->ref_kind));
     json_object_set_new(o, "err", err3(r->err));
     json_object_set_new(o, "err_max", err3(r->err_max));

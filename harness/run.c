@@ -191,7 +191,28 @@ static int observe(void *data, double t, const double *q, const double *v, const
 void mbs_record_free(mbs_record *rec)
 {
     free(rec->final);
+    free(rec->final_published);
     rec->final = NULL;
+    rec->final_published = NULL;
+    rec->n_published = 0;
+}
+
+/* The final state in the published component order and sign convention
+ * (issue 3: `final_published`, for checks by external tools). */
+static void fill_published(mbs_record *rec, const mbs_problem *pb)
+{
+    size_t n = 0;
+    if (!pb->def->published || !rec->final || !isfinite(rec->t_final) ||
+        pb->def->published(pb, rec->t_final, rec->final, NULL, &n) != MBS_OK || n == 0)
+        return;
+    rec->final_published = malloc(n * sizeof(double));
+    if (rec->final_published &&
+        pb->def->published(pb, rec->t_final, rec->final, rec->final_published, &n) == MBS_OK) {
+        rec->n_published = n;
+    } else {
+        free(rec->final_published);
+        rec->final_published = NULL;
+    }
 }
 
 static void record_init(mbs_record *rec)
@@ -208,20 +229,45 @@ static void record_init(mbs_record *rec)
     rec->run_index = -1;
 }
 
-/* Significant correct digits of the IVP Test Set over all components:
+/* Significant correct digits of the IVP Test Set:
  * scd = -log10 max |err_i / ref_i| (absolute where ref_i = 0),
- * mescd = -log10 max |err_i| / (atol/rtol + |ref_i|) with atol/rtol = 1. */
-static void correct_digits(const double *y, const double *ref, size_t n, double *scd,
-                           double *mescd)
+ * mescd = -log10 max |err_i| / (atol/rtol + |ref_i|) with atol/rtol = 1,
+ * over the components the problem's published definition scores (published
+ * order, def->published_scd), else over all components of q | v | lambda. */
+static void digits_over(const double *y, const double *ref, const size_t *idx, size_t n,
+                        double *scd, double *mescd)
 {
     double rel = 0.0, mixed = 0.0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < n; k++) {
+        size_t i = idx ? idx[k] : k;
         double e = fabs(y[i] - ref[i]);
         rel = fmax(rel, ref[i] != 0.0 ? e / fabs(ref[i]) : e);
         mixed = fmax(mixed, e / (1.0 + fabs(ref[i])));
     }
     *scd = -log10(rel);
     *mescd = -log10(mixed);
+}
+
+static void correct_digits(const mbs_problem *pb, double t, const double *y, const double *ref,
+                           double *scd, double *mescd)
+{
+    const mbs_problem_def *d = pb->def;
+    size_t n = 0;
+    if (d->published && d->published_scd && d->published(pb, t, y, NULL, &n) == MBS_OK &&
+        n > 0) {
+        double *py = malloc(n * sizeof(double)), *pr = malloc(n * sizeof(double));
+        int ok = py && pr && d->published(pb, t, y, py, &n) == MBS_OK &&
+                 d->published(pb, t, ref, pr, &n) == MBS_OK;
+        for (size_t k = 0; ok && k < d->n_published_scd; k++)
+            ok = d->published_scd[k] < n;
+        if (ok)
+            digits_over(py, pr, d->published_scd, d->n_published_scd, scd, mescd);
+        free(py);
+        free(pr);
+        if (ok)
+            return;
+    }
+    digits_over(y, ref, NULL, mbs_ny(pb), scd, mescd);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -407,7 +453,7 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
             rec->err.q = max_abs_diff(y, o->ex, nq);
             rec->err.v = max_abs_diff(y + nq, o->ex + nq, nv);
             rec->err.lambda = nl ? max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
-            correct_digits(y, o->ex, ny, &rec->scd, &rec->mescd);
+            correct_digits(pb, t, y, o->ex, &rec->scd, &rec->mescd);
         }
         if (nl == 0)
             rec->err_max.lambda = 0.0;
@@ -418,7 +464,7 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
             rec->err.q = max_abs_diff(y, o->ex, nq);
             rec->err.v = max_abs_diff(y + nq, o->ex + nq, nv);
             rec->err.lambda = nl ? max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
-            correct_digits(y, o->ex, ny, &rec->scd, &rec->mescd);
+            correct_digits(pb, t, y, o->ex, &rec->scd, &rec->mescd);
         }
     }
 }
@@ -603,6 +649,8 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
         time_runs(rec, state, m, &ctx, &set, y0, spec->repeat, spec->measure);
     s = MBS_OK;
 done:
+    if (s != MBS_NO_MEMORY)
+        fill_published(rec, &pb);
     if (have_obs)
         observer_free(&obs);
     if (state)

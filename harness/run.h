@@ -47,6 +47,9 @@ typedef struct mbs_record {
     size_t nx;            /* extra variables of an extended problem (problem.h), else 0 */
     double t_final;
     double *final;        /* q | v | lambda (| x) at t_final (owned) */
+    double *final_published; /* the state at t_final in the published component order
+                                (problems with a `published` callback; owned, else NULL) */
+    size_t n_published;
     int have_ref;         /* 1: errors were measured against an exact/reference solution */
     char ref_kind[16];    /* "exact", "reference" or "none" */
     mbs_err3 err, err_max;

@@ -234,6 +234,31 @@ START_TEST(lu_rank_of_singular_matrix)
 }
 END_TEST
 
+/* final_published: the whole state in the published order (issue 3). */
+START_TEST(final_published_in_record)
+{
+    static const struct {
+        const char *problem, *method;
+        size_t n;
+    } cases[] = {{"andrews", "index1/rk8pd", 27}, {"caraxis", "index1/rk8pd", 10},
+                 {"crank", "index1/rk8pd", 24}, {"wheelset", "index2/radau5", 17}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mbs_record r;
+        mbs_test_run(cases[i].problem, cases[i].method, NAN, 1e-4, 1e-3, &r);
+        ck_assert_msg(r.final_published != NULL, "%s: no final_published", cases[i].problem);
+        ck_assert_uint_eq(r.n_published, cases[i].n);
+        char *json = mbs_record_json(&r);
+        ck_assert_ptr_nonnull(strstr(json, "\"final_published\":["));
+        free(json);
+        mbs_record_free(&r);
+    }
+    mbs_record r;
+    mbs_test_run("pendulum", "index1/rk8pd", NAN, 1e-6, 1.0, &r);
+    ck_assert_ptr_null(r.final_published);
+    mbs_record_free(&r);
+}
+END_TEST
+
 Suite *mbs_suite_harness(void)
 {
     Suite *s = suite_create("harness");
@@ -250,6 +275,7 @@ Suite *mbs_suite_harness(void)
     tcase_add_test(tc, json_record_has_schema_fields);
     tcase_add_test(tc, suite_errors_all_reported);
     tcase_add_test(tc, lu_rank_of_singular_matrix);
+    tcase_add_test(tc, final_published_in_record);
     suite_add_tcase(s, tc);
     return s;
 }
