@@ -82,6 +82,18 @@ int mbs_mass(mbs_ctx *ctx, double t, const double *q, gsl_matrix *M)
     return callback(ctx, ctx->pb->def->mass(ctx->pb, t, q, M), t, "mass");
 }
 
+int mbs_mass_sparse(mbs_ctx *ctx, double t, const double *q, mbs_triplets *T)
+{
+    ctx->cnt.mass_evals++;
+    return callback(ctx, ctx->pb->def->mass_sparse(ctx->pb, t, q, T), t, "mass_sparse");
+}
+
+int mbs_jacobian_sparse(mbs_ctx *ctx, double t, const double *q, mbs_triplets *T)
+{
+    ctx->cnt.jac_evals++;
+    return callback(ctx, ctx->pb->def->jacobian_sparse(ctx->pb, t, q, T), t, "jacobian_sparse");
+}
+
 int mbs_force(mbs_ctx *ctx, double t, const double *q, const double *v, double *f)
 {
     ctx->cnt.f_evals++;

@@ -217,6 +217,26 @@ static double fd_step(double x)
     return sqrt(DBL_EPSILON) * fmax(1.0, fabs(x));
 }
 
+
+/* Columns 0..ncols-1 of dF/dy by forward differences about y (f->F0 = F(t, y)
+ * already computed; f->yp holds a copy of y). */
+static int fd_columns(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, gsl_matrix *J,
+                      size_t ncols)
+{
+    for (size_t j = 0; j < ncols; j++) {
+        double d = fd_step(y[j]);
+        f->yp[j] = y[j] + d;
+        d = f->yp[j] - y[j];
+        int s = mbs_dae_form_rhs(f, ctx, t, f->yp, f->F1);
+        f->yp[j] = y[j];
+        if (s != MBS_OK)
+            return s;
+        for (size_t i = 0; i < f->n; i++)
+            gsl_matrix_set(J, i, j, (f->F1[i] - f->F0[i]) / d);
+    }
+    return MBS_OK;
+}
+
 int mbs_dae_form_jac(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, gsl_matrix *J)
 {
     size_t nq = f->nq, nv = f->nv, nl = f->nl, n = f->n, ic = nq + nv;
@@ -225,34 +245,13 @@ int mbs_dae_form_jac(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, g
     if ((s = mbs_dae_form_rhs(f, ctx, t, y, f->F0)) != MBS_OK)
         return s;
     memcpy(f->yp, y, n * sizeof(double));
-    if (f->nx) {
-        /* Extended problem: forward differences of the problem's F in every column. */
-        for (size_t j = 0; j < n; j++) {
-            double d = fd_step(y[j]);
-            f->yp[j] = y[j] + d;
-            d = f->yp[j] - y[j];
-            s = mbs_dae_form_rhs(f, ctx, t, f->yp, f->F1);
-            f->yp[j] = y[j];
-            if (s != MBS_OK)
-                return s;
-            for (size_t i = 0; i < n; i++)
-                gsl_matrix_set(J, i, j, (f->F1[i] - f->F0[i]) / d);
-        }
-        return MBS_OK;
-    }
+    /* Extended problem: forward differences of the problem's F in every column. */
+    if (f->nx)
+        return fd_columns(f, ctx, t, y, J, n);
     /* q columns: finite differences of the whole F (f_q, (B^T lambda)_q, (H v)_q,
      * (G^T mu)_q, (B v)_q, g_q). */
-    for (size_t j = 0; j < nq; j++) {
-        double d = fd_step(y[j]);
-        f->yp[j] = y[j] + d;
-        d = f->yp[j] - y[j];
-        s = mbs_dae_form_rhs(f, ctx, t, f->yp, f->F1);
-        f->yp[j] = y[j];
-        if (s != MBS_OK)
-            return s;
-        for (size_t i = 0; i < n; i++)
-            gsl_matrix_set(J, i, j, (f->F1[i] - f->F0[i]) / d);
-    }
+    if ((s = fd_columns(f, ctx, t, y, J, nq)) != MBS_OK)
+        return s;
     /* Analytic blocks at y: B (and G) from the constraint Jacobian. */
     if (nl > 0) {
         gsl_matrix_view B = gsl_matrix_submatrix(f->B, 0, 0, nl, nv);

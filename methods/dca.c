@@ -631,20 +631,6 @@ static int dca_solve(dca_ws *w, mbs_ctx *ctx, double t, double eps)
     return MBS_OK;
 }
 
-/* Status of a triplet callback, as the counting wrappers of context.c. */
-static int sparse_cb(mbs_ctx *ctx, int status, double t, const char *what)
-{
-    if (status == MBS_OK && !(t >= ctx->inject_fail_t))
-        return MBS_OK;
-    if (status == MBS_OK)
-        return mbs_fail(ctx, MBS_CALLBACK_FAILED, t, "%s callback failed (injected at t >= %g)",
-                        what, ctx->inject_fail_t);
-    if (ctx->reason[0] == '\0')
-        mbs_fail(ctx, status, t, "%s callback of %s returned %s", what, ctx->pb->def->name,
-                 mbs_status_code(status));
-    return status < 0 ? status : MBS_CALLBACK_FAILED;
-}
-
 static int same_pattern(size_t n, const size_t *r, const size_t *c, const mbs_triplets *T)
 {
     return n == T->nnz && (n == 0 || (memcmp(r, T->row, n * sizeof *r) == 0 &&
@@ -674,21 +660,14 @@ static int save_pattern(size_t *n, size_t **r, size_t **c, const mbs_triplets *T
  * into the body blocks and the row storage. */
 static int eval_matrices(dca_ws *w, mbs_ctx *ctx, double t, const double *q)
 {
-    const mbs_problem *pb = ctx->pb;
     size_t nv = w->nv, nl = w->nl;
     int s, changed = !w->analysed;
     if (w->native) {
-        ctx->cnt.mass_evals++;
-        if ((s = sparse_cb(ctx, pb->def->mass_sparse(pb, t, q, &w->Mt), t, "mass_sparse")) !=
-            MBS_OK)
+        if ((s = mbs_mass_sparse(ctx, t, q, &w->Mt)) != MBS_OK)
             return s;
         w->Bt.nnz = 0;
-        if (nl > 0) {
-            ctx->cnt.jac_evals++;
-            if ((s = sparse_cb(ctx, pb->def->jacobian_sparse(pb, t, q, &w->Bt), t,
-                               "jacobian_sparse")) != MBS_OK)
-                return s;
-        }
+        if (nl > 0 && (s = mbs_jacobian_sparse(ctx, t, q, &w->Bt)) != MBS_OK)
+            return s;
         changed = changed || !same_pattern(w->pm_n, w->pm_r, w->pm_c, &w->Mt) ||
                   !same_pattern(w->pb_n, w->pb_r, w->pb_c, &w->Bt);
     } else {

@@ -75,37 +75,16 @@ const mbs_linsol *mbs_index1_linsol(const mbs_index1 *w)
     return w && w->sp ? w->sp->ls : NULL;
 }
 
-/* Status of a triplet callback, as the counting wrappers of context.c treat
- * dense callbacks (including injected failures). */
-static int sparse_cb(mbs_ctx *ctx, int status, double t, const char *what)
-{
-    if (status == MBS_OK && !(t >= ctx->inject_fail_t))
-        return MBS_OK;
-    if (status == MBS_OK)
-        return mbs_fail(ctx, MBS_CALLBACK_FAILED, t, "%s callback failed (injected at t >= %g)",
-                        what, ctx->inject_fail_t);
-    if (ctx->reason[0] == '\0')
-        mbs_fail(ctx, status, t, "%s callback of %s returned %s", what, ctx->pb->def->name,
-                 mbs_status_code(status));
-    return status < 0 ? status : MBS_CALLBACK_FAILED;
-}
-
 static int eval_matrices(mbs_index1_sparse *sp, mbs_ctx *ctx, double t, const double *q)
 {
     const mbs_problem *pb = ctx->pb;
     size_t nv = pb->nv, nl = pb->nl;
     int s;
     if (sp->native) {
-        ctx->cnt.mass_evals++;
-        if ((s = sparse_cb(ctx, pb->def->mass_sparse(pb, t, q, &sp->Mt), t, "mass_sparse")) !=
-            MBS_OK)
+        if ((s = mbs_mass_sparse(ctx, t, q, &sp->Mt)) != MBS_OK)
             return s;
         sp->Bt.nnz = 0;
-        if (nl == 0)
-            return MBS_OK;
-        ctx->cnt.jac_evals++;
-        return sparse_cb(ctx, pb->def->jacobian_sparse(pb, t, q, &sp->Bt), t,
-                         "jacobian_sparse");
+        return nl == 0 ? MBS_OK : mbs_jacobian_sparse(ctx, t, q, &sp->Bt);
     }
     if ((s = mbs_mass(ctx, t, q, sp->Md)) != MBS_OK)
         return s;

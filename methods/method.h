@@ -125,6 +125,9 @@ int mbs_method_parse(const char *spec, const mbs_method_def **m, mbs_params *par
 int mbs_mass(mbs_ctx *ctx, double t, const double *q, gsl_matrix *M);
 int mbs_force(mbs_ctx *ctx, double t, const double *q, const double *v, double *f);
 int mbs_constraint(mbs_ctx *ctx, double t, const double *q, double *g);
+/* Triplet forms (problems flagged MBS_PB_SPARSE; T is grown by the callback). */
+int mbs_mass_sparse(mbs_ctx *ctx, double t, const double *q, mbs_triplets *T);
+int mbs_jacobian_sparse(mbs_ctx *ctx, double t, const double *q, mbs_triplets *T);
 /* B = G H (n_lambda x n_v), the velocity-level constraint matrix. */
 int mbs_constraint_jacobian(mbs_ctx *ctx, double t, const double *q, gsl_matrix *B);
 int mbs_constraint_t(mbs_ctx *ctx, double t, const double *q, double *gt);
