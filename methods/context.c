@@ -23,6 +23,7 @@ int mbs_ctx_init(mbs_ctx *ctx, const mbs_problem *pb)
     ctx->max_steps = 10000000;
     ctx->max_cpu = 600.0;
     ctx->inject_fail_t = NAN;
+    ctx->linsol_kind = -1;
     if (pb->def->kinematic) {
         ctx->G_full = mbs_matrix_alloc(pb->nl ? pb->nl : 1, pb->nq);
         ctx->H = mbs_matrix_alloc(pb->nq, pb->nv);
@@ -48,9 +49,32 @@ void mbs_ctx_free(mbs_ctx *ctx)
 void mbs_ctx_reset(mbs_ctx *ctx)
 {
     memset(&ctx->cnt, 0, sizeof ctx->cnt);
+    ctx->linsol_kind = -1;
+    memset(&ctx->linsol, 0, sizeof ctx->linsol);
     ctx->fail_t = NAN;
     ctx->reason[0] = '\0';
     ctx->cpu_start = cpu_now();
+}
+
+void mbs_ctx_report_linsol(mbs_ctx *ctx, const mbs_linsol *ls, int kind)
+{
+    if (!ls)
+        return;
+    mbs_linsol_stats st;
+    mbs_linsol_get_stats(ls, &st);
+    mbs_linsol_stats *a = &ctx->linsol;
+    int first = ctx->linsol_kind < 0;
+    ctx->linsol_kind = kind;
+    a->analyses += st.analyses;
+    a->factorizations += st.factorizations;
+    a->solves += st.solves;
+    if (first || st.n > a->n) {
+        a->n = st.n;
+        a->nnz = st.nnz;
+        a->nnz_factor = st.nnz_factor;
+        a->fill = st.fill;
+    }
+    a->rcond = first ? st.rcond : fmin(a->rcond, st.rcond);
 }
 
 int mbs_fail(mbs_ctx *ctx, int status, double t, const char *fmt, ...)

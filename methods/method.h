@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "../harness/param.h"
+#include "linsol.h"
 #include "../harness/status.h"
 #include "../problems/problem.h"
 
@@ -55,6 +56,12 @@ typedef struct mbs_ctx {
     void *observer_data;
     gsl_matrix *G_full;   /* n_lambda x n_q scratch, only when H != I */
     gsl_matrix *H;        /* n_q x n_v scratch, only when H != I */
+    /* Linear-solver backend statistics (methods/linsol.h) of the run, summed
+     * over every mbs_linsol a method used (issue 10); reported by the method
+     * through mbs_ctx_report_linsol() at the end of integrate().  linsol_kind
+     * is -1 when the method used no mbs_linsol backend. */
+    int linsol_kind;
+    mbs_linsol_stats linsol;
     double fail_t;        /* time of failure (set by mbs_fail) */
     char reason[256];     /* failure detail (set by mbs_fail) */
 } mbs_ctx;
@@ -145,6 +152,13 @@ int mbs_ctx_init(mbs_ctx *ctx, const mbs_problem *pb);
 void mbs_ctx_free(mbs_ctx *ctx);
 /* Reset counters and failure information before a run. */
 void mbs_ctx_reset(mbs_ctx *ctx);
+
+/* Add the statistics of one linsol backend to ctx->linsol (counts are summed,
+ * n / nnz / nnz_factor / fill are those of the largest factored system, rcond
+ * the minimum).  Call once per backend at the end of integrate(); the harness
+ * resets ctx->linsol before every integration (mbs_ctx_reset).  NULL ls is a
+ * no-op. */
+void mbs_ctx_report_linsol(mbs_ctx *ctx, const mbs_linsol *ls, int kind);
 
 /* Count linear-algebra work. */
 static inline void mbs_count_factorization(mbs_ctx *ctx) { ctx->cnt.factorizations++; }
