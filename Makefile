@@ -114,8 +114,9 @@ check-valgrind: $(BIN) $(TESTBIN)
 	CK_FORK=no MBSBENCH=$(BIN) valgrind --error-exitcode=1 --leak-check=full --child-silent-after-fork=yes \
 	  --errors-for-leak-kinds=definite $(TESTBIN)
 
+# SECTIONS="peers radau" runs only those sections (bench/sections.def, without mbs_bench_).
 bench: $(BIN) $(BENCHBIN)
-	$(BENCHBIN)
+	$(BENCHBIN) $(SECTIONS)
 
 # N-scaling of the index-1 right-hand side per backend (issue 10): table, exponents,
 # peak memory, results/scaling/scaling.{dat,gp,png}.  Not a test.

@@ -114,11 +114,40 @@ int mbs_bench_overhead(FILE *out)
     return isfinite(harness) ? 0 : 1;
 }
 
-int main(void)
+/* A section is selected when no names are given, or when one argument is its
+ * function name without the "mbs_bench_" prefix (`mbsbench-bench peers radau`). */
+static int selected(const char *fn, int argc, char **argv)
+{
+    const char *name = strncmp(fn, "mbs_bench_", 10) == 0 ? fn + 10 : fn;
+    if (argc < 2)
+        return 1;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
     int bad = 0;
-#define MBS_BENCH(fn) bad |= fn(stdout);
+    for (int i = 1; i < argc; i++) {
+        int ok = 0;
+#define MBS_BENCH(fn) ok |= strcmp(argv[i], #fn + 10) == 0;
+#include "sections.def"
+#undef MBS_BENCH
+        if (!ok) {
+            fprintf(stderr, "mbsbench-bench: unknown section '%s' (sections:", argv[i]);
+#define MBS_BENCH(fn) fprintf(stderr, " %s", #fn + 10);
+#include "sections.def"
+#undef MBS_BENCH
+            fprintf(stderr, ")\n");
+            return 2;
+        }
+    }
+#define MBS_BENCH(fn)                                                                              \
+    if (selected(#fn, argc, argv))                                                                 \
+        bad |= fn(stdout);
 #include "sections.def"
 #undef MBS_BENCH
     return bad ? 1 : 0;

@@ -21,8 +21,9 @@ static const char usage[] =
     "       mbsbench run -p PROBLEM[:k=v,...] -m METHOD[:k=v,...] (--h H | --tol TOL)\n"
     "                    [--t-end T] [--repeat K] [--max-steps N] [--max-cpu S]\n"
     "                    [--format table|json|csv] [--inject-failure T]\n"
+    "                    [--atol A] [--tol-mode local|global]\n"
     "       mbsbench converge -p P -m M (--h0 H | --tol0 TOL) [--levels L] [--ratio R]\n"
-    "                    [--t-end T] [--format table|json]\n"
+    "                    [--t-end T] [--format table|json] [--tol-mode local|global]\n"
     "       mbsbench sweep SUITE [-j N] [--out DIR | --resume DIR] [--budget SECONDS]\n"
     "                    [--series] [--history DB | --no-history]\n"
     "       mbsbench summary RESULTS_DIR\n"
@@ -125,7 +126,8 @@ static int cmd_list(int argc, char **argv)
 typedef struct cli {
     const char *problem, *method, *format, *out, *resume, *history;
     int series, no_history;
-    double h, tol, t_end, h0, tol0, ratio, max_cpu, budget, inject;
+    int tol_mode; /* MBS_TOL_LOCAL / MBS_TOL_GLOBAL (harness/run.h) */
+    double h, tol, atol, t_end, h0, tol0, ratio, max_cpu, budget, inject;
     int ratio_given;
     long repeat, levels, max_steps, jobs;
     const char *positional;
@@ -151,7 +153,7 @@ static int integer(const char *opt, const char *val, long *out)
 
 static int parse_cli(int argc, char **argv, cli *c)
 {
-    *c = (cli){.h = NAN, .tol = NAN, .t_end = NAN, .h0 = NAN, .tol0 = NAN, .ratio = 2.0,
+    *c = (cli){.h = NAN, .tol = NAN, .atol = NAN, .t_end = NAN, .h0 = NAN, .tol0 = NAN, .ratio = 2.0,
                .repeat = 1, .levels = 6, .format = "table", .jobs = 1};
     int errors = 0; /* every bad option is reported, one line each */
     for (int i = 2; i < argc; i++) {
@@ -183,6 +185,16 @@ static int parse_cli(int argc, char **argv, cli *c)
             r = number(a, v, &c->h);
         else if (strcmp(a, "--tol") == 0)
             r = number(a, v, &c->tol);
+        else if (strcmp(a, "--atol") == 0)
+            r = number(a, v, &c->atol);
+        else if (strcmp(a, "--tol-mode") == 0) {
+            if (v && strcmp(v, "local") == 0)
+                c->tol_mode = MBS_TOL_LOCAL;
+            else if (v && strcmp(v, "global") == 0)
+                c->tol_mode = MBS_TOL_GLOBAL;
+            else
+                r = bad("--tol-mode '%s' is not one of local, global%s", v ? v : "", "");
+        }
         else if (strcmp(a, "--t-end") == 0)
             r = number(a, v, &c->t_end);
         else if (strcmp(a, "--h0") == 0)
@@ -228,6 +240,8 @@ static int parse_cli(int argc, char **argv, cli *c)
         errors += bad("--budget must be positive%s%s", "", "") != 0;
     if (c->inject < 0.0)
         errors += bad("--inject-failure must be a positive time%s%s", "", "") != 0;
+    if (!isnan(c->atol) && !(c->atol > 0.0 && c->atol < 1.0))
+        errors += bad("--atol must lie in (0, 1)%s%s", "", "") != 0;
     return errors ? 2 : 0;
 }
 
@@ -247,7 +261,8 @@ static int cmd_run(int argc, char **argv)
         return bad("--repeat must lie in [1, 100000]%s%s", "", "");
     mbs_run_spec spec = {.problem = c.problem, .method = c.method, .h = c.h, .tol = c.tol,
                          .t_end = c.t_end, .repeat = (int)c.repeat, .max_steps = c.max_steps,
-                         .max_cpu = c.max_cpu, .inject_fail_t = c.inject, .measure = 1};
+                         .max_cpu = c.max_cpu, .inject_fail_t = c.inject, .measure = 1,
+                         .atol = c.atol, .tol_mode = c.tol_mode};
     mbs_record rec;
     char err[512];
     if (mbs_run(&spec, &rec, err, sizeof err) != MBS_OK)
@@ -296,7 +311,10 @@ static int cmd_converge(int argc, char **argv)
         return bad("--levels must lie in [2, 40]%s%s", "", "");
     mbs_run_spec base = {.problem = c.problem, .method = c.method, .t_end = c.t_end,
                          .repeat = 0, .max_steps = c.max_steps, .max_cpu = c.max_cpu,
-                         .measure = 1};
+                         .measure = 1, .tol_mode = c.tol_mode};
+    if (fixed && c.tol_mode == MBS_TOL_GLOBAL)
+        return bad("converge: --tol-mode global needs an adaptive method; %s is fixed-step%s",
+                   m->name, "");
     mbs_converge *cv = malloc(sizeof *cv);
     if (!cv)
         return 2;

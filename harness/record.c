@@ -48,6 +48,20 @@ static json_t *params_object(const char *text)
     return o;
 }
 
+/* Linear-solver statistics of the recorded run (issue 10), null without a backend. */
+static json_t *linsol_object(const mbs_record *r)
+{
+    if (!r->have_linsol)
+        return json_null();
+    const mbs_linsol_stats *l = &r->linsol;
+    return json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "backend",
+                     mbs_linsol_name(r->linsol_kind), "analyses", (json_int_t)l->analyses,
+                     "factorizations", (json_int_t)l->factorizations, "solves",
+                     (json_int_t)l->solves, "n", (json_int_t)l->n, "nnz", (json_int_t)l->nnz,
+                     "nnz_factor", (json_int_t)l->nnz_factor, "fill", num(l->fill), "rcond",
+                     num(l->rcond));
+}
+
 char *mbs_record_json(const mbs_record *r)
 {
     json_t *o = json_object();
@@ -64,6 +78,12 @@ char *mbs_record_json(const mbs_record *r)
     json_object_set_new(o, "tol", num(r->tol));
     if (isfinite(r->atol) && r->atol != r->tol) /* only when set apart from tol */
         json_object_set_new(o, "atol", num(r->atol));
+    if (r->tol_mode == MBS_TOL_GLOBAL) /* only in global mode (harness/globaltol.c) */
+        json_object_set_new(o, "tol_mode", json_string("global"));
+    if (r->tol_mode == MBS_TOL_GLOBAL)
+        json_object_set_new(o, "global",
+                            json_pack("{s:i,s:o,s:o}", "levels", r->global_levels, "est",
+                                      num(r->global_est), "tol_final", num(r->global_tol_final)));
     json_object_set_new(o, "t0", num(r->t0));
     json_object_set_new(o, "t_end", num(r->t_end));
     json_object_set_new(o, "status", json_string(mbs_status_code(r->status)));
@@ -108,6 +128,7 @@ char *mbs_record_json(const mbs_record *r)
                   "jac_evals", (json_int_t)c->jac_evals, "gamma_evals",
                   (json_int_t)c->gamma_evals, "factorizations", (json_int_t)c->factorizations,
                   "solves", (json_int_t)c->solves, "newton_iters", (json_int_t)c->newton_iters));
+    json_object_set_new(o, "linsol", linsol_object(r));
     json_t *times = json_array();
     for (int i = 0; i < r->cpu_repeats && i < MBS_CPU_TIMES_MAX; i++)
         json_array_append_new(times, json_real(r->cpu_times[i]));
@@ -177,6 +198,15 @@ static const struct {
     {"cpu_median", "cpu", "median"},
     {"cpu_iqr", "cpu", "iqr"},
     {"cpu_repeats", "cpu", "repeats"},
+    {"linsol_backend", "linsol", "backend"},
+    {"linsol_analyses", "linsol", "analyses"},
+    {"linsol_factorizations", "linsol", "factorizations"},
+    {"linsol_solves", "linsol", "solves"},
+    {"linsol_n", "linsol", "n"},
+    {"linsol_nnz", "linsol", "nnz"},
+    {"linsol_nnz_factor", "linsol", "nnz_factor"},
+    {"linsol_fill", "linsol", "fill"},
+    {"linsol_rcond", "linsol", "rcond"},
 };
 
 void mbs_record_csv_header(FILE *f)
@@ -279,6 +309,12 @@ void mbs_record_print_long(const mbs_record *r, FILE *f)
             c->gamma_evals);
     fprintf(f, "               factorizations %ld solves %ld newton %ld\n", c->factorizations,
             c->solves, c->newton_iters);
+    if (r->have_linsol)
+        fprintf(f, "linsol         %s: analyses %ld factorizations %ld solves %ld n %zu nnz %zu "
+                   "nnz_factor %zu fill %.3g rcond %.3e\n",
+                mbs_linsol_name(r->linsol_kind), r->linsol.analyses, r->linsol.factorizations,
+                r->linsol.solves, r->linsol.n, r->linsol.nnz, r->linsol.nnz_factor,
+                r->linsol.fill, r->linsol.rcond);
     fprintf(f, "cpu [s]        min %.4e median %.4e iqr %.2e (%d repeats)\n", r->cpu_min,
             r->cpu_median, r->cpu_iqr, r->cpu_repeats);
 }

@@ -127,7 +127,8 @@ void mbs_rec_key(json_t *rec, char *buf, size_t len)
     if (isfinite(h))
         snprintf(step, sizeof step, "h=%.10g", h);
     else
-        snprintf(step, sizeof step, "tol=%.10g", tol);
+        snprintf(step, sizeof step, "tol=%.10g%s", tol,
+                 strcmp(mbs_jstr(rec, "tol_mode"), "global") == 0 ? " global" : "");
     snprintf(buf, len, "%s %s %s t_end=%.10g", mbs_jstr(rec, "problem_spec"),
              mbs_jstr(rec, "method_spec"), step, mbs_jnum(rec, "t_end"));
 }

@@ -225,6 +225,7 @@ static void record_init(mbs_record *rec)
     rec->res_pos_end = rec->res_vel_end = NAN;
     rec->energy_drift = rec->drift_exponent = rec->drift_rms = NAN;
     rec->cpu_min = rec->cpu_median = rec->cpu_iqr = NAN;
+    rec->global_est = rec->global_tol_final = NAN;
     strcpy(rec->ref_kind, "none");
     rec->run_index = -1;
 }
@@ -410,9 +411,40 @@ static void fail_record(mbs_record *rec, const mbs_ctx *ctx, int status)
     rec->fail_t = ctx->fail_t;
 }
 
+/* Linear-solver statistics after one integrate() (issue 10).  Methods report
+ * the statistics of their mbs_linsol backends through mbs_ctx_report_linsol,
+ * whose counts (analyses, factorisations, solves) are cumulative over the
+ * workspace's life (methods/linsol.h), while the harness calls integrate()
+ * several times on one workspace (measuring run, then timing runs).  *seen holds
+ * the cumulative counts after the previous integrate() on this workspace; the
+ * record gets the difference, i.e. the counts of this run alone (a symbolic
+ * analysis done in an earlier run is not counted again).  Counts that went down
+ * mean a renewed backend and are taken as they are.  n, nnz, nnz_factor and fill
+ * describe the factored pattern, rcond the run's last factorisation.  store = 0:
+ * only advance *seen (runs that do not fill the record). */
+static void linsol_take(mbs_record *rec, const mbs_ctx *ctx, mbs_linsol_stats *seen, int store)
+{
+    if (ctx->linsol_kind < 0)
+        return;
+    mbs_linsol_stats st = ctx->linsol;
+    if (store) {
+        rec->have_linsol = 1;
+        rec->linsol_kind = ctx->linsol_kind;
+        rec->linsol = st;
+        if (st.analyses >= seen->analyses && st.factorizations >= seen->factorizations &&
+            st.solves >= seen->solves) {
+            rec->linsol.analyses -= seen->analyses;
+            rec->linsol.factorizations -= seen->factorizations;
+            rec->linsol.solves -= seen->solves;
+        }
+    }
+    *seen = st;
+}
+
 /* Measuring run: integrate with the observer and fill the accuracy fields. */
 static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_ctx *ctx,
-                    const mbs_settings *set, const double *y0, observer *o)
+                    const mbs_settings *set, const double *y0, observer *o,
+                    mbs_linsol_stats *seen)
 {
     const mbs_problem *pb = ctx->pb;
     size_t ny = mbs_ny(pb), nq = pb->nq, nv = pb->nv, nl = pb->nl;
@@ -431,6 +463,7 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
     ctx->observer_data = NULL;
     rec->t_final = t;
     rec->cnt = ctx->cnt;
+    linsol_take(rec, ctx, seen, 1);
     rec->status = MBS_OK;
     if (s != MBS_OK)
         fail_record(rec, ctx, s);
@@ -469,9 +502,21 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
     }
 }
 
+void mbs_cpu_stats(mbs_record *rec, double *times, int repeat)
+{
+    for (int r = 0; r < repeat && r < MBS_CPU_TIMES_MAX; r++)
+        rec->cpu_times[r] = times[r]; /* in run order (the statistics sort) */
+    qsort(times, (size_t)repeat, sizeof(double), cmp_double);
+    rec->cpu_min = times[0];
+    rec->cpu_median = quantile(times, repeat, 0.5);
+    rec->cpu_iqr = quantile(times, repeat, 0.75) - quantile(times, repeat, 0.25);
+    rec->cpu_repeats = repeat;
+}
+
 /* Timing runs: the same integration without the observer, CPU clock only. */
 static void time_runs(mbs_record *rec, void *state, const mbs_method_def *m, mbs_ctx *ctx,
-                      const mbs_settings *set, const double *y0, int repeat, int measured)
+                      const mbs_settings *set, const double *y0, int repeat, int measured,
+                      mbs_linsol_stats *seen)
 {
     const mbs_problem *pb = ctx->pb;
     size_t ny = mbs_ny(pb);
@@ -492,6 +537,8 @@ static void time_runs(mbs_record *rec, void *state, const mbs_method_def *m, mbs
         int s = m->ops->integrate(state, ctx, set, &t, y);
         double c1 = mbs_cpu_seconds();
         times[r] = fmax(0.0, c1 - c0 - overhead);
+        /* the record takes the first timing run's work when there was no measuring run */
+        linsol_take(rec, ctx, seen, !measured && r == 0);
         if (s != MBS_OK) {
             ok = 0;
             if (!measured) {
@@ -506,21 +553,16 @@ static void time_runs(mbs_record *rec, void *state, const mbs_method_def *m, mbs
             memcpy(rec->final, y, ny * sizeof(double));
         }
     }
-    if (ok) {
-        for (int r = 0; r < repeat && r < MBS_CPU_TIMES_MAX; r++)
-            rec->cpu_times[r] = times[r]; /* in run order (the statistics sort) */
-        qsort(times, (size_t)repeat, sizeof(double), cmp_double);
-        rec->cpu_min = times[0];
-        rec->cpu_median = quantile(times, repeat, 0.5);
-        rec->cpu_iqr = quantile(times, repeat, 0.75) - quantile(times, repeat, 0.25);
-        rec->cpu_repeats = repeat;
-    }
+    if (ok)
+        mbs_cpu_stats(rec, times, repeat);
     free(times);
     free(y);
 }
 
 int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
 {
+    if (spec->tol_mode == MBS_TOL_GLOBAL)
+        return mbs_run_global(spec, rec, err, errlen);
     record_init(rec);
     gsl_set_error_handler_off();
     mbs_problem pb;
@@ -560,6 +602,7 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
     void *state = NULL;
     observer obs;
     int have_obs = 0, series_err = 0;
+    mbs_linsol_stats linsol_seen = {0}; /* cumulative counts of the workspace (linsol_take) */
     double *y0 = calloc(ny, sizeof(double));
     rec->final = calloc(ny, sizeof(double));
     if (!y0 || !rec->final || mbs_ctx_init(&ctx, &pb) != MBS_OK) {
@@ -643,10 +686,10 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
             obs.s_factor = pow(10.0, 1.0 / 50.0);
             obs.s_next = (t_end - pb.t0) * 1e-6;
         }
-        measure(rec, state, m, &ctx, &set, y0, &obs);
+        measure(rec, state, m, &ctx, &set, y0, &obs, &linsol_seen);
     }
     if (rec->status == MBS_OK && spec->repeat > 0)
-        time_runs(rec, state, m, &ctx, &set, y0, spec->repeat, spec->measure);
+        time_runs(rec, state, m, &ctx, &set, y0, spec->repeat, spec->measure, &linsol_seen);
     s = MBS_OK;
 done:
     if (s != MBS_NO_MEMORY)

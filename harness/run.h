@@ -27,7 +27,13 @@ typedef struct mbs_run_spec {
     const char *series;
     const struct mbs_method_def *method_def;
     double atol;          /* absolute tolerance of adaptive methods (0 or NaN: = tol) */
+    int tol_mode;         /* MBS_TOL_LOCAL (0, default) or MBS_TOL_GLOBAL (globaltol.c) */
 } mbs_run_spec;
+
+/* Meaning of the tolerance (harness/README.md, "Tolerance modes"): local is the
+ * method's own error-per-step control; global makes tol a target for the error
+ * at t_end by reintegration with tolerances reduced tenfold (globaltol.c). */
+enum { MBS_TOL_LOCAL = 0, MBS_TOL_GLOBAL = 1 };
 
 enum { MBS_CPU_TIMES_MAX = 64 };
 
@@ -58,12 +64,22 @@ typedef struct mbs_record {
     double energy_drift;
     double drift_exponent, drift_rms;
     mbs_counters cnt;
+    /* Linear-solver backend of the recorded run (methods/linsol.h; issue 10):
+     * have_linsol = 0 when the method used none (JSON "linsol": null).  The
+     * counts are those of the recorded run alone (see run.c, linsol_take). */
+    int have_linsol;
+    int linsol_kind;      /* enum mbs_linsol_kind */
+    mbs_linsol_stats linsol;
     double cpu_min, cpu_median, cpu_iqr;
     int cpu_repeats;
     double cpu_times[MBS_CPU_TIMES_MAX]; /* the first min(repeats, MAX) timings, run order */
     double order[3];      /* the method's nominal orders */
     long run_index;       /* position in a sweep's run list (-1 outside sweeps) */
     double atol;          /* absolute tolerance used (NaN: fixed step; = tol unless set) */
+    int tol_mode;         /* MBS_TOL_LOCAL or MBS_TOL_GLOBAL */
+    int global_levels;    /* global mode: levels run (else 0) */
+    double global_est;    /* global mode: last level difference / tolerance (else NaN) */
+    double global_tol_final; /* global mode: local tolerance of the returned level */
 } mbs_record;
 
 /* Validate the spec and run it.  Bad input returns MBS_BAD_INPUT with a one-line
@@ -72,6 +88,10 @@ typedef struct mbs_record {
  * mbs_record_free. */
 int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen);
 void mbs_record_free(mbs_record *rec);
+/* The global-mode driver behind mbs_run (spec->tol_mode == MBS_TOL_GLOBAL). */
+int mbs_run_global(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen);
+/* Set rec->cpu_min/median/iqr/repeats/cpu_times from `repeat` timings (sorted in place). */
+void mbs_cpu_stats(mbs_record *rec, double *times, int repeat);
 
 /* Output. */
 char *mbs_record_json(const mbs_record *rec); /* one line, malloc'ed, no newline */

@@ -28,8 +28,10 @@ typedef struct grid {
     double t_end;
     double inject_fail_t; /* testing the harness: callbacks fail for t >= this */
     double atol;          /* absolute tolerance of adaptive methods; 0: the same as tol */
+    int tol_mode;         /* MBS_TOL_LOCAL or MBS_TOL_GLOBAL (run.h) */
     unsigned seen; /* bit per key, to reject duplicates */
-    int line[7];   /* line of each key (problems, methods, h, tol, t_end, inject_failure, atol) */
+    int line[8];   /* line of each key (problems, methods, h, tol, t_end, inject_failure, atol,
+                      tol_mode) */
 } grid;
 
 typedef struct parse_state {
@@ -272,9 +274,9 @@ static int handler(void *user, const char *section, const char *name, const char
         g->t_end = NAN;
     }
     static const char *const keys[] = {"problems", "methods", "h", "tol", "t_end",
-                                       "inject_failure", "atol"};
+                                       "inject_failure", "atol", "tol_mode"};
     int k = -1;
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
         if (strcmp(name, keys[i]) == 0)
             k = i;
     if (k < 0) {
@@ -319,6 +321,12 @@ static int handler(void *user, const char *section, const char *name, const char
             g->atol = 0.0;
         }
         break;
+    case 7:
+        if (strcmp(value, "global") == 0)
+            g->tol_mode = MBS_TOL_GLOBAL;
+        else if (strcmp(value, "local") != 0)
+            add_error(ps, "%s: tol_mode '%s' is not one of local, global", where, value);
+        break;
     }
     return 1;
 }
@@ -344,6 +352,8 @@ static void expand_grid(parse_state *ps, const grid *g)
         add_error(ps, "%s: [grid %s]: missing key 'methods'", path, name);
     if ((g->seen & 64u) && !(g->seen & 8u))
         add_error(ps, "%s:%d: [grid %s]: 'atol' needs 'tol'", path, g->line[6], name);
+    if ((g->seen & 128u) && !(g->seen & 8u))
+        add_error(ps, "%s:%d: [grid %s]: 'tol_mode' needs 'tol'", path, g->line[7], name);
     for (int i = 0; i < g->np; i++) {
         mbs_problem pb;
         if (mbs_problem_open(&pb, g->problems[i], msg, sizeof msg) != MBS_OK)
@@ -373,7 +383,8 @@ static void expand_grid(parse_state *ps, const grid *g)
                                   .t_end = g->t_end, .repeat = ps->repeat,
                                   .max_steps = ps->max_steps, .max_cpu = ps->max_cpu,
                                   .inject_fail_t = g->inject_fail_t, .measure = 1,
-                                  .atol = fixed ? 0.0 : g->atol};
+                                  .atol = fixed ? 0.0 : g->atol,
+                                  .tol_mode = fixed ? MBS_TOL_LOCAL : g->tol_mode};
                 if (!fixed && !(g->tol[k] < 1.0)) {
                     add_error(ps, "%s: tol %g must be below 1", where, g->tol[k]);
                     continue;
@@ -532,7 +543,7 @@ static void on_stop(int sig)
 }
 
 static char *spec_key(const char *problem, const char *method, double h, double tol,
-                      double atol)
+                      double atol, int global)
 {
     char *k = NULL;
     size_t n = 0;
@@ -543,6 +554,8 @@ static char *spec_key(const char *problem, const char *method, double h, double 
             isfinite(tol) ? tol : 0.0);
     if (isfinite(atol) && atol > 0.0 && atol != tol) /* set apart from tol (record: "atol") */
         fprintf(m, "|atol=%.17g", atol);
+    if (global)
+        fprintf(m, "|global");
     fclose(m);
     return k;
 }
@@ -619,12 +632,14 @@ static int load_done(const mbs_suite *s, const char *path, char *done, char *err
             const mbs_run_spec *r = &s->runs[i];
             json_t *h = json_object_get(o, "h"), *tol = json_object_get(o, "tol");
             json_t *at = json_object_get(o, "atol");
-            char *a = spec_key(r->problem, r->method, r->h, r->tol, r->atol);
+            char *a = spec_key(r->problem, r->method, r->h, r->tol, r->atol,
+                               r->tol_mode == MBS_TOL_GLOBAL);
             char *b = spec_key(json_string_value(json_object_get(o, "problem_spec")),
                                json_string_value(json_object_get(o, "method_spec")),
                                json_is_number(h) ? json_number_value(h) : NAN,
                                json_is_number(tol) ? json_number_value(tol) : NAN,
-                               json_is_number(at) ? json_number_value(at) : NAN);
+                               json_is_number(at) ? json_number_value(at) : NAN,
+                               json_is_string(json_object_get(o, "tol_mode")));
             if (!a || !b || strcmp(a, b) != 0) {
                 snprintf(err, errlen, "%s: run %ld is '%s', the suite says '%s'", path, i,
                          b ? b : "?", a ? a : "?");

@@ -49,6 +49,11 @@ static int bg_eval(void *ws, mbs_ctx *ctx, double t, const double *q, const doub
     return mbs_index1_accel(ws, ctx, t, q, v, vdot, lambda);
 }
 
+static void bg_finish(void *ws, mbs_ctx *ctx)
+{
+    mbs_index1_report(ctx, ws);
+}
+
 static void bg_free(void *ws)
 {
     mbs_index1_free(ws);
@@ -58,6 +63,7 @@ const mbs_accel_def mbs_accel_baumgarte = {
     .name = "baumgarte",
     .alloc = bg_alloc,
     .eval = bg_eval,
+    .finish = bg_finish,
     .free_ws = bg_free,
 };
 

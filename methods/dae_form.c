@@ -2,6 +2,7 @@
  * index-3, index-2, GGL and index-2 Baumgarte forms of seed 002 Section 4.2. */
 #include "gslalloc.h"
 #include "dae_form.h"
+#include "../problems/triplets.h"
 
 #include <float.h>
 #include <gsl/gsl_blas.h>
@@ -39,10 +40,22 @@ void mbs_dae_form_free(mbs_dae_form *f)
     free(f->yp);
     free(f->F0);
     free(f->F1);
+    mbs_triplets_free(&f->Mt);
+    mbs_triplets_free(&f->Bt);
+    mbs_triplets_free(&f->Bj);
+    mbs_triplets_free(&f->It);
+    mbs_linsol_free(&f->kkt);
+    mbs_linsol_free(&f->kktg);
+    free(f->ka);
+    free(f->kg);
+    free(f->kx);
+    free(f->kl);
     free(f);
 }
 
-int mbs_dae_form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind)
+/* dense_mats = 0: no n_v x n_v mass and n_l x n_v constraint matrices (sparse
+ * mode with the problem's triplet callbacks). */
+static int form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind, int dense_mats)
 {
     const mbs_problem *pb = ctx->pb;
     *out = NULL;
@@ -72,8 +85,10 @@ int mbs_dae_form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind)
     if (nlc > nw)
         nw = nlc;
     f->var_index = malloc(f->n * sizeof *f->var_index);
-    f->M = mbs_matrix_alloc(f->nv, f->nv);
-    f->B = mbs_matrix_alloc(nlc, f->nv);
+    if (dense_mats) {
+        f->M = mbs_matrix_alloc(f->nv, f->nv);
+        f->B = mbs_matrix_alloc(nlc, f->nv);
+    }
     f->f = malloc(f->nv * sizeof(double));
     f->g = malloc(nlc * sizeof(double));
     f->gt = malloc(nlc * sizeof(double));
@@ -81,8 +96,8 @@ int mbs_dae_form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind)
     f->yp = malloc(f->n * sizeof(double));
     f->F0 = malloc(f->n * sizeof(double));
     f->F1 = malloc(f->n * sizeof(double));
-    int ok = f->var_index && f->M && f->B && f->f && f->g && f->gt && f->w && f->yp && f->F0 &&
-             f->F1;
+    int ok = f->var_index && (!dense_mats || (f->M && f->B)) && f->f && f->g && f->gt && f->w &&
+             f->yp && f->F0 && f->F1;
     if (ok && kind == MBS_FORM_GGL && pb->def->kinematic)
         ok = (f->Gt = mbs_matrix_alloc(nlc, f->nq)) != NULL;
     if (!ok) {
@@ -116,6 +131,11 @@ int mbs_dae_form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind)
     return MBS_OK;
 }
 
+int mbs_dae_form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind)
+{
+    return form_alloc(out, ctx, kind, 1);
+}
+
 int mbs_dae_form_position_row(const mbs_dae_form *f, size_t i)
 {
     size_t i0 = f->nq + f->nv;
@@ -125,6 +145,8 @@ int mbs_dae_form_position_row(const mbs_dae_form *f, size_t i)
 
 int mbs_dae_form_mass(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, gsl_matrix *E)
 {
+    if (f->native)
+        return mbs_fail(ctx, MBS_BAD_INPUT, t, "dense E requested from a sparse-mode form");
     if (f->nx)
         return mbs_ext_mass(ctx, t, y, E);
     gsl_matrix_set_zero(E);
@@ -150,6 +172,61 @@ static int velocity_constraint(mbs_dae_form *f, mbs_ctx *ctx, double t, const do
     return MBS_OK;
 }
 
+/* B v + g_t into out (length nl) with B = f->Bt (triplets). */
+static int velocity_constraint_triplets(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *q,
+                                        const double *v, double *out)
+{
+    int s = mbs_constraint_t(ctx, t, q, out);
+    if (s != MBS_OK)
+        return s;
+    const mbs_triplets *B = &f->Bt;
+    for (size_t k = 0; k < B->nnz; k++)
+        out[B->row[k]] += B->val[k] * v[B->col[k]];
+    return MBS_OK;
+}
+
+/* F(t, y) of sparse mode with the problem's triplet callbacks (H = I, so G = B):
+ * the same rows as the dense code below, products over the triplets of B. */
+static int rhs_triplets(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, double *F)
+{
+    size_t nq = f->nq, nv = f->nv, nl = f->nl;
+    const double *q = y, *v = y + nq, *lam = y + nq + nv;
+    double *Fq = F, *Fv = F + nq, *Fc = F + nq + nv;
+    int s;
+    if ((s = mbs_qdot(ctx, q, v, Fq)) != MBS_OK || (s = mbs_force(ctx, t, q, v, Fv)) != MBS_OK)
+        return s;
+    if (nl == 0)
+        return MBS_OK;
+    f->Bt.nnz = 0;
+    if ((s = mbs_jacobian_sparse(ctx, t, q, &f->Bt)) != MBS_OK)
+        return s;
+    const mbs_triplets *B = &f->Bt;
+    for (size_t k = 0; k < B->nnz; k++)
+        Fv[B->col[k]] -= B->val[k] * lam[B->row[k]];
+    switch (f->kind) {
+    case MBS_FORM_INDEX3:
+        return mbs_constraint(ctx, t, q, Fc);
+    case MBS_FORM_INDEX2:
+        return velocity_constraint_triplets(f, ctx, t, q, v, Fc);
+    case MBS_FORM_BAUMGARTE2:
+        if ((s = velocity_constraint_triplets(f, ctx, t, q, v, Fc)) != MBS_OK ||
+            (s = mbs_constraint(ctx, t, q, f->g)) != MBS_OK)
+            return s;
+        for (size_t i = 0; i < nl; i++)
+            Fc[i] += f->baumgarte_C / f->h * f->g[i];
+        return MBS_OK;
+    case MBS_FORM_GGL: {
+        const double *mu = y + nq + nv + nl;
+        for (size_t k = 0; k < B->nnz; k++)
+            Fq[B->col[k]] -= B->val[k] * mu[B->row[k]];
+        if ((s = mbs_constraint(ctx, t, q, Fc)) != MBS_OK)
+            return s;
+        return velocity_constraint_triplets(f, ctx, t, q, v, Fc + nl);
+    }
+    }
+    return MBS_OK;
+}
+
 int mbs_dae_form_rhs(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, double *F)
 {
     size_t nq = f->nq, nv = f->nv, nl = f->nl;
@@ -162,6 +239,8 @@ int mbs_dae_form_rhs(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, d
         return mbs_fail(ctx, MBS_BAD_INPUT, t,
                         "baumgarte2 form needs h > 0 and C > 0 (h=%g, C=%g)", f->h,
                         f->baumgarte_C);
+    if (f->native)
+        return rhs_triplets(f, ctx, t, y, F);
     /* (77a): q' = H v */
     if ((s = mbs_qdot(ctx, q, v, Fq)) != MBS_OK)
         return s;
@@ -241,6 +320,8 @@ int mbs_dae_form_jac(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, g
 {
     size_t nq = f->nq, nv = f->nv, nl = f->nl, n = f->n, ic = nq + nv;
     int s;
+    if (f->native)
+        return mbs_fail(ctx, MBS_BAD_INPUT, t, "dense dF/dy requested from a sparse-mode form");
     gsl_matrix_set_zero(J);
     if ((s = mbs_dae_form_rhs(f, ctx, t, y, f->F0)) != MBS_OK)
         return s;
@@ -316,4 +397,224 @@ void mbs_dae_form_from_state(const mbs_dae_form *f, const double *state, double 
 void mbs_dae_form_to_state(const mbs_dae_form *f, const double *y, double *state)
 {
     memcpy(state, y, (f->nq + f->nv + f->nl + f->nx) * sizeof(double));
+}
+
+/* ---- sparse mode (issue 10; the algebra is in dae_form.h) ------------------- */
+
+int mbs_dae_form_alloc_sparse(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind,
+                              int ls_kind)
+{
+    const mbs_problem *pb = ctx->pb;
+    *out = NULL;
+    const char *why = NULL;
+    if (pb->def->kinematic)
+        why = "a kinematic matrix H(q) != I";
+    else if (pb->flags & MBS_PB_EXTENDED)
+        why = "extra variables x (extended contract)";
+    else if (pb->flags & MBS_PB_NONHOLONOMIC)
+        why = "non-holonomic constraints";
+    else if (pb->nl == 0 && (pb->flags & MBS_PB_SINGULAR_MASS))
+        why = "a singular mass matrix and no constraints";
+    if (why)
+        return mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0,
+                        "structured %s iteration matrix (linsol=%s) needs H = I and a regular "
+                        "KKT matrix; %s has %s (use linsol=full)",
+                        mbs_dae_form_kind_name(kind), mbs_linsol_name(ls_kind), pb->def->name,
+                        why);
+    int native = pb->def->mass_sparse && pb->def->jacobian_sparse;
+    mbs_dae_form *f;
+    int s = form_alloc(&f, ctx, kind, !native);
+    if (s != MBS_OK)
+        return s;
+    f->sparse = 1;
+    f->native = native;
+    f->ls_kind = ls_kind;
+    size_t nq = f->nq, nv = f->nv, nl = f->nl, nlc = nl ? nl : 1;
+    /* singular M (definite on ker B): CHOLMOD on the augmented Lagrangian */
+    double aug = (pb->flags & MBS_PB_SINGULAR_MASS) ? 1.0 : 0.0;
+    s = mbs_linsol_alloc(&f->kkt, ls_kind, nv, nl, aug);
+    if (s == MBS_OK && kind == MBS_FORM_GGL && nl > 0)
+        s = mbs_linsol_alloc(&f->kktg, ls_kind, nq, nl, 0.0);
+    if (s != MBS_OK) {
+        mbs_dae_form_free(f);
+        return s;
+    }
+    f->ka = malloc(nv * sizeof(double));
+    f->kx = malloc(nv * sizeof(double));
+    f->kg = calloc(nlc, sizeof(double));
+    f->kl = calloc(nlc, sizeof(double));
+    int ok = f->ka && f->kx && f->kg && f->kl;
+    if (ok && !native)
+        ok = mbs_triplets_reserve(&f->Mt, nv * nv) == 0 &&
+             mbs_triplets_reserve(&f->Bt, nl * nv) == 0 &&
+             mbs_triplets_reserve(&f->Bj, nl * nv) == 0;
+    if (ok && f->kktg) {
+        ok = mbs_triplets_reserve(&f->It, nq) == 0;
+        for (size_t i = 0; ok && i < nq; i++)
+            mbs_triplets_push(&f->It, i, i, 1.0);
+    }
+    if (!ok) {
+        mbs_dae_form_free(f);
+        return MBS_NO_MEMORY;
+    }
+    *out = f;
+    return MBS_OK;
+}
+
+const mbs_linsol *mbs_dae_form_linsol(const mbs_dae_form *f, int which)
+{
+    if (!f)
+        return NULL;
+    return which == 0 ? f->kkt : which == 1 ? f->kktg : NULL;
+}
+
+int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
+                            const double *yp, double *out)
+{
+    size_t nq = f->nq, nv = f->nv;
+    const double *pv = yp + nq;
+    double *ov = out + nq;
+    int s;
+    if (f->nx)
+        return mbs_fail(ctx, MBS_BAD_INPUT, t, "E y' product not available for extended problems");
+    memcpy(out, yp, nq * sizeof(double));
+    if (f->native) {
+        f->Mt.nnz = 0;
+        if ((s = mbs_mass_sparse(ctx, t, y, &f->Mt)) != MBS_OK)
+            return s;
+        memset(ov, 0, nv * sizeof(double));
+        for (size_t k = 0; k < f->Mt.nnz; k++)
+            ov[f->Mt.row[k]] += f->Mt.val[k] * pv[f->Mt.col[k]];
+    } else {
+        if ((s = mbs_mass(ctx, t, y, f->M)) != MBS_OK)
+            return s;
+        for (size_t i = 0; i < nv; i++) {
+            double r = 0.0;
+            for (size_t j = 0; j < nv; j++)
+                r += gsl_matrix_get(f->M, i, j) * pv[j];
+            ov[i] = r;
+        }
+    }
+    memset(out + nq + nv, 0, (f->n - nq - nv) * sizeof(double));
+    return MBS_OK;
+}
+
+/* M and B at (t, q) as triplets into f->Mt, f->Bt (dense problems: every entry,
+ * so the pattern is structural). */
+static int eval_triplets(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *q)
+{
+    size_t nv = f->nv, nl = f->nl;
+    int s;
+    f->Mt.nnz = 0;
+    f->Bt.nnz = 0;
+    if (f->native) {
+        if ((s = mbs_mass_sparse(ctx, t, q, &f->Mt)) != MBS_OK)
+            return s;
+        return nl == 0 ? MBS_OK : mbs_jacobian_sparse(ctx, t, q, &f->Bt);
+    }
+    if ((s = mbs_mass(ctx, t, q, f->M)) != MBS_OK)
+        return s;
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < nv; j++)
+            mbs_triplets_push(&f->Mt, i, j, gsl_matrix_get(f->M, i, j));
+    if (nl == 0)
+        return MBS_OK;
+    gsl_matrix_view B = gsl_matrix_submatrix(f->B, 0, 0, nl, nv);
+    if ((s = mbs_constraint_jacobian(ctx, t, q, &B.matrix)) != MBS_OK)
+        return s;
+    for (size_t i = 0; i < nl; i++)
+        for (size_t j = 0; j < nv; j++)
+            mbs_triplets_push(&f->Bt, i, j, gsl_matrix_get(&B.matrix, i, j));
+    return MBS_OK;
+}
+
+int mbs_dae_form_kkt_factor(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y)
+{
+    if (!f->sparse)
+        return mbs_fail(ctx, MBS_BAD_INPUT, t, "KKT factorisation requested from a dense form");
+    int s = eval_triplets(f, ctx, t, y);
+    if (s != MBS_OK)
+        return s;
+    /* keep B of the factorisation for the right-hand sides of kkt_solve (the
+     * next residual evaluations overwrite f->Bt) */
+    f->Bj.nnz = 0;
+    if (mbs_triplets_reserve(&f->Bj, f->Bt.nnz) != 0)
+        return mbs_fail(ctx, MBS_NO_MEMORY, t, "out of memory copying B");
+    for (size_t k = 0; k < f->Bt.nnz; k++)
+        mbs_triplets_push(&f->Bj, f->Bt.row[k], f->Bt.col[k], f->Bt.val[k]);
+    char msg[200];
+    msg[0] = '\0';
+    mbs_count_factorization(ctx);
+    s = mbs_linsol_factor(f->kkt, &f->Mt, &f->Bj, msg, sizeof msg);
+    if (s != MBS_OK)
+        return mbs_fail(ctx, s, t, "%s, KKT matrix [M B^T; B 0]: %s", mbs_linsol_name(f->ls_kind),
+                        msg);
+    if (f->kktg) {
+        mbs_count_factorization(ctx);
+        s = mbs_linsol_factor(f->kktg, &f->It, &f->Bj, msg, sizeof msg);
+        if (s != MBS_OK)
+            return mbs_fail(ctx, s, t, "%s, GGL matrix [I G^T; G 0]: %s",
+                            mbs_linsol_name(f->ls_kind), msg);
+    }
+    return MBS_OK;
+}
+
+int mbs_dae_form_kkt_solve(mbs_dae_form *f, mbs_ctx *ctx, double t, double c0, const double *R,
+                           double *dy)
+{
+    size_t nq = f->nq, nv = f->nv, nl = f->nl, ic = nq + nv;
+    if (!f->sparse || !(c0 > 0.0))
+        return mbs_fail(ctx, MBS_BAD_INPUT, t, "KKT solve: sparse form and c0 > 0 needed");
+    const double *Rq = R, *Rv = R + nq, *Rc = R + ic;
+    double beta = 0.0, coef = 0.0;
+    if (f->kind == MBS_FORM_BAUMGARTE2) {
+        if (!(f->h > 0.0 && f->baumgarte_C > 0.0))
+            return mbs_fail(ctx, MBS_BAD_INPUT, t, "baumgarte2 form needs h > 0 and C > 0");
+        beta = f->baumgarte_C / f->h / c0;
+        coef = beta;
+    } else if (f->kind == MBS_FORM_INDEX3) {
+        coef = 1.0;
+    }
+    /* right-hand side of [M B^T; B 0] (dv, dlambda/c0), r = -R (dae_form.h) */
+    for (size_t i = 0; i < nv; i++)
+        f->ka[i] = -Rv[i] / c0;
+    for (size_t i = 0; i < nl; i++)
+        f->kg[i] = f->kind == MBS_FORM_INDEX3 ? c0 * Rc[i]
+                   : f->kind == MBS_FORM_GGL  ? Rc[nl + i]
+                                              : Rc[i];
+    if (coef != 0.0)
+        for (size_t k = 0; k < f->Bj.nnz; k++)
+            f->kg[f->Bj.row[k]] += coef * f->Bj.val[k] * Rq[f->Bj.col[k]];
+    if (beta != 0.0)
+        for (size_t i = 0; i < nl; i++)
+            f->kg[i] /= 1.0 + beta;
+    char msg[200];
+    msg[0] = '\0';
+    int s = mbs_linsol_solve(f->kkt, f->ka, f->kg, f->kx, f->kl, msg, sizeof msg);
+    mbs_count_solve(ctx);
+    if (s != MBS_OK)
+        return mbs_fail(ctx, s, t, "%s KKT solve: %s", mbs_linsol_name(f->ls_kind), msg);
+    double *dq = dy, *dv = dy + nq, *dl = dy + ic;
+    memcpy(dv, f->kx, nv * sizeof(double));
+    for (size_t i = 0; i < nl; i++)
+        dl[i] = c0 * f->kl[i];
+    /* q rows: c0 dq (+ G^T dmu) = r_q + dv */
+    if (f->kktg) {
+        for (size_t j = 0; j < nq; j++)
+            f->ka[j] = (dv[j] - Rq[j]) / c0;
+        for (size_t i = 0; i < nl; i++)
+            f->kg[i] = Rc[i];
+        s = mbs_linsol_solve(f->kktg, f->ka, f->kg, dq, f->kl, msg, sizeof msg);
+        mbs_count_solve(ctx);
+        if (s != MBS_OK)
+            return mbs_fail(ctx, s, t, "%s GGL solve: %s", mbs_linsol_name(f->ls_kind), msg);
+        for (size_t i = 0; i < nl; i++)
+            dy[ic + nl + i] = c0 * f->kl[i];
+    } else {
+        for (size_t j = 0; j < nq; j++)
+            dq[j] = (dv[j] - Rq[j]) / c0;
+        for (size_t i = ic + nl; i < f->n; i++) /* GGL without constraints: no mu */
+            dy[i] = 0.0;
+    }
+    return MBS_OK;
 }

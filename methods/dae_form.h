@@ -19,6 +19,7 @@
 #include <gsl/gsl_matrix.h>
 #include <stddef.h>
 
+#include "linsol.h"
 #include "method.h"
 
 typedef enum { MBS_FORM_INDEX3, MBS_FORM_INDEX2, MBS_FORM_GGL, MBS_FORM_BAUMGARTE2 } mbs_form_kind;
@@ -43,6 +44,16 @@ typedef struct mbs_dae_form {
     gsl_matrix *Gt;             /* max(nl,1) x nq, G (GGL with H != I only; else NULL) */
     double *f, *g, *gt, *w;     /* force, constraint, g_t, work (length max(nq, nv, nl, 1)) */
     double *yp, *F0, *F1;       /* perturbed y and right-hand sides (length n) */
+    /* sparse mode (mbs_dae_form_alloc_sparse; all zero/NULL in dense mode) */
+    int sparse;                 /* 1: structured iteration matrix on an mbs_linsol backend */
+    int ls_kind;                /* its backend (linsol.h) */
+    int native;                 /* sparse mode with the problem's triplet callbacks: M, B
+                                   above are NULL and F uses Mt, Bt */
+    mbs_triplets Mt, Bt;        /* M and B = G (H = I) as triplets at the last evaluation */
+    mbs_triplets Bj, It;        /* B at the last KKT factorisation; identity (GGL) */
+    mbs_linsol *kkt;            /* [M B^T; B 0] */
+    mbs_linsol *kktg;           /* GGL: [I G^T; G 0] */
+    double *ka, *kg, *kx, *kl;  /* KKT right-hand sides and solutions (n_v, n_l) */
 } mbs_dae_form;
 
 /* Allocate the form for ctx->pb.  Returns MBS_OK, MBS_NO_MEMORY or
@@ -71,5 +82,43 @@ const char *mbs_dae_form_kind_name(mbs_form_kind kind);
 /* 1 when row i of F is a position-level constraint (g for index-3 and GGL),
  * i.e. a row the integrator scales by 1/h in the index-3 scaling; else 0. */
 int mbs_dae_form_position_row(const mbs_dae_form *f, size_t i);
+
+/* ---- sparse mode (issue 10) ----------------------------------------------------
+ * A structured simplified Newton for the BDF-type corrector  A dy = -R,
+ * A = c0 E - dF/dy, R = E y' - F, without any n x n matrix.  dF/dy is
+ * approximated by dropping f_q, f_v and the second-derivative terms
+ * (B^T lambda)_q, (B v)_q, (G^T mu)_q (an O(h), O(h^2) perturbation of the
+ * iteration matrix: only the Newton rate changes, not the converged solution).
+ * With H = I (so G = B) and r = -R the rows then read
+ *   q:  c0 dq - dv (+ G^T dmu) = r_q,           v:  c0 M dv + B^T dlambda = r_v,
+ *   index-2 (79c):  -B dv = r_c,                index-3 (77c):  -G dq = r_c,
+ *   Baumgarte2 (87c):  -(B dv + alpha0 G dq) = r_c,
+ *   GGL (92c, d):   -G dq = r_g,  -B dv = r_c,
+ * and, substituting dq = (r_q + dv)/c0 (GGL: after dv), reduce to the KKT
+ * systems of seed 002 Eq. (17), which do not depend on c0 or h:
+ *   [M B^T; B 0] (dv, dlambda/c0) = (r_v/c0, b),  b = -r_c (index-2, GGL),
+ *     -c0 r_c - B r_q (index-3), (-r_c - beta B r_q)/(1 + beta), beta = alpha0/c0
+ *     (Baumgarte2);
+ *   GGL:  [I G^T; G 0] (dq, dmu/c0) = ((r_q + dv)/c0, -r_g).
+ * F and E y' are evaluated from triplets (mbs_mass_sparse, mbs_jacobian_sparse)
+ * for problems with those callbacks, else from the dense callbacks converted
+ * to triplets (full pattern).  Requires H = I, no extended variables, no
+ * non-holonomic rows, and constraints when M is singular (MBS_UNSUPPORTED with
+ * a reason otherwise).  ls_kind: MBS_LS_DENSE, MBS_LS_UMFPACK or MBS_LS_CHOLMOD. */
+int mbs_dae_form_alloc_sparse(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind,
+                              int ls_kind);
+/* E(y) yp (length n) without forming E: (yp_q, M(q) yp_v, 0). */
+int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
+                            const double *yp, double *out);
+/* Evaluate M, B at (t, y) and factor the KKT matrices (one counted factorisation
+ * per mbs_linsol_factor).  MBS_SINGULAR_MATRIX etc. with a reason in ctx. */
+int mbs_dae_form_kkt_factor(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y);
+/* dy = -A~^-1 R with the last factorisation and the current c0 (one counted
+ * solve per KKT solve).  Baumgarte2 reads f->h and f->baumgarte_C. */
+int mbs_dae_form_kkt_solve(mbs_dae_form *f, mbs_ctx *ctx, double t, double c0, const double *R,
+                           double *dy);
+/* The backends of sparse mode (which = 0: [M B^T; B 0], 1: GGL's [I G^T; G 0]);
+ * NULL when absent. */
+const mbs_linsol *mbs_dae_form_linsol(const mbs_dae_form *f, int which);
 
 #endif

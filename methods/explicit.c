@@ -385,6 +385,8 @@ static int explicit_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, do
     int s = MBS_OK;
     if (st->var->accel->start &&
         (s = st->var->accel->start(st->ws, ctx, *tp, y, y + st->nq)) != MBS_OK) {
+        if (st->var->accel->finish)
+            st->var->accel->finish(st->ws, ctx);
         st->ctx = NULL;
         return s;
     }
@@ -399,6 +401,8 @@ static int explicit_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, do
         s = integrate_gsl(st, set, tp, y);
         break;
     }
+    if (st->var->accel->finish)
+        st->var->accel->finish(st->ws, ctx);
     st->ctx = NULL;
     return s;
 }

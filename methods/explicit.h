@@ -32,6 +32,9 @@ typedef struct mbs_accel_def {
     /* Optional: called at the start of every integrate() with the initial state
      * (reset per-run data such as a coordinate partition or diagnostics). */
     int (*start)(void *ws, mbs_ctx *ctx, double t0, const double *q, const double *v);
+    /* Optional: called at the end of every integrate(), on every exit (report
+     * linear-solver statistics: mbs_ctx_report_linsol, mbs_index1_report). */
+    void (*finish)(void *ws, mbs_ctx *ctx);
 } mbs_accel_def;
 
 /* The integrators (variant of an explicit method). */

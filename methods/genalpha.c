@@ -43,6 +43,31 @@
  * q'''(t_0) is a central difference (step h) of the index-1 accelerations at Taylor
  * points, accurate to O(h^2), which suffices because it is multiplied by h^2.
  *
+ * Linear algebra (`linsol`, issue 10): full (default) assembles the iteration
+ * matrix densely (n_x x n_x, GSL LU) as above, with the difference-Jacobian
+ * fallback.  lu, umfpack and cholmod use the KKT backends of methods/linsol.h
+ * with exactly the same simplified-Newton matrix, which is already a KKT
+ * matrix (Eq. (70) drops the stiffness, damping and second-derivative terms):
+ *   index3/genalpha, index3/hht: [c M, G^T; G, 0] (Delta q, h lambda) = (r1, r2),
+ *       factored as KKT(c M, G);
+ *   ggl/genalpha: with Delta q = w - G^T mu the matrix after Eq. (94),
+ *       [c M, G^T, c M G^T; G, 0, 0; (gamma/beta) G, 0, (gamma/beta) G G^T],
+ *       becomes block triangular:
+ *           [c M, G^T; G, 0] (w, h lambda) = (r1, (beta/gamma) r3),
+ *           G G^T mu = (beta/gamma) r3 - r2,
+ *       and G G^T mu = b is the multiplier part of KKT(I, G): [I G^T; G 0](z, nu)
+ *       = (0, b) gives nu = -(G G^T)^-1 b, z = -G^T nu, so mu = -nu and
+ *       Delta q = w - z.  Two factorisations per step (KKT(c M, G), KKT(I, G)).
+ * The iterates are those of the full path up to round-off.  The backends have
+ * no difference-Jacobian fallback (it is dense): an iteration that contracts
+ * slowly simply continues, and fails as diverged when the increment is not
+ * below the larger of the two previous ones.  Two steps, because the GGL
+ * iteration's max-norm increments come in pairs (measured on the pendulum,
+ * h = 0.01: 1.50e-4, 1.51e-4, 2.2e-8, 2.3e-8, 3.5e-12; the coupling of the mu
+ * and Delta q updates), which the full path's one-step test takes for slow
+ * contraction and answers with the difference Jacobian.  M and G come as triplets (kkt_eval.h; the chain's
+ * triplet callbacks: nothing n x n is allocated), also in the residual.
+ *
  * The observer receives q''_{n+1} as the acceleration.  A last step shorter than h
  * lands on t_end when (t_end - t_0)/h is not an integer (this restarts the
  * transient of a step-size change, seed 002 after Eq. (70)). */
@@ -55,7 +80,10 @@
 
 #include "gslalloc.h"
 #include "index1.h"
+#include "kkt_eval.h"
+#include "linsol.h"
 #include "method.h"
+#include "../problems/triplets.h"
 
 typedef enum { GA_INDEX3, GA_HHT, GA_GGL } ga_kind;
 
@@ -83,13 +111,21 @@ typedef struct ga_state {
     double *y;                  /* q | v | lambda handed to mbs_accept */
     double *tq, *tv, *acc1, *acc2; /* starting-value work */
     mbs_index1 *ix;             /* index-1 accelerations for the starting values */
+    /* linsol != full (structured path, see the header) */
+    int lskind;                 /* -1: full; else the mbs_linsol_kind */
+    mbs_linsol *ls, *ls2;       /* KKT(c M, G); GGL: KKT(I, G) */
+    mbs_kkt_eval ke, ke0;       /* M, G at the iterate and at (t_n, q_n) */
+    mbs_triplets cM, Id;        /* c M(q_n), the identity */
+    double *r1, *r2, *sa, *sl, *z, *nu; /* right-hand sides and solutions */
 } ga_state;
+
+enum { GA_LS_FULL = 0, GA_LS_LU = 1, GA_LS_UMFPACK = 2, GA_LS_CHOLMOD = 3 };
 
 /* ---- parameters ---------------------------------------------------------------- */
 
-enum { GP_RHO, GP_AM, GP_AF, GP_BETA, GP_GAMMA, GP_START, GP_NTOL, GP_NMAXIT };
-enum { HP_ALPHA, HP_START, HP_NTOL, HP_NMAXIT };
-enum { SP_RHO, SP_AM, SP_AF, SP_BETA, SP_GAMMA, SP_NTOL, SP_NMAXIT };
+enum { GP_RHO, GP_AM, GP_AF, GP_BETA, GP_GAMMA, GP_START, GP_NTOL, GP_NMAXIT, GP_LINSOL };
+enum { HP_ALPHA, HP_START, HP_NTOL, HP_NMAXIT, HP_LINSOL };
+enum { SP_RHO, SP_AM, SP_AF, SP_BETA, SP_GAMMA, SP_NTOL, SP_NMAXIT, SP_LINSOL };
 
 #define GA_RHO_PARAM                                                                    \
     {"rho_inf", 0.9, 0.0, 1.0, "spectral radius at infinity; gives alpha_m, alpha_f, "  \
@@ -108,15 +144,19 @@ enum { SP_RHO, SP_AM, SP_AF, SP_BETA, SP_GAMMA, SP_NTOL, SP_NMAXIT };
     {"newton_tol", 1e-10, 1e-13, 1e-2, "Newton tolerance on scaled increments of "      \
      "Delta q, lambda, mu", NULL, 0},                                                   \
     {"newton_maxit", 30, 1, 1000, "Newton iterations per step (maximum)", NULL, 1}
+#define GA_LINSOL_PARAM                                                                 \
+    {"linsol", GA_LS_FULL, 0, 3, "iteration matrix: full (dense n_x x n_x LU with "     \
+     "difference-Jacobian fallback) or the KKT form of Eq. (70)/(94) on linsol.h's "    \
+     "dense, umfpack or cholmod backend", "full,lu,umfpack,cholmod", 1}
 
 static const mbs_param_def genalpha_params[] = {
-    GA_RHO_PARAM, GA_EXPLICIT_PARAMS, GA_START_PARAM, GA_NEWTON_PARAMS};
+    GA_RHO_PARAM, GA_EXPLICIT_PARAMS, GA_START_PARAM, GA_NEWTON_PARAMS, GA_LINSOL_PARAM};
 static const mbs_param_def hht_params[] = {
     {"alpha", -0.05, -1.0 / 3.0, 0.0, "HHT alpha in [-1/3, 0] (0: trapezoidal Newmark)",
      NULL, 0},
-    GA_START_PARAM, GA_NEWTON_PARAMS};
+    GA_START_PARAM, GA_NEWTON_PARAMS, GA_LINSOL_PARAM};
 static const mbs_param_def ggl_params[] = {GA_RHO_PARAM, GA_EXPLICIT_PARAMS,
-                                           GA_NEWTON_PARAMS};
+                                           GA_NEWTON_PARAMS, GA_LINSOL_PARAM};
 
 static int is_set(const mbs_params *p, int i)
 {
@@ -190,6 +230,15 @@ static void ga_free(void *p)
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
         free(vecs[i]);
     mbs_index1_free(st->ix);
+    mbs_linsol_free(&st->ls);
+    mbs_linsol_free(&st->ls2);
+    mbs_kkt_eval_free(&st->ke);
+    mbs_kkt_eval_free(&st->ke0);
+    mbs_triplets_free(&st->cM);
+    mbs_triplets_free(&st->Id);
+    double *lsv[] = {st->r1, st->r2, st->sa, st->sl, st->z, st->nu};
+    for (size_t i = 0; i < sizeof lsv / sizeof lsv[0]; i++)
+        free(lsv[i]);
     free(st);
 }
 
@@ -209,7 +258,7 @@ static int ga_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, 
     if (!st)
         return MBS_NO_MEMORY;
     st->kind = var->kind;
-    int s;
+    int s, lsopt;
     if (var->kind == GA_HHT) {
         double alpha = p->val[HP_ALPHA];
         st->am = 0.0;
@@ -219,6 +268,7 @@ static int ga_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, 
         st->start = (int)p->val[HP_START];
         st->ntol = p->val[HP_NTOL];
         st->nmaxit = (long)p->val[HP_NMAXIT];
+        lsopt = (int)p->val[HP_LINSOL];
     } else {
         if ((s = coefficients_from_table(st, p, ctx, m->name)) != MBS_OK) {
             ga_free(st);
@@ -228,27 +278,55 @@ static int ga_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, 
             st->start = (int)p->val[GP_START];
             st->ntol = p->val[GP_NTOL];
             st->nmaxit = (long)p->val[GP_NMAXIT];
+            lsopt = (int)p->val[GP_LINSOL];
         } else {
             st->start = GA_START_PLAIN;
             st->ntol = p->val[SP_NTOL];
             st->nmaxit = (long)p->val[SP_NMAXIT];
+            lsopt = (int)p->val[SP_LINSOL];
         }
     }
     size_t n = pb->nq, nl = pb->nl;
     st->n = n;
     st->nl = nl;
     st->nx = n + (var->kind == GA_GGL ? 2 : 1) * nl;
-    st->M = mbs_matrix_alloc(n, n);
-    st->M0 = mbs_matrix_alloc(n, n);
-    st->G = mbs_matrix_alloc(nl, n);
-    st->G0 = mbs_matrix_alloc(nl, n);
-    st->K = mbs_matrix_alloc(st->nx, st->nx);
-    st->perm = gsl_permutation_alloc(st->nx);
+    st->lskind = lsopt == GA_LS_LU        ? MBS_LS_DENSE
+                 : lsopt == GA_LS_UMFPACK ? MBS_LS_UMFPACK
+                 : lsopt == GA_LS_CHOLMOD ? MBS_LS_CHOLMOD
+                                          : -1;
+    int ok = 1;
+    if (st->lskind < 0) {
+        st->M = mbs_matrix_alloc(n, n);
+        st->M0 = mbs_matrix_alloc(n, n);
+        st->G = mbs_matrix_alloc(nl, n);
+        st->G0 = mbs_matrix_alloc(nl, n);
+        st->K = mbs_matrix_alloc(st->nx, st->nx);
+        st->perm = gsl_permutation_alloc(st->nx);
+        ok = st->M && st->M0 && st->G && st->G0 && st->K && st->perm;
+    } else {
+        double aug = (pb->flags & MBS_PB_SINGULAR_MASS) ? 1.0 : 0.0;
+        s = mbs_linsol_alloc(&st->ls, st->lskind, n, nl, aug);
+        if (s == MBS_OK && var->kind == GA_GGL)
+            s = mbs_linsol_alloc(&st->ls2, st->lskind, n, nl, 0.0);
+        if (s == MBS_OK)
+            s = mbs_kkt_eval_init(&st->ke, ctx);
+        if (s == MBS_OK)
+            s = mbs_kkt_eval_init(&st->ke0, ctx);
+        if (s != MBS_OK) {
+            ga_free(st);
+            return s;
+        }
+        ok = mbs_triplets_reserve(&st->Id, n) == 0;
+        for (size_t i = 0; ok && i < n; i++)
+            mbs_triplets_push(&st->Id, i, i, 1.0);
+        double **lsv[] = {&st->r1, &st->r2, &st->sa, &st->sl, &st->z, &st->nu};
+        for (size_t i = 0; i < sizeof lsv / sizeof lsv[0]; i++)
+            ok = ok && (*lsv[i] = calloc(n > nl ? n : nl, sizeof(double)));
+    }
     st->F = gsl_vector_alloc(st->nx);
     st->F0 = gsl_vector_alloc(st->nx);
     st->dx = gsl_vector_alloc(st->nx);
-    int ok = st->M && st->M0 && st->G && st->G0 && st->K && st->perm && st->F && st->F0 &&
-             st->dx;
+    ok = ok && st->F && st->F0 && st->dx;
     double **nvecs[] = {&st->qn, &st->vn, &st->qddn, &st->an, &st->q1, &st->v1, &st->qdd1,
                         &st->a1, &st->w,  &st->f,  &st->tq,   &st->tv, &st->acc1, &st->acc2};
     for (size_t i = 0; i < sizeof nvecs / sizeof nvecs[0]; i++)
@@ -261,7 +339,10 @@ static int ga_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, 
         ga_free(st);
         return MBS_NO_MEMORY;
     }
-    if ((s = mbs_index1_alloc(&st->ix, ctx, MBS_LINSOL_LU)) != MBS_OK) {
+    if ((s = mbs_index1_alloc(&st->ix, ctx,
+                              st->lskind == MBS_LS_UMFPACK   ? MBS_LINSOL_UMFPACK
+                              : st->lskind == MBS_LS_CHOLMOD ? MBS_LINSOL_CHOLMOD
+                                                             : MBS_LINSOL_LU)) != MBS_OK) {
         ga_free(st);
         return s;
     }
@@ -323,15 +404,70 @@ static int factor(ga_state *st, mbs_ctx *ctx, double t, const gsl_matrix *M,
     return MBS_OK;
 }
 
+/* Structured path: KKT(c M(q_n), G(q_n)) [and KKT(I, G(q_n)) for GGL] on the
+ * backend (header).  Evaluates M, G at (t, q_n) into ke0. */
+static int factor_ls(ga_state *st, mbs_ctx *ctx, double t, const double *q)
+{
+    double c = (1.0 - st->am) / (st->beta * (1.0 - st->af));
+    int s;
+    if ((s = mbs_kkt_eval_mass(&st->ke0, ctx, t, q)) != MBS_OK ||
+        (s = mbs_kkt_eval_jacobian(&st->ke0, ctx, t, q)) != MBS_OK)
+        return s;
+    if (mbs_triplets_copy_scaled(&st->cM, &st->ke0.M, c) != 0)
+        return mbs_fail(ctx, MBS_NO_MEMORY, t, "iteration matrix: out of memory");
+    if ((s = mbs_kkt_factor(st->ls, st->lskind, ctx, t, &st->cM, &st->ke0.B,
+                            "iteration matrix (Eq. (70))")) != MBS_OK)
+        return s;
+    if (st->kind == GA_GGL)
+        return mbs_kkt_factor(st->ls2, st->lskind, ctx, t, &st->Id, &st->ke0.B,
+                              "iteration matrix (G G^T block, Eq. (94))");
+    return MBS_OK;
+}
+
+/* Structured path: dx = K^-1 rhs (rhs = -F, n_x) with the factors of factor_ls. */
+static int solve_ls(ga_state *st, mbs_ctx *ctx, double t, const double *rhs, double *dx)
+{
+    size_t n = st->n, nl = st->nl;
+    int s;
+    if (st->kind != GA_GGL)
+        return mbs_kkt_solve(st->ls, st->lskind, ctx, t, rhs, rhs + n, dx, dx + n,
+                             "iteration matrix");
+    /* (w, h lambda): KKT(c M, G) with constraint rows (beta/gamma) r3 */
+    double bg = st->beta / st->gamma;
+    for (size_t k = 0; k < nl; k++) {
+        st->r2[k] = bg * rhs[n + nl + k];
+        st->sl[k] = st->r2[k] - rhs[n + k]; /* G G^T mu = (beta/gamma) r3 - r2 */
+    }
+    if ((s = mbs_kkt_solve(st->ls, st->lskind, ctx, t, rhs, st->r2, st->sa, dx + n,
+                           "iteration matrix")) != MBS_OK)
+        return s;
+    memset(st->r1, 0, n * sizeof(double));
+    if ((s = mbs_kkt_solve(st->ls2, st->lskind, ctx, t, st->r1, st->sl, st->z, st->nu,
+                           "iteration matrix (G G^T block)")) != MBS_OK)
+        return s;
+    for (size_t i = 0; i < n; i++)
+        dx[i] = st->sa[i] - st->z[i];
+    for (size_t k = 0; k < nl; k++)
+        dx[n + nl + k] = -st->nu[k];
+    return MBS_OK;
+}
+
 /* The linear maps (68b-e) (with w = Delta q + G^T(q_n) mu for GGL, Eq. (94)). */
 static void linear_update(ga_state *st, double h, const double *x)
 {
     size_t n = st->n, nl = st->nl;
     double b = st->beta, gm = st->gamma;
     double c = (1.0 - st->am) / (b * (1.0 - st->af));
+    if (st->ls) { /* w = Delta q + G^T(q_n) mu from the triplets */
+        memcpy(st->w, x, n * sizeof(double));
+        if (st->kind == GA_GGL)
+            mbs_triplets_gemv(&st->ke0.B, 1, 1.0, x + n + nl, st->w);
+    }
     for (size_t i = 0; i < n; i++) {
         double w = x[i];
-        if (st->kind == GA_GGL)
+        if (st->ls)
+            w = st->w[i];
+        else if (st->kind == GA_GGL)
             for (size_t k = 0; k < nl; k++)
                 w += gsl_matrix_get(st->G0, k, i) * x[n + nl + k];
         st->w[i] = w;
@@ -344,12 +480,43 @@ static void linear_update(ga_state *st, double h, const double *x)
     }
 }
 
+/* residual() with M and G as triplets (structured path); linear_update done. */
+static int residual_ls(ga_state *st, mbs_ctx *ctx, double t1, double h, const double *x)
+{
+    size_t n = st->n, nl = st->nl;
+    double *F = st->F->data;
+    int s;
+    if ((s = mbs_kkt_eval_mass(&st->ke, ctx, t1, st->q1)) != MBS_OK ||
+        (s = mbs_force(ctx, t1, st->q1, st->v1, st->f)) != MBS_OK ||
+        (s = mbs_kkt_eval_jacobian(&st->ke, ctx, t1, st->q1)) != MBS_OK ||
+        (s = mbs_constraint(ctx, t1, st->q1, st->g)) != MBS_OK)
+        return s;
+    if (st->kind == GA_GGL && (s = mbs_constraint_t(ctx, t1, st->q1, st->gt)) != MBS_OK)
+        return s;
+    for (size_t i = 0; i < n; i++)
+        F[i] = -h * st->f[i];
+    mbs_triplets_gemv(&st->ke.M, 0, h, st->qdd1, F);
+    mbs_triplets_gemv(&st->ke.B, 1, 1.0, x + n, F);
+    for (size_t k = 0; k < nl; k++)
+        F[n + k] = st->g[k] / h;
+    if (st->kind == GA_GGL) {
+        memcpy(F + n + nl, st->gt, nl * sizeof(double));
+        mbs_triplets_gemv(&st->ke.B, 0, 1.0, st->v1, F + n + nl);
+    }
+    for (size_t i = 0; i < st->nx; i++)
+        if (!isfinite(F[i]))
+            return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t1, "non-finite Newton residual");
+    return MBS_OK;
+}
+
 /* F(x) = (r_h, g_h [, gdot_h]) of Eqs. (69) / (94). */
 static int residual(ga_state *st, mbs_ctx *ctx, double t1, double h, const double *x)
 {
     size_t n = st->n, nl = st->nl;
     int s;
     linear_update(st, h, x);
+    if (st->ls)
+        return residual_ls(st, ctx, t1, h, x);
     if ((s = mbs_mass(ctx, t1, st->q1, st->M)) != MBS_OK ||
         (s = mbs_force(ctx, t1, st->q1, st->v1, st->f)) != MBS_OK ||
         (s = mbs_constraint_jacobian(ctx, t1, st->q1, st->G)) != MBS_OK ||
@@ -442,9 +609,12 @@ static int step(ga_state *st, mbs_ctx *ctx, double t, double h)
     double c = (1.0 - st->am) / (st->beta * (1.0 - st->af));
     int s;
     /* Iteration matrix at (t_n, q_n), Eq. (70). */
-    if ((s = mbs_mass(ctx, t, st->qn, st->M0)) != MBS_OK ||
-        (s = mbs_constraint_jacobian(ctx, t, st->qn, st->G0)) != MBS_OK ||
-        (s = factor(st, ctx, t, st->M0, st->G0)) != MBS_OK)
+    if (st->ls) {
+        if ((s = factor_ls(st, ctx, t, st->qn)) != MBS_OK)
+            return s;
+    } else if ((s = mbs_mass(ctx, t, st->qn, st->M0)) != MBS_OK ||
+               (s = mbs_constraint_jacobian(ctx, t, st->qn, st->G0)) != MBS_OK ||
+               (s = factor(st, ctx, t, st->M0, st->G0)) != MBS_OK)
         return s;
     /* Predictor a_{n+1} = a_n: Delta q = v_n + h a_n / 2, lambda_{n+1} = lambda_n, mu = 0. */
     for (size_t i = 0; i < n; i++)
@@ -462,16 +632,21 @@ static int step(ga_state *st, mbs_ctx *ctx, double t, double h)
      * round-off level; one that contracts slower than 1/2 earlier switches to the
      * difference Jacobian (fd_factor) and is declared divergent if it still fails to
      * contract. */
-    double prev = INFINITY, err = INFINITY, err0 = INFINITY;
+    double prev = INFINITY, prev2 = INFINITY, err = INFINITY, err0 = INFINITY;
     int refactored = 0, converged = 0;
     for (long it = 0; it < st->nmaxit && !converged; it++) {
         if ((s = residual(st, ctx, t1, h, st->x)) != MBS_OK)
             return s;
         mbs_count_newton(ctx);
         gsl_vector_scale(st->F, -1.0);
-        mbs_count_solve(ctx);
-        if (gsl_linalg_LU_solve(st->K, st->perm, st->F, st->dx) != GSL_SUCCESS)
-            return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "LU solve failed");
+        if (st->ls) {
+            if ((s = solve_ls(st, ctx, t, st->F->data, st->dx->data)) != MBS_OK)
+                return s;
+        } else {
+            mbs_count_solve(ctx);
+            if (gsl_linalg_LU_solve(st->K, st->perm, st->F, st->dx) != GSL_SUCCESS)
+                return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "LU solve failed");
+        }
         err = increment_norm(st, h, st->x, st->dx);
         if (!isfinite(err))
             return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t, "non-finite Newton increment at t=%g",
@@ -483,7 +658,7 @@ static int step(ga_state *st, mbs_ctx *ctx, double t, double h)
             converged = 1; /* round-off level: keep the last iterate */
             break;
         }
-        if (err >= 0.5 * prev && !refactored) {
+        if (err >= 0.5 * prev && !refactored && !st->ls) {
             /* Slow or no contraction: exact Newton from the last iterate. */
             refactored = 1;
             memcpy(st->x, st->xold, st->nx * sizeof(double));
@@ -492,12 +667,13 @@ static int step(ga_state *st, mbs_ctx *ctx, double t, double h)
             prev = INFINITY;
             continue;
         }
-        if (err >= prev)
+        if (err >= prev && (!st->ls || err >= prev2))
             return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
                             "Newton iteration diverged at t=%g (h=%g, increment %g)", t, h, err);
         memcpy(st->xold, st->x, st->nx * sizeof(double));
         for (size_t i = 0; i < st->nx; i++)
             st->x[i] += gsl_vector_get(st->dx, i);
+        prev2 = prev;
         prev = err;
         converged = err <= st->ntol;
     }
@@ -554,9 +730,22 @@ static int start(ga_state *st, mbs_ctx *ctx, double t0, double h)
     return MBS_OK;
 }
 
+static int ga_integrate_(ga_state *st, mbs_ctx *ctx, const mbs_settings *set, double *tp,
+                         double *y);
+
 static int ga_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double *tp, double *y)
 {
     ga_state *st = p;
+    int s = ga_integrate_(st, ctx, set, tp, y);
+    mbs_ctx_report_linsol(ctx, st->ls, st->lskind);
+    mbs_ctx_report_linsol(ctx, st->ls2, st->lskind);
+    mbs_index1_report(ctx, st->ix);
+    return s;
+}
+
+static int ga_integrate_(ga_state *st, mbs_ctx *ctx, const mbs_settings *set, double *tp,
+                         double *y)
+{
     size_t n = st->n, nl = st->nl;
     double t0 = *tp, h = set->h, span = set->t_end - t0;
     if (!(h > 0.0) || !(span > 0.0))

@@ -301,8 +301,10 @@ static int integrate_adaptive(hd_state *st, mbs_ctx *ctx, const mbs_settings *se
 static int hd_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double *tp, double *y)
 {
     hd_state *st = p;
-    return st->var->adaptive ? integrate_adaptive(st, ctx, set, tp, y)
-                             : integrate_fixed(st, ctx, set, tp, y);
+    int s = st->var->adaptive ? integrate_adaptive(st, ctx, set, tp, y)
+                              : integrate_fixed(st, ctx, set, tp, y);
+    mbs_index1_report(ctx, st->ix);
+    return s;
 }
 
 static const mbs_method_ops hd_ops = {

@@ -231,6 +231,11 @@ static int accel_eval(void *ws, mbs_ctx *ctx, double t, const double *q, const d
     return mbs_index1_accel(ws, ctx, t, q, v, vdot, lambda);
 }
 
+static void accel_finish(void *ws, mbs_ctx *ctx)
+{
+    mbs_index1_report(ctx, ws);
+}
+
 static void accel_free(void *ws)
 {
     mbs_index1_free(ws);
@@ -240,6 +245,7 @@ const mbs_accel_def mbs_accel_index1 = {
     .name = "index1",
     .alloc = accel_alloc,
     .eval = accel_eval,
+    .finish = accel_finish,
     .free_ws = accel_free,
 };
 

@@ -74,4 +74,12 @@ int mbs_index1_sparse_accel(mbs_index1 *w, mbs_ctx *ctx, double t, const double 
 /* The linear solver of a sparse backend (statistics: linsol.h), else NULL. */
 const struct mbs_linsol *mbs_index1_linsol(const mbs_index1 *w);
 
+/* Report the statistics of the sparse backend (umfpack, cholmod) to
+ * ctx->linsol through mbs_ctx_report_linsol (issue 10): drivers built on
+ * mbs_index1 call it once at the end of every integrate(), on every exit.  The
+ * statistics are those of the workspace's whole life (linsol.h); the harness
+ * turns them into per-run numbers (harness/run.c).  No-op for w == NULL and the
+ * dense lu / chol paths, which leave ctx->linsol_kind = -1. */
+void mbs_index1_report(mbs_ctx *ctx, const mbs_index1 *w);
+
 #endif

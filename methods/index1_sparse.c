@@ -75,6 +75,13 @@ const mbs_linsol *mbs_index1_linsol(const mbs_index1 *w)
     return w && w->sp ? w->sp->ls : NULL;
 }
 
+void mbs_index1_report(mbs_ctx *ctx, const mbs_index1 *w)
+{
+    if (w && w->sp)
+        mbs_ctx_report_linsol(ctx, w->sp->ls,
+                              w->linsol == MBS_LINSOL_UMFPACK ? MBS_LS_UMFPACK : MBS_LS_CHOLMOD);
+}
+
 static int eval_matrices(mbs_index1_sparse *sp, mbs_ctx *ctx, double t, const double *q)
 {
     const mbs_problem *pb = ctx->pb;

@@ -234,6 +234,7 @@ static int peer_gsl_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, do
     if (gsl_odeiv2_control_init(d->c, set->atol, set->rtol, 1.0, 0.0) != GSL_SUCCESS ||
         gsl_odeiv2_evolve_reset(d->e) != GSL_SUCCESS || gsl_odeiv2_step_reset(d->s) != GSL_SUCCESS) {
         st->ctx = NULL;
+        mbs_index1_report(ctx, st->w);
         return mbs_fail(ctx, MBS_LIBRARY_FAILURE, t, "GSL driver reset failed");
     }
     unsigned long failed0 = d->e->failed_steps;
@@ -255,6 +256,7 @@ static int peer_gsl_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, do
             break;
     }
     ctx->cnt.rejected += (long)(d->e->failed_steps - failed0);
+    mbs_index1_report(ctx, st->w);
     *tp = t;
     st->ctx = NULL;
     return s;

@@ -16,7 +16,12 @@
  *       IDA's difference-quotient Jacobian;
  *   index2/ida, ggl/ida - IDA on E(y) y' - F(t, y) = 0 with the forms of
  *       methods/dae_form.h (seed 002 Eqs. (79), (92)); Jacobian
- *       cj E(y) - dF/dy from mbs_dae_form_mass/mbs_dae_form_jac.
+ *       cj E(y) - dF/dy from mbs_dae_form_mass/mbs_dae_form_jac.  index2/ida
+ *       also runs extended problems (problem.h; the wheelset with form=index2):
+ *       residual E(t, y) y' - F(t, y) of the problem's own system
+ *       (mbs_ext_mass/mbs_ext_rhs through dae_form.h), the algebraic
+ *       components (IDASetId) the zero columns of E(t0, y0), y'0 from the
+ *       nonzero rows (ext_start).
  * All: rtol = atol = tol, one-step mode (CV_ONE_STEP / ARK_ONE_STEP /
  * IDA_ONE_STEP) to t_end with tstop set, mbs_accept after every step, the
  * multipliers at every accepted point (ODE peers: an index-1 solve at the
@@ -24,6 +29,9 @@
  * lambda (and mu) algebraic (IDASetId) and leaves them out of the error test
  * (IDASetSuppressAlg); the initial values are consistent (q, v, lambda from
  * the problem, y' = (H v, v', 0) from the index-1 solve), so no IDACalcIC.
+ * Error weights (ida_ewt): rtol = atol = tol, GGL's mu scaled by h as in
+ * RADAU5 (it acts only in IDA's Newton convergence test; without the scaling
+ * ggl/ida fails at t = 0 on andrews for tol <= 1e-5).
  * Counters: steps, f_evals, mass/constraint evaluations through the counting
  * wrappers (difference-quotient Jacobians included); the solvers' own
  * counters are added at the end of each run: Newton iterations = nonlinear
@@ -34,6 +42,8 @@
 #ifdef MBS_HAVE_SUNDIALS
 
 #include <arkode/arkode_erkstep.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
 #include <cvode/cvode.h>
 #include <ida/ida.h>
 #include <math.h>
@@ -77,6 +87,10 @@ typedef struct peer_state {
     gsl_matrix *E, *J;   /* n x n (own IDA Jacobian) */
     double *F, *f, *gam, *vdot, *hv;
     double fixed_h;
+    double rtol, atol;   /* IDA: the run's tolerances (error weights, ida_ewt) */
+    double h0;           /* IDA: first step size of the run (ida_ewt before the first step) */
+    int first;           /* IDA: 1 until the first step is accepted */
+    size_t *perm;        /* extended problems (2 n): rows and LU permutation for y'0 */
     int dq_jac;          /* IDA on the forms: 1 = IDA's difference-quotient Jacobian */
     char msg[200];       /* last message of the solver's error handler */
 } peer_state;
@@ -168,6 +182,20 @@ static int res_form(realtype t, N_Vector yy, N_Vector ypv, N_Vector rr, void *da
     double *r = N_VGetArrayPointer(rr);
     size_t nq = st->nq, nv = st->nv;
     int s;
+    if (st->form->nx) {
+        /* extended problems: the problem's own E(t, y) y' - F(t, y) (problem.h) */
+        if ((s = mbs_dae_form_rhs(st->form, ctx, t, y, st->F)) != MBS_OK ||
+            (s = mbs_dae_form_mass(st->form, ctx, t, y, st->E)) != MBS_OK)
+            return cb_status(st, s);
+        for (size_t i = 0; i < st->n; i++) {
+            const double *Ei = st->E->data + i * st->E->tda;
+            double a = -st->F[i];
+            for (size_t j = 0; j < st->n; j++)
+                a += Ei[j] * yp[j];
+            r[i] = a;
+        }
+        return 0;
+    }
     if ((s = mbs_dae_form_rhs(st->form, ctx, t, y, st->F)) != MBS_OK ||
         (s = mbs_mass(ctx, t, y, st->M)) != MBS_OK)
         return cb_status(st, s);
@@ -210,6 +238,42 @@ static int jac_form(realtype t, realtype cj, N_Vector yy, N_Vector ypv, N_Vector
     return 0;
 }
 
+/* IDA's error weights (IDAWFtolerances): 1 / (rtol |y_i| + atol), and for GGL's
+ * mu (an index-2 variable, zero on the solution) times h, RADAU5's index-aware
+ * scaling (Hairer & Wanner, Solving ODEs II, Sect. VII.8).  With
+ * IDASetSuppressAlg the algebraic components are out of the error test, so the
+ * weights act only in IDA's Newton convergence test, where the corrections of
+ * an index-2 variable carry the rounding error of the residual times
+ * cj = O(1/h).  Weighted by 1/atol alone (mu = 0), mu failed that test at t = 0
+ * on andrews for every tol <= 1e-5 and IDA shrank h to 5e-15 (measured: the
+ * rounding of g(q0), 1.4e-17, gives mu = 4e-5 after one Newton step at
+ * h = 1.4e-9).  lambda keeps IDA's plain weights: scaling them by h too costs
+ * IDA 30-80% more steps on the pendulum (index2/ida, tol 1e-5 .. 1e-11: 574 vs
+ * 433 steps at 1e-5, 3867 vs 2140 at 1e-10; a less exact lambda spoils v's
+ * error estimate).  h is the step IDA attempts next (IDAGetCurrentStep), h0
+ * before the first step. */
+static int ida_ewt(N_Vector yy, N_Vector ww, void *data)
+{
+    peer_state *st = data;
+    const double *y = N_VGetArrayPointer(yy);
+    double *w = N_VGetArrayPointer(ww);
+    realtype h = 0.0;
+    if (!st->first && IDAGetCurrentStep(st->mem, &h) != IDA_SUCCESS)
+        h = 0.0;
+    if (!(h > 0.0))
+        h = st->h0;
+    size_t mu0 = st->nq + st->nv + st->nl, mu1 = mu0 + (st->form ? st->form->nmu : 0);
+    for (size_t i = 0; i < st->n; i++) {
+        double d = st->rtol * fabs(y[i]) + st->atol;
+        if (!(d > 0.0))
+            return -1;
+        w[i] = 1.0 / d;
+        if (i >= mu0 && i < mu1 && h > 0.0 && h < 1.0)
+            w[i] *= h;
+    }
+    return 0;
+}
+
 static void peer_free(void *p)
 {
     peer_state *st = p;
@@ -241,6 +305,7 @@ static void peer_free(void *p)
     gsl_matrix_free(st->B);
     gsl_matrix_free(st->E);
     gsl_matrix_free(st->J);
+    free(st->perm);
     free(st->F);
     free(st->f);
     free(st->gam);
@@ -351,7 +416,8 @@ static int peer_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx
     if (ok && st->form) {
         st->E = mbs_matrix_alloc(st->n, st->n);
         st->J = mbs_matrix_alloc(st->n, st->n);
-        ok = st->E && st->J;
+        st->perm = malloc(2 * st->n * sizeof *st->perm);
+        ok = st->E && st->J && st->perm;
     }
     if (!ok) {
         peer_free(st);
@@ -370,6 +436,61 @@ static int peer_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx
                                              m->name, st->msg);
     }
     *out = st;
+    return MBS_OK;
+}
+
+/* Extended problems (problem.h): the differential components are the nonzero
+ * columns of E(t0, y0) (the wheelset: q, v, beta; lambda and the contact
+ * coordinates are algebraic), and y'0 solves E_dd y'_d = F_d on the nonzero
+ * rows (as many as the columns), y'_a = 0.  st->y holds y0; the LU runs in
+ * st->J (its leading nd x nd block), st->perm holds the nonzero rows and the LU
+ * permutation, st->F the right-hand side and then the solution. */
+static int ext_start(peer_state *st, double t0)
+{
+    mbs_ctx *ctx = st->ctx;
+    const double *y = N_VGetArrayPointer(st->y);
+    double *yp = N_VGetArrayPointer(st->yp), *id = N_VGetArrayPointer(st->id);
+    size_t n = st->n, nr = 0, nd = 0;
+    int s;
+    if ((s = mbs_dae_form_mass(st->form, ctx, t0, y, st->E)) != MBS_OK ||
+        (s = mbs_dae_form_rhs(st->form, ctx, t0, y, st->F)) != MBS_OK)
+        return s;
+    for (size_t j = 0; j < n; j++) {
+        id[j] = 0.0;
+        for (size_t i = 0; i < n; i++)
+            if (gsl_matrix_get(st->E, i, j) != 0.0)
+                id[j] = 1.0;
+        nd += id[j] != 0.0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int nz = 0;
+        for (size_t j = 0; j < n; j++)
+            nz |= gsl_matrix_get(st->E, i, j) != 0.0;
+        if (nz)
+            st->perm[nr++] = i;
+    }
+    if (nr != nd || nd == 0)
+        return mbs_fail(ctx, MBS_UNSUPPORTED, t0,
+                        "IDA: E(t0, y0) of %s has %zu nonzero rows but %zu nonzero columns",
+                        ctx->pb->def->name, nr, nd);
+    gsl_matrix_view A = gsl_matrix_submatrix(st->J, 0, 0, nd, nd);
+    for (size_t a = 0; a < nr; a++) {
+        size_t i = st->perm[a], c = 0;
+        for (size_t j = 0; j < n; j++)
+            if (id[j] != 0.0)
+                gsl_matrix_set(&A.matrix, a, c++, gsl_matrix_get(st->E, i, j));
+        st->F[a] = st->F[i]; /* i >= a: in-place compaction */
+    }
+    gsl_permutation P = {.size = nd, .data = st->perm + n};
+    gsl_vector_view x = gsl_vector_view_array(st->F, nd);
+    int sign;
+    if (gsl_linalg_LU_decomp(&A.matrix, &P, &sign) != GSL_SUCCESS ||
+        gsl_linalg_LU_svx(&A.matrix, &P, &x.vector) != GSL_SUCCESS)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t0,
+                        "IDA: the differential block of E(t0, y0) is singular (rank %zu of %zu)",
+                        mbs_lu_rank(&A.matrix), nd);
+    for (size_t j = 0, c = 0; j < n; j++)
+        yp[j] = id[j] != 0.0 ? st->F[c++] : 0.0;
     return MBS_OK;
 }
 
@@ -397,19 +518,44 @@ static int peer_start(peer_state *st, const mbs_settings *set, double t0, const 
         }
         return r ? MBS_LIBRARY_FAILURE : MBS_OK;
     }
-    /* consistent y' = (H v, v', 0 [, 0]) from the index-1 solve (seed 002 Eq. (17)) */
     if (st->form)
         mbs_dae_form_from_state(st->form, state, y);
     else
         memcpy(y, state, st->n * sizeof(double));
     memset(yp, 0, st->n * sizeof(double));
-    if ((s = mbs_qdot(ctx, state, state + nq, yp)) != MBS_OK ||
-        (s = mbs_index1_accel(st->w, ctx, t0, state, state + nq, yp + nq, NULL)) != MBS_OK)
+    if (st->form && st->form->nx) {
+        if ((s = ext_start(st, t0)) != MBS_OK)
+            return s;
+    } else if ((s = mbs_qdot(ctx, state, state + nq, yp)) != MBS_OK ||
+               (s = mbs_index1_accel(st->w, ctx, t0, state, state + nq, yp + nq, NULL)) !=
+                   MBS_OK) {
+        /* consistent y' = (H v, v', 0 [, 0]) from the index-1 solve (seed 002 Eq. (17)) */
         return s;
+    }
+    st->rtol = set->rtol;
+    st->atol = set->atol;
+    st->first = 1;
+    /* IDA's own first step (IDASolve: 0.001 (t_end - t0), at most 0.5 over the
+     * weighted norm of y' over the differential components), made explicit so
+     * that ida_ewt knows it before the first step. */
+    st->h0 = set->h;
+    if (!(st->h0 > 0.0)) {
+        const double *id = N_VGetArrayPointer(st->id);
+        double sum = 0.0;
+        for (size_t i = 0; i < st->n; i++) {
+            double wi = id[i] * yp[i] / (set->rtol * fabs(y[i]) + set->atol);
+            sum += wi * wi;
+        }
+        double ypnorm = sqrt(sum / (double)st->n);
+        st->h0 = 0.001 * (set->t_end - t0);
+        if (ypnorm > 0.5 / st->h0)
+            st->h0 = 0.5 / ypnorm;
+    }
     r = IDAReInit(st->mem, t0, st->y, st->yp);
-    r = r ? r : IDASStolerances(st->mem, set->rtol, set->atol);
+    r = r ? r : IDAWFtolerances(st->mem, ida_ewt);
+    r = r ? r : IDASetId(st->mem, st->id);
     r = r ? r : IDASetStopTime(st->mem, set->t_end);
-    r = r ? r : IDASetInitStep(st->mem, set->h);
+    r = r ? r : IDASetInitStep(st->mem, st->h0);
     return r ? MBS_LIBRARY_FAILURE : MBS_OK;
 }
 
@@ -453,6 +599,7 @@ static int peer_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double
     int s = peer_start(st, set, t, state);
     if (s != MBS_OK) {
         st->ctx = NULL;
+        mbs_index1_report(ctx, st->w);
         return s == MBS_LIBRARY_FAILURE
                    ? mbs_fail(ctx, s, t, "%s re-initialisation failed: %s", solver_name(st->kind),
                               st->msg)
@@ -485,6 +632,7 @@ static int peer_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double
             break;
         }
         t = tret >= t_end ? t_end : tret;
+        st->first = 0;
         if (is_ida(st->kind)) {
             if (st->form)
                 mbs_dae_form_to_state(st->form, y, state);
@@ -502,6 +650,7 @@ static int peer_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double
             break;
     }
     peer_stats(st, &ctx->cnt);
+    mbs_index1_report(ctx, st->w);
     *tp = t;
     st->ctx = NULL;
     return s;
@@ -558,7 +707,7 @@ PEER(mbs_method_index1_ida, "index1/ida",
 PEER(mbs_method_index2_ida, "index2/ida",
      "peer: SUNDIALS IDA (BDF 1-5) on the index-2 form, lambda out of the error test",
      "seed 002 Eq. (79); SUNDIALS 6.4.1 IDA, IDASetId + IDASetSuppressAlg", PEER_IDA_INDEX2, 0,
-     MBS_M_IMPLICIT, peer_form_params)
+     MBS_M_IMPLICIT | MBS_M_EXTENDED_OK, peer_form_params)
 PEER(mbs_method_ggl_ida, "ggl/ida",
      "peer: SUNDIALS IDA (BDF 1-5) on the GGL form, lambda and mu out of the error test",
      "seed 002 Eq. (92); SUNDIALS 6.4.1 IDA, IDASetId + IDASetSuppressAlg", PEER_IDA_GGL, 0,

@@ -13,13 +13,21 @@
 
 #include "explicit.h"
 #include "index1.h"
+#include "kkt_eval.h"
+#include "linsol.h"
 
 struct mbs_projection {
     size_t nq, nv, nl;
     double eps_g;
+    int backend;            /* MBS_PROJECT_GSL_LU or an mbs_linsol_kind */
+    /* GSL LU path */
     gsl_matrix *M, *B, *K;  /* mass, B = G H, KKT matrix and its LU factors */
     gsl_permutation *perm;
     gsl_vector *rhs, *sol;
+    /* mbs_linsol path */
+    mbs_linsol *ls;
+    mbs_kkt_eval ke;        /* M and B as triplets */
+    double *rv, *rl, *sv;   /* right-hand side (n_v | n_l) and solution (n_v) */
     double *g, *gt, *d, *hd, *qn, *qs, *vn; /* constraint, g_t, correction d, H d, q_n,
                                                saved q and v (restored on failure) */
 };
@@ -28,12 +36,23 @@ void mbs_project_free(mbs_projection *p)
 {
     if (!p)
         return;
-    gsl_matrix_free(p->M);
-    gsl_matrix_free(p->B);
-    gsl_matrix_free(p->K);
-    gsl_permutation_free(p->perm);
-    gsl_vector_free(p->rhs);
-    gsl_vector_free(p->sol);
+    if (p->M)
+        gsl_matrix_free(p->M);
+    if (p->B)
+        gsl_matrix_free(p->B);
+    if (p->K)
+        gsl_matrix_free(p->K);
+    if (p->perm)
+        gsl_permutation_free(p->perm);
+    if (p->rhs)
+        gsl_vector_free(p->rhs);
+    if (p->sol)
+        gsl_vector_free(p->sol);
+    mbs_linsol_free(&p->ls);
+    mbs_kkt_eval_free(&p->ke);
+    free(p->rv);
+    free(p->rl);
+    free(p->sv);
     free(p->g);
     free(p->gt);
     free(p->d);
@@ -46,11 +65,20 @@ void mbs_project_free(mbs_projection *p)
 
 int mbs_project_alloc(mbs_projection **out, mbs_ctx *ctx, double eps_g)
 {
+    return mbs_project_alloc_backend(out, ctx, eps_g, MBS_PROJECT_GSL_LU);
+}
+
+int mbs_project_alloc_backend(mbs_projection **out, mbs_ctx *ctx, double eps_g, int backend)
+{
     const mbs_problem *pb = ctx->pb;
     *out = NULL;
     if (!(isfinite(eps_g) && eps_g > 0.0))
         return mbs_fail(ctx, MBS_BAD_INPUT, pb->t0,
                         "projection tolerance eps_g=%g must be positive and finite", eps_g);
+    if (backend != MBS_PROJECT_GSL_LU && backend != MBS_LS_DENSE &&
+        backend != MBS_LS_UMFPACK && backend != MBS_LS_CHOLMOD)
+        return mbs_fail(ctx, MBS_BAD_INPUT, pb->t0, "projection: unknown KKT backend %d",
+                        backend);
     if (pb->flags & MBS_PB_REDUNDANT)
         return mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0,
                         "projection needs full-rank constraints (%s is redundant)",
@@ -63,12 +91,26 @@ int mbs_project_alloc(mbs_projection **out, mbs_ctx *ctx, double eps_g)
     p->nv = nv;
     p->nl = nl;
     p->eps_g = eps_g;
-    p->M = mbs_matrix_alloc(nv, nv);
-    p->B = mbs_matrix_alloc(nlc, nv);
-    p->K = mbs_matrix_alloc(nv + nl, nv + nl);
-    p->perm = gsl_permutation_alloc(nv + nl);
-    p->rhs = gsl_vector_alloc(nv + nl);
-    p->sol = gsl_vector_alloc(nv + nl);
+    p->backend = backend;
+    int ok = 1, s = MBS_OK;
+    if (backend == MBS_PROJECT_GSL_LU) {
+        p->M = mbs_matrix_alloc(nv, nv);
+        p->B = mbs_matrix_alloc(nlc, nv);
+        p->K = mbs_matrix_alloc(nv + nl, nv + nl);
+        p->perm = gsl_permutation_alloc(nv + nl);
+        p->rhs = gsl_vector_alloc(nv + nl);
+        p->sol = gsl_vector_alloc(nv + nl);
+        ok = p->M && p->B && p->K && p->perm && p->rhs && p->sol;
+    } else {
+        /* M only definite on ker B: the augmented Lagrangian (linsol.h). */
+        double aug = (pb->flags & MBS_PB_SINGULAR_MASS) ? 1.0 : 0.0;
+        if ((s = mbs_linsol_alloc(&p->ls, backend, nv, nl, aug)) == MBS_OK)
+            s = mbs_kkt_eval_init(&p->ke, ctx);
+        p->rv = calloc(nv, sizeof(double));
+        p->rl = calloc(nlc, sizeof(double));
+        p->sv = calloc(nv, sizeof(double));
+        ok = s == MBS_OK && p->rv && p->rl && p->sv;
+    }
     p->g = calloc(nlc, sizeof(double));
     p->gt = calloc(nlc, sizeof(double));
     p->d = calloc(nv, sizeof(double));
@@ -76,13 +118,23 @@ int mbs_project_alloc(mbs_projection **out, mbs_ctx *ctx, double eps_g)
     p->qn = calloc(nq, sizeof(double));
     p->qs = calloc(nq, sizeof(double));
     p->vn = calloc(nv, sizeof(double));
-    if (!p->M || !p->B || !p->K || !p->perm || !p->rhs || !p->sol || !p->g || !p->gt ||
-        !p->d || !p->hd || !p->qn || !p->qs || !p->vn) {
+    if (!ok || !p->g || !p->gt || !p->d || !p->hd || !p->qn || !p->qs || !p->vn) {
         mbs_project_free(p);
-        return MBS_NO_MEMORY;
+        return s != MBS_OK ? s : MBS_NO_MEMORY;
     }
     *out = p;
     return MBS_OK;
+}
+
+void mbs_project_report(mbs_ctx *ctx, const mbs_projection *p)
+{
+    if (p && p->ls)
+        mbs_ctx_report_linsol(ctx, p->ls, p->backend);
+}
+
+const mbs_linsol *mbs_project_linsol(const mbs_projection *p)
+{
+    return p ? p->ls : NULL;
 }
 
 static double inf_norm(const double *x, size_t n)
@@ -94,9 +146,12 @@ static double inf_norm(const double *x, size_t n)
     return m;
 }
 
-/* Assemble [M B^T; B 0] from p->M, p->B and LU-factorise it. */
+/* Assemble [M B^T; B 0] from p->M, p->B and LU-factorise it (GSL LU path), or
+ * factor the triplets p->ke.M, p->ke.B with the backend. */
 static int factor_kkt(mbs_projection *p, mbs_ctx *ctx, double t)
 {
+    if (p->ls)
+        return mbs_kkt_factor(p->ls, p->backend, ctx, t, &p->ke.M, &p->ke.B, "projection");
     size_t nv = p->nv, nl = p->nl;
     gsl_matrix_set_zero(p->K);
     gsl_matrix_view KM = gsl_matrix_submatrix(p->K, 0, 0, nv, nv);
@@ -117,16 +172,30 @@ static int factor_kkt(mbs_projection *p, mbs_ctx *ctx, double t)
     return MBS_OK;
 }
 
+/* Solve with right-hand side (p->rv, p->rl) (backend) or p->rhs (GSL LU); the
+ * velocity part of the solution is left in p->sv or p->sol. */
 static int solve_kkt(mbs_projection *p, mbs_ctx *ctx, double t)
 {
+    if (p->ls)
+        return mbs_kkt_solve(p->ls, p->backend, ctx, t, p->rv, p->rl, p->sv, NULL,
+                             "projection");
     mbs_count_solve(ctx);
     if (gsl_linalg_LU_solve(p->K, p->perm, p->rhs, p->sol) != GSL_SUCCESS)
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "projection: singular KKT matrix");
     return MBS_OK;
 }
 
+static double sol_v(const mbs_projection *p, size_t i)
+{
+    return p->ls ? p->sv[i] : gsl_vector_get(p->sol, i);
+}
+
 static int load_matrices(mbs_projection *p, mbs_ctx *ctx, double t, const double *q)
 {
+    if (p->ls) {
+        int s = mbs_kkt_eval_mass(&p->ke, ctx, t, q);
+        return s != MBS_OK ? s : mbs_kkt_eval_jacobian(&p->ke, ctx, t, q);
+    }
     int s = mbs_mass(ctx, t, q, p->M);
     if (s != MBS_OK)
         return s;
@@ -151,18 +220,25 @@ static int project_position(mbs_projection *p, mbs_ctx *ctx, double t, double *q
     for (int k = 1; k <= MBS_PROJECT_MAXIT; k++) {
         mbs_count_newton(ctx);
         /* rhs = -(M d, g(q^(k))) */
-        for (size_t i = 0; i < nv; i++) {
-            double md = 0.0;
-            for (size_t j = 0; j < nv; j++)
-                md += gsl_matrix_get(p->M, i, j) * p->d[j];
-            gsl_vector_set(p->rhs, i, -md);
+        if (p->ls) {
+            memset(p->rv, 0, nv * sizeof(double));
+            mbs_triplets_gemv(&p->ke.M, 0, -1.0, p->d, p->rv);
+            for (size_t i = 0; i < nl; i++)
+                p->rl[i] = -p->g[i];
+        } else {
+            for (size_t i = 0; i < nv; i++) {
+                double md = 0.0;
+                for (size_t j = 0; j < nv; j++)
+                    md += gsl_matrix_get(p->M, i, j) * p->d[j];
+                gsl_vector_set(p->rhs, i, -md);
+            }
+            for (size_t i = 0; i < nl; i++)
+                gsl_vector_set(p->rhs, nv + i, -p->g[i]);
         }
-        for (size_t i = 0; i < nl; i++)
-            gsl_vector_set(p->rhs, nv + i, -p->g[i]);
         if ((s = solve_kkt(p, ctx, t)) != MBS_OK)
             return s;
         for (size_t i = 0; i < nv; i++)
-            p->d[i] += gsl_vector_get(p->sol, i);
+            p->d[i] += sol_v(p, i);
         /* q^ = q_n + H(q_n) d */
         if ((s = mbs_qdot(ctx, p->qn, p->d, p->hd)) != MBS_OK)
             return s;
@@ -194,18 +270,27 @@ static int project_velocity(mbs_projection *p, mbs_ctx *ctx, double t, const dou
     if ((s = load_matrices(p, ctx, t, q)) != MBS_OK ||
         (s = mbs_constraint_t(ctx, t, q, p->gt)) != MBS_OK || (s = factor_kkt(p, ctx, t)) != MBS_OK)
         return s;
-    for (size_t i = 0; i < nv; i++)
-        gsl_vector_set(p->rhs, i, 0.0);
-    for (size_t i = 0; i < nl; i++) {
-        double r = p->gt[i];
-        for (size_t j = 0; j < nv; j++)
-            r += gsl_matrix_get(p->B, i, j) * v[j];
-        gsl_vector_set(p->rhs, nv + i, -r);
+    if (p->ls) {
+        memset(p->rv, 0, nv * sizeof(double));
+        for (size_t i = 0; i < nl; i++)
+            p->rl[i] = 0.0;
+        mbs_triplets_gemv(&p->ke.B, 0, 1.0, v, p->rl);
+        for (size_t i = 0; i < nl; i++)
+            p->rl[i] = -(p->gt[i] + p->rl[i]);
+    } else {
+        for (size_t i = 0; i < nv; i++)
+            gsl_vector_set(p->rhs, i, 0.0);
+        for (size_t i = 0; i < nl; i++) {
+            double r = p->gt[i];
+            for (size_t j = 0; j < nv; j++)
+                r += gsl_matrix_get(p->B, i, j) * v[j];
+            gsl_vector_set(p->rhs, nv + i, -r);
+        }
     }
     if ((s = solve_kkt(p, ctx, t)) != MBS_OK)
         return s;
     for (size_t i = 0; i < nv; i++)
-        v[i] += gsl_vector_get(p->sol, i);
+        v[i] += sol_v(p, i);
     return MBS_OK;
 }
 
@@ -254,9 +339,15 @@ static int pi_alloc(void **out, mbs_ctx *ctx, const mbs_params *prm)
     proj_index1_ws *w = calloc(1, sizeof *w);
     if (!w)
         return MBS_NO_MEMORY;
-    int s = mbs_index1_alloc(&w->ix, ctx, (int)prm->val[PI_LINSOL]);
+    int linsol = (int)prm->val[PI_LINSOL];
+    int s = mbs_index1_alloc(&w->ix, ctx, linsol);
+    /* The projection's KKT solver follows `linsol`: lu and chol (no Cholesky
+     * variant of the projection) keep the GSL LU path. */
+    int backend = linsol == MBS_LINSOL_UMFPACK   ? MBS_LS_UMFPACK
+                  : linsol == MBS_LINSOL_CHOLMOD ? MBS_LS_CHOLMOD
+                                                 : MBS_PROJECT_GSL_LU;
     if (s == MBS_OK)
-        s = mbs_project_alloc(&w->proj, ctx, prm->val[PI_EPS]);
+        s = mbs_project_alloc_backend(&w->proj, ctx, prm->val[PI_EPS], backend);
     if (s != MBS_OK) {
         pi_free(w);
         return s;
@@ -278,11 +369,19 @@ static int pi_post(void *p, mbs_ctx *ctx, double t, double *q, double *v)
     return mbs_project(w->proj, ctx, t, q, v);
 }
 
+static void pi_finish(void *p, mbs_ctx *ctx)
+{
+    proj_index1_ws *w = p;
+    mbs_index1_report(ctx, w->ix);
+    mbs_project_report(ctx, w->proj);
+}
+
 const mbs_accel_def mbs_accel_proj_index1 = {
     .name = "proj-index1",
     .alloc = pi_alloc,
     .eval = pi_eval,
     .post_step = pi_post,
+    .finish = pi_finish,
     .free_ws = pi_free,
 };
 

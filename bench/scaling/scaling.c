@@ -10,6 +10,11 @@
  * double loop (seed 003 Sects. 4.2-4.3, Figs. 5-7 and 9-11 qualitatively): max
  * constraint errors at position, velocity and acceleration level and the energy
  * drift over 10 s, Dormand-Prince 5(4) at rtol = atol = 1e-6 (the paper: ode45).
+ * A third table (issue 10): CPU time per step of ggl/bdf-fixed (order 1, h = 1e-4,
+ * five steps per integration from the consistent initial state, so one KKT
+ * factorisation and one index-1 solve for y'_0 per five steps are included)
+ * with the structured iteration matrix (methods/dae_form.h) on linsol = lu
+ * (N <= 1000), umfpack and cholmod, with its fitted exponent.
  * Usage: mbsbench-scaling [DIR] [NMAX] [BACKEND] */
 #define _DEFAULT_SOURCE
 #include <math.h>
@@ -54,6 +59,81 @@ static const backend backends[] = {
 enum { NB = sizeof backends / sizeof backends[0] };
 
 int mbs_dca_last_iterations(void *ws); /* methods/dca.c */
+
+/* ggl/bdf-fixed backends of the third table. */
+static const backend bdf_backends[] = {
+    {"lu", "ggl/bdf-fixed:order=1,newton_tol=1e-8,linsol=lu (dense KKT LU)", 1000},
+    {"umfpack", "ggl/bdf-fixed:order=1,newton_tol=1e-8,linsol=umfpack", 100000},
+    {"cholmod", "ggl/bdf-fixed:order=1,newton_tol=1e-8,linsol=cholmod", 100000},
+};
+enum { NBDF = sizeof bdf_backends / sizeof bdf_backends[0] };
+
+/* Mean CPU time per ggl/bdf-fixed step on the chain (this child process);
+ * *iters = steps timed, *passes = Newton iterations per step (rounded). */
+static double measure_bdf(int k, size_t N, long *iters, int *passes)
+{
+    char spec[128], err[256];
+    snprintf(spec, sizeof spec, "chain:N=%zu,start=angles,alpha1=30,alpha2=10", N);
+    mbs_problem pb;
+    if (mbs_problem_open(&pb, spec, err, sizeof err) != MBS_OK)
+        return NAN;
+    mbs_ctx ctx;
+    if (mbs_ctx_init(&ctx, &pb) != MBS_OK)
+        return NAN;
+    mbs_ctx_reset(&ctx);
+    size_t ny = mbs_ny(&pb);
+    double *y0 = calloc(ny, sizeof *y0), *y = calloc(ny, sizeof *y);
+    double *a = calloc(pb.nv, sizeof *a);
+    int have;
+    if (!y0 || !y || !a || pb.def->initial(&pb, y0, y0 + pb.nq, y0 + pb.nq + pb.nv, &have))
+        return NAN;
+    /* consistent lambda_0 on the sparse backend */
+    mbs_index1 *ix = NULL;
+    if (mbs_index1_alloc(&ix, &ctx, MBS_LINSOL_UMFPACK) != MBS_OK ||
+        mbs_index1_accel(ix, &ctx, 0.0, y0, y0 + pb.nq, a, y0 + pb.nq + pb.nv) != MBS_OK)
+        return NAN;
+    mbs_index1_free(ix);
+    char mspec[128];
+    snprintf(mspec, sizeof mspec, "ggl/bdf-fixed:order=1,newton_tol=1e-8,linsol=%s",
+             bdf_backends[k].name);
+    const mbs_method_def *m;
+    mbs_params prm;
+    void *st = NULL;
+    if (mbs_method_parse(mspec, &m, &prm, err, sizeof err) != MBS_OK ||
+        m->ops->alloc(m, &prm, &ctx, &st) != MBS_OK)
+        return NAN;
+    mbs_settings set = {.h = 1e-4, .rtol = 0.0, .atol = 0.0, .t_end = 5e-4};
+    double t0 = 0.0, total = 0.0;
+    long steps = 0, newton = 0;
+    for (long rep = -1;; rep++) { /* rep -1: warm-up (symbolic analysis) */
+        memcpy(y, y0, ny * sizeof *y);
+        double t = 0.0;
+        mbs_ctx_reset(&ctx);
+        double c0 = cpu_now();
+        int s = m->ops->integrate(st, &ctx, &set, &t, y);
+        double c1 = cpu_now();
+        if (s != MBS_OK) {
+            fprintf(stderr, "%s on %s: %s\n", mspec, spec, ctx.reason);
+            return NAN;
+        }
+        if (rep < 0) {
+            t0 = c1;
+            continue;
+        }
+        total += c1 - c0;
+        steps += ctx.cnt.steps;
+        newton += ctx.cnt.newton_iters;
+        if ((c1 - t0 > 0.5 && rep >= 2) || c1 - t0 > 30.0)
+            break;
+    }
+    *iters = steps;
+    *passes = steps ? (int)lround((double)newton / (double)steps) : 0;
+    m->ops->free_state(st);
+    free(y0), free(y), free(a);
+    mbs_ctx_free(&ctx);
+    mbs_problem_close(&pb);
+    return total / (double)steps;
+}
 
 /* One measurement in this (child) process: mean CPU time per evaluation; for
  * dca also the augmented-Lagrangian passes of the last evaluation. */
@@ -142,7 +222,7 @@ static double measure(int k, size_t N, long *iters, int *passes)
 }
 
 /* Run measure() in a child; time per evaluation and peak RSS [MB]. */
-static int run_child(int k, size_t N, double *t, double *mb, long *iters, int *passes)
+static int run_child(int k, size_t N, double *t, double *mb, long *iters, int *passes, int bdf)
 {
     int fd[2];
     if (pipe(fd) != 0)
@@ -156,7 +236,7 @@ static int run_child(int k, size_t N, double *t, double *mb, long *iters, int *p
         long it = 0;
         int ps = 0;
         double r[3];
-        r[0] = measure(k, N, &it, &ps);
+        r[0] = bdf ? measure_bdf(k, N, &it, &ps) : measure(k, N, &it, &ps);
         r[1] = (double)it;
         r[2] = (double)ps;
         if (write(fd[1], r, sizeof r) != (ssize_t)sizeof r)
@@ -209,7 +289,7 @@ int main(int argc, char **argv)
             PS[k][j] = 0;
             if (Ns[j] <= backends[k].nmax && Ns[j] <= nmax &&
                 (!only || strcmp(only, backends[k].name) == 0))
-                run_child(k, Ns[j], &T[k][j], &MB[k][j], &it, &PS[k][j]);
+                run_child(k, Ns[j], &T[k][j], &MB[k][j], &it, &PS[k][j], 0);
             if (isnan(T[k][j]))
                 printf(" %21s", "-");
             else
@@ -279,6 +359,50 @@ int main(int argc, char **argv)
     if (system(path) == 0)
         printf("plot: %s/scaling.png\n", dir);
     printf("data: %s/scaling.dat, gnuplot script: %s/scaling.gp\n", dir, dir);
+    /* one GGL/BDF step per backend (structured KKT simplified Newton) */
+    printf("\nbench-scaling: chain, CPU time per ggl/bdf-fixed step (order 1, h = 1e-4, "
+           "5 steps per integration incl. one KKT factorisation), mean over >= 0.5 s\n");
+    printf("%-10s", "N");
+    for (int k = 0; k < NBDF; k++)
+        printf(" %27s", bdf_backends[k].name);
+    printf("\n%-10s", "");
+    for (int k = 0; k < NBDF; k++)
+        printf(" %27s", "s/step (peak MB, newton/st)");
+    printf("\n");
+    double TB[NBDF][NN];
+    for (int j = 0; j < NN; j++) {
+        printf("%-10zu", Ns[j]);
+        fflush(stdout);
+        for (int k = 0; k < NBDF; k++) {
+            double mb = NAN;
+            long it = 0;
+            int ps = 0;
+            TB[k][j] = NAN;
+            if (Ns[j] <= bdf_backends[k].nmax && Ns[j] <= nmax &&
+                (!only || strcmp(only, bdf_backends[k].name) == 0))
+                run_child(k, Ns[j], &TB[k][j], &mb, &it, &ps, 1);
+            if (isnan(TB[k][j]))
+                printf(" %27s", "-");
+            else
+                printf(" %11.3e (%6.0f, %5d)", TB[k][j], mb, ps);
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    printf("%-10s", "exponent");
+    for (int k = 0; k < NBDF; k++) {
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        int m = 0;
+        for (int j = 1; j < NN; j++)
+            if (isfinite(TB[k][j]) && TB[k][j] > 0) {
+                double x = log10((double)Ns[j]), yv = log10(TB[k][j]);
+                sx += x, sy += yv, sxx += x * x, sxy += x * yv, m++;
+            }
+        printf(" %27.3f", m >= 2 ? (m * sxy - sx * sy) / (m * sxx - sx * sx) : NAN);
+    }
+    printf("  (least squares of log t vs log N, N >= 100)\n");
+    for (int k = 0; k < NBDF; k++)
+        printf("  %-10s %s\n", bdf_backends[k].name, bdf_backends[k].what);
     if (only)
         return 0;
     /* DCA with and without projections, seed 003 Sects. 4.2-4.3 */
