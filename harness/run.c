@@ -11,6 +11,8 @@
 
 #include "../methods/gslalloc.h"
 #include "../methods/index1.h"
+#include "../methods/kkt_eval.h"
+#include "../problems/triplets.h"
 #include "fit.h"
 #include "reference.h"
 
@@ -28,7 +30,9 @@ typedef struct observer {
     const mbs_problem *pb;
     int exact;
     double *ex;              /* exact q | v | lambda */
-    gsl_matrix *B;
+    gsl_matrix *B;        /* dense B = G H (NULL when sparse) */
+    int sparse;           /* MBS_PB_SPARSE with H = I: B as triplets, nothing n_l x n_v */
+    mbs_triplets Bt;
     double *g, *gt, *gam;
     int have_energy;
     double E0;
@@ -95,6 +99,7 @@ static void observer_free(observer *o)
     free(o->ex);
     if (o->B)
         gsl_matrix_free(o->B);
+    mbs_triplets_free(&o->Bt);
     free(o->g);
     free(o->gt);
     free(o->gam);
@@ -109,11 +114,12 @@ static int observer_init(observer *o, const mbs_problem *pb, double t_end)
         return MBS_NO_MEMORY;
     o->exact = pb->def->exact != NULL;
     o->ex = calloc(mbs_ny(pb), sizeof(double));
-    o->B = mbs_matrix_alloc(nlc, pb->nv);
+    o->sparse = (pb->flags & MBS_PB_SPARSE) && pb->def->jacobian_sparse && !pb->def->kinematic;
+    o->B = o->sparse ? NULL : mbs_matrix_alloc(nlc, pb->nv);
     o->g = calloc(nlc, sizeof(double));
     o->gt = calloc(nlc, sizeof(double));
     o->gam = calloc(nlc, sizeof(double));
-    if (!o->ex || !o->B || !o->g || !o->gt || !o->gam) {
+    if (!o->ex || (!o->sparse && !o->B) || !o->g || !o->gt || !o->gam) {
         observer_free(o);
         return MBS_NO_MEMORY;
     }
@@ -146,17 +152,24 @@ static int observe(void *data, double t, const double *q, const double *v, const
         o->emax.lambda = fmax(o->emax.lambda, max_abs_diff(lambda, o->ex + nq + nv, nl));
     }
     if (nl > 0) {
-        gsl_matrix_view B = gsl_matrix_submatrix(o->B, 0, 0, nl, nv);
+        gsl_matrix_view B = {{0}};
+        if (!o->sparse)
+            B = gsl_matrix_submatrix(o->B, 0, 0, nl, nv);
         if (mbs_constraint(&o->dctx, t, q, o->g) != MBS_OK ||
             mbs_constraint_t(&o->dctx, t, q, o->gt) != MBS_OK ||
-            mbs_constraint_jacobian(&o->dctx, t, q, &B.matrix) != MBS_OK)
+            (o->sparse ? mbs_jacobian_sparse(&o->dctx, t, q, &o->Bt)
+                       : mbs_constraint_jacobian(&o->dctx, t, q, &B.matrix)) != MBS_OK)
             return MBS_CALLBACK_FAILED;
         o->pos_last = inf_norm(o->g, nl);
-        for (size_t i = 0; i < nl; i++) {
-            double r = o->gt[i];
-            for (size_t j = 0; j < nv; j++)
-                r += gsl_matrix_get(&B.matrix, i, j) * v[j];
-            o->gt[i] = r;
+        if (o->sparse) {
+            mbs_triplets_gemv(&o->Bt, 0, 1.0, v, o->gt); /* g_t + B v */
+        } else {
+            for (size_t i = 0; i < nl; i++) {
+                double r = o->gt[i];
+                for (size_t j = 0; j < nv; j++)
+                    r += gsl_matrix_get(&B.matrix, i, j) * v[j];
+                o->gt[i] = r;
+            }
         }
         o->vel_last = inf_norm(o->gt, nl);
         o->pos_max = fmax(o->pos_max, o->pos_last);
@@ -165,12 +178,17 @@ static int observe(void *data, double t, const double *q, const double *v, const
         if (vdot) {
             if (mbs_gamma(&o->dctx, t, q, v, o->gam) != MBS_OK)
                 return MBS_CALLBACK_FAILED;
-            for (size_t i = 0; i < nl; i++) {
-                double r = -o->gam[i];
-                for (size_t j = 0; j < nv; j++)
-                    r += gsl_matrix_get(&B.matrix, i, j) * vdot[j];
-                o->gam[i] = r;
-            }
+            for (size_t i = 0; i < nl; i++)
+                o->gam[i] = -o->gam[i];
+            if (o->sparse)
+                mbs_triplets_gemv(&o->Bt, 0, 1.0, vdot, o->gam); /* B v' - gamma */
+            else
+                for (size_t i = 0; i < nl; i++) {
+                    double r = o->gam[i];
+                    for (size_t j = 0; j < nv; j++)
+                        r += gsl_matrix_get(&B.matrix, i, j) * vdot[j];
+                    o->gam[i] = r;
+                }
             o->acc_max = fmax(o->acc_max, inf_norm(o->gam, nl));
         } else {
             o->acc_max = NAN;
@@ -368,7 +386,10 @@ static int initial_lambda(mbs_ctx *ctx, double t0, double *y)
 {
     const mbs_problem *pb = ctx->pb;
     mbs_index1 *ix = NULL;
-    int s = mbs_index1_alloc(&ix, ctx, MBS_LINSOL_LU);
+    /* Large sparse problems (chain N >= 1000): the dense KKT would need
+     * (n_v + n_l)^2 doubles; UMFPACK instead (same system, round-off apart). */
+    int big = (pb->flags & MBS_PB_SPARSE) && pb->nv + pb->nl > 2000;
+    int s = mbs_index1_alloc(&ix, ctx, big ? MBS_LINSOL_UMFPACK : MBS_LINSOL_LU);
     if (s == MBS_OK) {
         double *vdot = malloc(pb->nv * sizeof(double));
         s = vdot ? mbs_index1_accel(ix, ctx, t0, y, y + pb->nq, vdot, y + pb->nq + pb->nv)

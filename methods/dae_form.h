@@ -117,6 +117,17 @@ int mbs_dae_form_kkt_factor(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
  * solve per KKT solve).  Baumgarte2 reads f->h and f->baumgarte_C. */
 int mbs_dae_form_kkt_solve(mbs_dae_form *f, mbs_ctx *ctx, double t, double c0, const double *R,
                            double *dy);
+/* The same for a complex shift c = cr + i ci and a complex residual R = Rr + i Ri
+ * (Radau IIA's complex block (alpha + i beta)/h E - dF/dy, Hairer & Wanner II,
+ * Sect. IV.8): dy = dyr + i dyi = -A~(c)^-1 R.  The KKT matrices do not depend
+ * on c and are real, so every KKT solve above becomes two real solves (real and
+ * imaginary part of the right-hand side; GGL: four), and the c-dependent
+ * algebra (r_v/c, b, dlambda = c (dlambda/c), dq = (r_q + dv)/c) is done in
+ * complex arithmetic.  R and dy must not overlap.  ci = 0 gives kkt_solve's
+ * result with twice the solves. */
+int mbs_dae_form_kkt_solve_complex(mbs_dae_form *f, mbs_ctx *ctx, double t, double cr,
+                                   double ci, const double *Rr, const double *Ri, double *dyr,
+                                   double *dyi);
 /* The backends of sparse mode (which = 0: [M B^T; B 0], 1: GGL's [I G^T; G 0]);
  * NULL when absent. */
 const mbs_linsol *mbs_dae_form_linsol(const mbs_dae_form *f, int which);

@@ -323,6 +323,19 @@ static int stage_solve_ls(hem_state *st, mbs_ctx *ctx, double t, int stage, doub
 }
 
 /* hem_step on a backend (same stages, M and B as triplets). */
+/* Q_i = q + h sum_{j<i} a_ij Q'_j: stage positions from the known stage
+ * velocities (seed 002 Eqs. (81), half-explicit). */
+static void stage_position(const hem_tab *tb, int i, double h, const double *q, const double *Qd,
+                           size_t nq, double *Qi)
+{
+    for (size_t k = 0; k < nq; k++) {
+        double acc = 0.0;
+        for (int j = 0; j < i; j++)
+            acc += tb->a[i][j] * Qd[(size_t)j * nq + k];
+        Qi[k] = q[k] + h * acc;
+    }
+}
+
 static int hem_step_ls(hem_state *st, mbs_ctx *ctx, double t, double h, const double *q,
                        const double *v)
 {
@@ -345,12 +358,7 @@ static int hem_step_ls(hem_state *st, mbs_ctx *ctx, double t, double h, const do
         if ((s = mbs_kkt_eval_mass(&st->ke, ctx, tim, Qim)) != MBS_OK ||
             (s = mbs_force(ctx, tim, Qim, Vim, st->f)) != MBS_OK)
             return s;
-        for (size_t k = 0; k < nq; k++) {
-            double acc = 0.0;
-            for (int j = 0; j < i; j++)
-                acc += tb->a[i][j] * Qd[(size_t)j * nq + k];
-            Qi[k] = q[k] + h * acc;
-        }
+        stage_position(tb, i, h, q, Qd, nq, Qi);
         if (nl > 0 && ((s = mbs_kkt_eval_jacobian(&st->ke, ctx, ti, Qi)) != MBS_OK ||
                        (s = mbs_constraint_t(ctx, ti, Qi, st->gt)) != MBS_OK))
             return s;
@@ -410,12 +418,7 @@ static int hem_step(hem_state *st, mbs_ctx *ctx, double t, double h, const doubl
             (s = mbs_force(ctx, tim, Qim, Vim, st->f)) != MBS_OK)
             return s;
         /* Q_i explicit from the known stage velocities. */
-        for (size_t k = 0; k < nq; k++) {
-            double acc = 0.0;
-            for (int j = 0; j < i; j++)
-                acc += tb->a[i][j] * Qd[(size_t)j * nq + k];
-            Qi[k] = q[k] + h * acc;
-        }
+        stage_position(tb, i, h, q, Qd, nq, Qi);
         if (nl > 0 && ((s = mbs_constraint_jacobian(ctx, ti, Qi, &Bi.matrix)) != MBS_OK ||
                        (s = mbs_constraint_t(ctx, ti, Qi, st->gt)) != MBS_OK))
             return s;

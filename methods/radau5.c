@@ -35,6 +35,29 @@
  * scaled iteration matrix and its inverse stay bounded as h -> 0 (its limit is
  * [[A^-1, -H, 0, (G^T)], [0, A^-1 M, B^T, 0], [-G, 0, 0, 0], ([0, -B, 0, 0])]).
  *
+ * Linear algebra (parameter `linsol`, issue 10; not for index1/radau5, whose
+ * Jacobian is the finite-difference n x n matrix of the index-1 ODE, so it
+ * stays dense).  `full` (default) is the dense path above.  `lu`, `umfpack`,
+ * `cholmod` use the structured simplified Newton of methods/dae_form.h (sparse
+ * mode; H = I problems only, others MBS_UNSUPPORTED): f_q, f_v and the
+ * second-derivative terms are dropped from J, which leaves the h-independent
+ * KKT matrix [M B^T; B 0] (GGL: also [I G^T; G 0], seed 002 Eq. (17)) on the
+ * linsol.h backend.  The real block (u1/h) uses mbs_dae_form_kkt_solve, the
+ * complex block ((alpha + i beta)/h, complex right-hand side W2 + i W3) uses
+ * mbs_dae_form_kkt_solve_complex: two real solves per KKT system on the same
+ * real factorisation (Hairer & Wanner II, Sect. IV.8).  Factorised only where
+ * the dense path evaluates a fresh Jacobian, not when h changes; no row/column
+ * scaling (the KKT systems do not degenerate as h -> 0); E y' products by
+ * mbs_dae_form_mass_times (the error estimate uses E(y_n) rather than E at the
+ * last Jacobian); y'(t_0) for the first-step predictor from the index-1 KKT
+ * solve on the same backend.  Nothing n x n is allocated.  Measured
+ * (tests/check_sparse_dae.c, tol 1e-6, errors in q / v at t_end against
+ * index1/rk8pd at 1e-12): pendulum t = 3, index2 3.1e-7 / 1.6e-6 (full 3.1e-7 /
+ * 1.8e-6), ggl 1.8e-7 / 5.9e-7 (2.1e-7 / 5.3e-7), index3 4.5e-6 / 3.4e-5
+ * (4.2e-6 / 3.3e-5), steps within 1 of full, about half the factorisations;
+ * chain:N=20, t = 0.2: index2 4.4e-8 / 6.1e-7 (6.7e-8 / 8.8e-7), ggl 1.4e-7 /
+ * 5.4e-7 (1.2e-7 / 2.0e-6), index3 9.9e-7 / 1.8e-4 (2.5e-6 / 2.2e-4).
+ *
  * Fixed-step mode (`-fixed` methods, for convergence studies): constant h
  * (a last, shorter step lands on t_end), a fresh Jacobian every step and Newton
  * iterated to round-off (see the fixed-step branch of radau_integrate).
@@ -67,7 +90,27 @@
 
 enum { P_KAPPA, P_NIT, P_EPS_G };
 
+/* Values of the parameter `linsol` (issue 10). */
+enum { RADAU_LS_FULL = 0, RADAU_LS_LU = 1, RADAU_LS_UMFPACK = 2, RADAU_LS_CHOLMOD = 3 };
+#define RADAU_LINSOL_PARAM                                                                  \
+    {"linsol", RADAU_LS_FULL, 0, 3,                                                         \
+     "iteration matrix: full (dense real and complex LU with finite-difference dF/dy), or " \
+     "the structured KKT simplified Newton (methods/dae_form.h; H = I problems) on lu "     \
+     "(dense KKT LU), umfpack or cholmod",                                                  \
+     "full,lu,umfpack,cholmod", 1}
+
 static const mbs_param_def radau_params[] = {
+    [P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
+                 "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must be > 0; "
+                 "when not given RADAU5's default max(10 eps/rtol', min(0.03, sqrt(rtol')))",
+                 NULL, 0},
+    [P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1},
+    RADAU_LINSOL_PARAM,
+};
+
+/* index1/radau5: dense only (its Jacobian is a finite-difference n x n matrix
+ * of the index-1 ODE, not the structured DAE matrix). */
+static const mbs_param_def radau_index1_params[] = {
     [P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
                  "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must be > 0; "
                  "when not given RADAU5's default max(10 eps/rtol', min(0.03, sqrt(rtol')))",
@@ -82,6 +125,7 @@ static const mbs_param_def radau_proj_params[] = {
                  NULL, 0},
     [P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1},
     [P_EPS_G] = MBS_PROJECT_EPS_PARAM,
+    RADAU_LINSOL_PARAM,
 };
 
 typedef struct radau_variant {
@@ -113,6 +157,9 @@ typedef struct radau_state {
     gsl_matrix *Mw;
     gsl_permutation *pm;
     gsl_vector *bm, *xm;
+    int lsk;           /* parameter linsol: RADAU_LS_FULL or a structured backend */
+    double *Wx;        /* structured path: KKT solutions w1 | w2 | w3 (3 n) */
+    mbs_index1 *ix0;   /* structured path: y'(t_0) (first-step predictor) */
 } radau_state;
 
 static void radau_free(void *p)
@@ -143,6 +190,8 @@ static void radau_free(void *p)
     gsl_vector_free(st->bm);
     gsl_vector_free(st->xm);
     free(st->yd0);
+    free(st->Wx);
+    mbs_index1_free(st->ix0);
     double *bufs[] = {st->y,   st->Z,    st->dZ,   st->R,  st->Yd,  st->F0,   st->F1, st->F2,
                       st->cont, st->scal, st->rs, st->cs, st->err, st->Ys, st->Es_w};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -214,6 +263,14 @@ static int radau_tableau(radau_state *st)
     return MBS_OK;
 }
 
+/* linsol.h backend of a structured `linsol` choice. */
+static int radau_ls_kind(int lsk)
+{
+    return lsk == RADAU_LS_UMFPACK   ? MBS_LS_UMFPACK
+           : lsk == RADAU_LS_CHOLMOD ? MBS_LS_CHOLMOD
+                                     : MBS_LS_DENSE;
+}
+
 static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *ctx,
                        void **out)
 {
@@ -230,9 +287,20 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     st->kappa = kappa;
     st->kappa_set = (prm->set_mask >> P_KAPPA) & 1u;
     st->nit = (int)prm->val[P_NIT];
-    int s = mbs_dae_form_alloc(&st->form, ctx, var->kind);
+    int ip = mbs_params_find(prm, "linsol");
+    st->lsk = ip >= 0 ? (int)prm->val[ip] : RADAU_LS_FULL;
+    const int full = st->lsk == RADAU_LS_FULL;
+    int s = full ? mbs_dae_form_alloc(&st->form, ctx, var->kind)
+                 : mbs_dae_form_alloc_sparse(&st->form, ctx, var->kind, radau_ls_kind(st->lsk));
     if (s == MBS_OK && var->project)
-        s = mbs_project_alloc(&st->proj, ctx, prm->val[P_EPS_G]);
+        s = full ? mbs_project_alloc(&st->proj, ctx, prm->val[P_EPS_G])
+                 : mbs_project_alloc_backend(&st->proj, ctx, prm->val[P_EPS_G],
+                                             radau_ls_kind(st->lsk));
+    if (s == MBS_OK && !full) /* y'(t_0) by the index-1 KKT solve on the same backend */
+        s = mbs_index1_alloc(&st->ix0, ctx,
+                             st->lsk == RADAU_LS_UMFPACK   ? MBS_LINSOL_UMFPACK
+                             : st->lsk == RADAU_LS_CHOLMOD ? MBS_LINSOL_CHOLMOD
+                                                           : MBS_LINSOL_LU);
     if (s == MBS_OK && var->index1)
         s = mbs_index1_alloc(&st->ix, ctx, MBS_LINSOL_LU);
     if (s == MBS_OK)
@@ -247,27 +315,31 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     st->lam1 = calloc(st->form->nl + 1, sizeof(double));
     st->jy = malloc(n * sizeof(double));
     st->jf = malloc(n * sizeof(double));
-    st->E0 = mbs_matrix_alloc(n, n);
-    st->J0 = mbs_matrix_alloc(n, n);
-    st->Es = mbs_matrix_alloc(n, n);
-    st->Tc = mbs_matrix_complex_alloc(n, n);
-    st->T1 = mbs_matrix_alloc(n, n);
-    st->pc = gsl_permutation_alloc(n);
-    st->p1 = gsl_permutation_alloc(n);
-    st->bc = gsl_vector_complex_alloc(n);
-    st->xc = gsl_vector_complex_alloc(n);
     st->W = malloc(N * sizeof(double));
-    st->b1 = gsl_vector_alloc(n);
-    st->x1 = gsl_vector_alloc(n);
-    size_t nv = st->form->nv;
-    st->Mw = mbs_matrix_alloc(nv, nv);
-    st->pm = gsl_permutation_alloc(nv);
-    st->bm = gsl_vector_alloc(nv);
-    st->xm = gsl_vector_alloc(nv);
     st->yd0 = calloc(n, sizeof(double));
-    int ok = st->E0 && st->J0 && st->Es && st->Tc && st->T1 && st->pc && st->p1 && st->bc &&
-             st->xc && st->W && st->b1 && st->x1 && st->Mw && st->pm && st->bm && st->xm &&
-             st->yd0 && st->lam1 && st->jy && st->jf;
+    int ok = st->W && st->yd0 && st->lam1 && st->jy && st->jf;
+    if (full) { /* dense iteration matrices: linsol=full only */
+        size_t nv = st->form->nv;
+        st->E0 = mbs_matrix_alloc(n, n);
+        st->J0 = mbs_matrix_alloc(n, n);
+        st->Es = mbs_matrix_alloc(n, n);
+        st->Tc = mbs_matrix_complex_alloc(n, n);
+        st->T1 = mbs_matrix_alloc(n, n);
+        st->pc = gsl_permutation_alloc(n);
+        st->p1 = gsl_permutation_alloc(n);
+        st->bc = gsl_vector_complex_alloc(n);
+        st->xc = gsl_vector_complex_alloc(n);
+        st->b1 = gsl_vector_alloc(n);
+        st->x1 = gsl_vector_alloc(n);
+        st->Mw = mbs_matrix_alloc(nv, nv);
+        st->pm = gsl_permutation_alloc(nv);
+        st->bm = gsl_vector_alloc(nv);
+        st->xm = gsl_vector_alloc(nv);
+        ok = ok && st->E0 && st->J0 && st->Es && st->Tc && st->T1 && st->pc && st->p1 &&
+             st->bc && st->xc && st->b1 && st->x1 && st->Mw && st->pm && st->bm && st->xm;
+    } else {
+        ok = ok && (st->Wx = malloc(N * sizeof(double)));
+    }
     ok = ok && (st->y = malloc(n * sizeof(double))) && (st->Z = malloc(N * sizeof(double))) &&
          (st->dZ = malloc(N * sizeof(double))) && (st->R = malloc(N * sizeof(double))) &&
          (st->Yd = malloc(N * sizeof(double))) && (st->F0 = malloc(n * sizeof(double))) &&
@@ -381,6 +453,24 @@ static int solve3(radau_state *st, mbs_ctx *ctx, double t)
         for (size_t k = 0; k < n; k++)
             st->W[a * n + k] =
                 st->TI[a][0] * R[k] + st->TI[a][1] * R[n + k] + st->TI[a][2] * R[2 * n + k];
+    if (st->Wx) {
+        /* structured path (dae_form.h, sparse mode): w1 = -(u1/h E - J~)^-1 W1,
+         * w2 + i w3 = -((alpha + i beta)/h E - J~)^-1 (W2 + i W3), both on the
+         * one real KKT factorisation; no row/column scaling (the KKT matrices
+         * do not depend on h) */
+        double *w = st->Wx, h = st->form->h;
+        int s = mbs_dae_form_kkt_solve(st->form, ctx, t, st->u1 / h, st->W, w);
+        if (s == MBS_OK)
+            s = mbs_dae_form_kkt_solve_complex(st->form, ctx, t, st->alpha / h, st->beta / h,
+                                               st->W + n, st->W + 2 * n, w + n, w + 2 * n);
+        if (s != MBS_OK)
+            return s;
+        for (size_t k = 0; k < n; k++)
+            for (size_t i = 0; i < 3; i++)
+                st->dZ[i * n + k] =
+                    st->Tm[i][0] * w[k] + st->Tm[i][1] * w[n + k] + st->Tm[i][2] * w[2 * n + k];
+        return MBS_OK;
+    }
     for (size_t k = 0; k < n; k++) {
         gsl_vector_set(st->b1, k, -st->rs[k] * st->W[k]);
         gsl_vector_complex_set(st->bc, k,
@@ -406,6 +496,11 @@ static int solve3(radau_state *st, mbs_ctx *ctx, double t)
 static int solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs, double *e)
 {
     size_t n = st->n;
+    if (st->Wx) { /* structured path: kkt_solve gives -(u1/h E - J~)^-1 (-rhs) */
+        for (size_t i = 0; i < n; i++)
+            st->Wx[i] = -rhs[i];
+        return mbs_dae_form_kkt_solve(st->form, ctx, t, st->u1 / st->form->h, st->Wx, e);
+    }
     for (size_t i = 0; i < n; i++)
         gsl_vector_set(st->b1, i, st->rs[i] * rhs[i]);
     mbs_count_solve(ctx);
@@ -503,6 +598,15 @@ static int residual(radau_state *st, mbs_ctx *ctx, double t, double h)
         double ti = t + st->c[i] * h, *Ri = st->R + i * n, *Ydi = st->Yd + i * n;
         for (size_t k = 0; k < n; k++)
             st->Ys[k] = st->y[k] + st->Z[i * n + k];
+        if (st->Wx) { /* structured path: E(Y_i) Yd_i without forming E */
+            if ((s = mbs_dae_form_rhs(st->form, ctx, ti, st->Ys, Ri)) != MBS_OK ||
+                (s = mbs_dae_form_mass_times(st->form, ctx, ti, st->Ys, Ydi, st->Es_w)) !=
+                    MBS_OK)
+                return s;
+            for (size_t k = 0; k < n; k++)
+                Ri[k] = st->Es_w[k] - Ri[k];
+            continue;
+        }
         if ((s = form_mass(st, ctx, ti, st->Ys, st->Es)) != MBS_OK ||
             (s = form_rhs(st, ctx, ti, st->Ys, Ri)) != MBS_OK)
             return s;
@@ -538,13 +642,19 @@ static int estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int first
         st->F1[k] = (st->dd[0] * st->Z[k] + st->dd[1] * st->Z[n + k] +
                      st->dd[2] * st->Z[2 * n + k]) /
                     h;
-    for (size_t k = 0; k < n; k++) {
-        double e = 0.0;
-        for (size_t l = 0; l < n; l++)
-            e += gsl_matrix_get(st->E0, k, l) * st->F1[l];
-        st->F2[k] = e;
-        st->Es_w[k] = e + st->F0[k];
+    if (st->Wx) { /* structured path: E(y_n) instead of E at the last factorisation */
+        if ((s = mbs_dae_form_mass_times(st->form, ctx, t, st->y, st->F1, st->F2)) != MBS_OK)
+            return s;
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            double e = 0.0;
+            for (size_t l = 0; l < n; l++)
+                e += gsl_matrix_get(st->E0, k, l) * st->F1[l];
+            st->F2[k] = e;
+        }
     }
+    for (size_t k = 0; k < n; k++)
+        st->Es_w[k] = st->F2[k] + st->F0[k];
     if ((s = solve1(st, ctx, t, st->Es_w, st->err)) != MBS_OK)
         return s;
     double e = fmax(rms_scaled(st->err, st->scal, n, n), 1e-10);
@@ -589,12 +699,22 @@ static void update_solution(radau_state *st)
  * Newton iterates of the index-3 form oscillate (the linearisation about the
  * tangent misses the O(h) normal velocity), which this predictor avoids.  A
  * singular M (allowed on ker B) falls back to zero velocities' derivatives. */
-static void first_derivative(radau_state *st, mbs_ctx *ctx)
+static void first_derivative(radau_state *st, mbs_ctx *ctx, double t)
 {
     const mbs_dae_form *f = st->form;
     size_t nq = f->nq, nv = f->nv;
     memset(st->yd0, 0, st->n * sizeof(double));
     memcpy(st->yd0, st->F0, nq * sizeof(double));
+    if (st->ix0) {
+        /* structured path: v' of the index-1 KKT solve (consistent multipliers
+         * into lam1, a scratch here); on failure zero, as below */
+        if (mbs_index1_accel(st->ix0, ctx, t, st->y, st->y + nq, st->yd0 + nq, st->lam1) !=
+            MBS_OK) {
+            memset(st->yd0 + nq, 0, nv * sizeof(double));
+            ctx->reason[0] = '\0';
+        }
+        return;
+    }
     gsl_matrix_const_view M = gsl_matrix_const_submatrix(st->E0, nq, nq, nv, nv);
     gsl_matrix_memcpy(st->Mw, &M.matrix);
     int sign;
@@ -682,7 +802,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                            double *ystate)
 {
     radau_state *st = p;
-    const int fixed = st->var->fixed;
+    const int fixed = st->var->fixed, sparse = st->lsk != RADAU_LS_FULL;
     const double eps = DBL_EPSILON, safe = 0.9, facl = 5.0, facr = 0.125, thet = 0.001;
     const int nit = fixed ? (st->nit > 20 ? st->nit : 20) : st->nit;
     size_t n = st->n, N = st->N;
@@ -736,7 +856,21 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             break;
         }
         st->form->h = h;
-        if (need_jac || fixed) {
+        if ((need_jac || fixed) && sparse) {
+            /* structured path: the KKT factorisation (h-independent) takes the
+             * place of the Jacobian; nothing to refactor when h changes */
+            if ((s = mbs_dae_form_kkt_factor(st->form, ctx, t, st->y)) != MBS_OK) {
+                if (s < 0 || fixed || ++nsing >= 5)
+                    break;
+                goto unexpected;
+            }
+            if ((s = form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
+                goto failed_eval;
+            need_jac = 0;
+            jac_current = 1;
+            if (first)
+                first_derivative(st, ctx, t);
+        } else if (need_jac || fixed) {
             if ((s = form_mass(st, ctx, t, st->y, st->E0)) != MBS_OK ||
                 (s = form_jac(st, ctx, t, st->y, st->J0)) != MBS_OK ||
                 (s = form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
@@ -745,9 +879,11 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             jac_current = 1;
             h_fact = -1.0;
             if (first)
-                first_derivative(st, ctx);
+                first_derivative(st, ctx, t);
         }
-        if (h != h_fact) {
+        if (sparse) {
+            h_fact = h;
+        } else if (h != h_fact) {
             if ((s = factor(st, ctx, t, h)) != MBS_OK) {
                 if (fixed || ++nsing >= 5) {
                     mbs_fail(ctx, s, t, "singular Radau iteration matrix at h=%.3g", h);
@@ -913,6 +1049,13 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
     }
     form_to_state(st, st->y, ystate);
     *tp = t;
+    if (sparse) {
+        int kind = radau_ls_kind(st->lsk);
+        mbs_ctx_report_linsol(ctx, mbs_dae_form_linsol(st->form, 0), kind);
+        mbs_ctx_report_linsol(ctx, mbs_dae_form_linsol(st->form, 1), kind);
+        mbs_ctx_report_linsol(ctx, mbs_index1_linsol(st->ix0), kind);
+        mbs_project_report(ctx, st->proj);
+    }
     return s;
 }
 
@@ -992,7 +1135,7 @@ RADAU_METHOD(mbs_method_ggl_radau5, "ggl/radau5",
 RADAU_METHOD(mbs_method_index1_radau5, "index1/radau5",
              "Radau IIA order 5, adaptive (RADAU5), on the index-1 formulation (ODE in q, v)",
              RADAU_CITE "; seed 002 Eqs. (83)-(84)", MBS_FORM_INDEX2, 1, 0, 0, 5, 5, 5,
-             radau_params)
+             radau_index1_params)
 RADAU_METHOD(mbs_method_index3_radau5_fixed, "index3/radau5-fixed",
              "Radau IIA order 5, fixed step, on the index-3 formulation with scaling",
              RADAU_CITE "; seed 002 Eqs. (77), (69)-(70)", MBS_FORM_INDEX3, 0, 1, 0, 5, 3, 2,
@@ -1006,7 +1149,7 @@ RADAU_METHOD(mbs_method_ggl_radau5_fixed, "ggl/radau5-fixed",
 RADAU_METHOD(mbs_method_index1_radau5_fixed, "index1/radau5-fixed",
              "Radau IIA order 5, fixed step, on the index-1 formulation (ODE in q, v)",
              RADAU_CITE "; seed 002 Eqs. (83)-(84)", MBS_FORM_INDEX2, 1, 1, 0, 5, 5, 5,
-             radau_params)
+             radau_index1_params)
 RADAU_METHOD(mbs_method_proj_index2_radau5, "proj-index2/radau5",
              "Radau IIA order 5, adaptive, on the index-2 formulation with projection",
              RADAU_CITE "; seed 002 Eqs. (79), (88)-(91)", MBS_FORM_INDEX2, 0, 0, 1, 5, 5, 3,

@@ -12,12 +12,20 @@
  *  - chain:N=2000 with ggl/bdf:linsol=umfpack takes steps (the dense path
  *    would need two 12000 x 12000 matrices, 2.3 GB) and keeps |g| small;
  *  - H != I (heavytop): linsol=full runs, linsol=umfpack is MBS_UNSUPPORTED
- *    with a reason. */
+ *    with a reason.
+ * Radau IIA (methods/radau5.c, same parameter linsol):
+ *  - mbs_dae_form_kkt_solve_complex equals the dense complex solve of
+ *    (c E - dF/dy) dy = -R (c, R complex) where the dropped terms vanish, every
+ *    form and backend, 1e-10 relative; with Im c = 0 it equals kkt_solve;
+ *  - index2/ggl/index3 radau5 on every backend against linsol=full and a
+ *    reference (pendulum t = 3, chain:N=20 t = 0.2; see radau_backends);
+ *  - chain:N=2000 with ggl/radau5:linsol=umfpack takes steps, keeps |g| small. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_complex_math.h>
 #include <gsl/gsl_linalg.h>
 
 #include "../harness/converge.h"
@@ -212,8 +220,8 @@ START_TEST(test_fixed_order_umfpack)
 END_TEST
 
 /* Large chain through the method API (the harness's dense lambda_0 would
- * dominate): a few adaptive steps, linear-size factors. */
-START_TEST(test_chain2000_umfpack)
+ * dominate): a few adaptive steps of `method` to t = 0.01, linear-size factors. */
+static void chain2000(const char *method)
 {
     mbs_problem pb;
     char err[256];
@@ -233,8 +241,7 @@ START_TEST(test_chain2000_umfpack)
     mbs_index1_free(ix);
     const mbs_method_def *m;
     mbs_params prm;
-    ck_assert_int_eq(mbs_method_parse("ggl/bdf:linsol=umfpack", &m, &prm, err, sizeof err),
-                     MBS_OK);
+    ck_assert_int_eq(mbs_method_parse(method, &m, &prm, err, sizeof err), MBS_OK);
     void *st = NULL;
     mbs_ctx_reset(&ctx);
     ck_assert_msg(m->ops->alloc(m, &prm, &ctx, &st) == MBS_OK, "%s", ctx.reason);
@@ -252,15 +259,20 @@ START_TEST(test_chain2000_umfpack)
     ck_assert_int_eq(ctx.linsol_kind, MBS_LS_UMFPACK);
     ck_assert_uint_eq(ctx.linsol.n, pb.nv + nl);
     ck_assert_uint_le(ctx.linsol.nnz, 10 * (pb.nv + nl));
-    printf("sparse_dae: chain N=2000 ggl/bdf:linsol=umfpack to t=%.2g: %ld steps, %ld "
+    printf("sparse_dae: chain N=2000 %s to t=%.2g: %ld steps, %ld "
            "factorizations, %ld solves, max|g| %.2e, KKT n %zu nnz %zu fill %.2f\n",
-           t, ctx.cnt.steps, ctx.cnt.factorizations, ctx.cnt.solves, gmax, ctx.linsol.n,
+           method, t, ctx.cnt.steps, ctx.cnt.factorizations, ctx.cnt.solves, gmax, ctx.linsol.n,
            ctx.linsol.nnz, ctx.linsol.fill);
     ck_assert_double_le(gmax, 1e-6);
     m->ops->free_state(st);
     free(y), free(vd), free(g);
     mbs_ctx_free(&ctx);
     mbs_problem_close(&pb);
+}
+
+START_TEST(test_chain2000_umfpack)
+{
+    chain2000("ggl/bdf:linsol=umfpack");
 }
 END_TEST
 
@@ -280,6 +292,171 @@ START_TEST(test_kinematic_unsupported)
 }
 END_TEST
 
+/* ---- Radau IIA on the backends (methods/radau5.c, parameter linsol) ---------- */
+
+/* mbs_dae_form_kkt_solve_complex against the dense complex solve of
+ * (c E - J) dy = -R, c = (alpha + i beta)/h-like shift, complex R, at the
+ * pendulum at rest with zero multipliers (where the dropped terms vanish). */
+START_TEST(test_complex_increment)
+{
+    static const mbs_form_kind kinds[4] = {MBS_FORM_INDEX2, MBS_FORM_INDEX3, MBS_FORM_GGL,
+                                           MBS_FORM_BAUMGARTE2};
+    mbs_problem pb;
+    char err[256];
+    ck_assert_int_eq(mbs_problem_open(&pb, "pendulum", err, sizeof err), MBS_OK);
+    mbs_ctx ctx;
+    ck_assert_int_eq(mbs_ctx_init(&ctx, &pb), MBS_OK);
+    mbs_ctx_reset(&ctx);
+    mbs_dae_form *fd, *fs;
+    ck_assert_int_eq(mbs_dae_form_alloc(&fd, &ctx, kinds[_i]), MBS_OK);
+    size_t n = fd->n;
+    double *y = calloc(n, sizeof *y), *Rr = calloc(n, sizeof *Rr), *Ri = calloc(n, sizeof *Ri);
+    double *dyr = calloc(n, sizeof *dyr), *dyi = calloc(n, sizeof *dyi);
+    int have;
+    ck_assert_int_eq(pb.def->initial(&pb, y, y + pb.nq, y + pb.nq + pb.nv, &have), MBS_OK);
+    for (size_t i = pb.nq; i < n; i++)
+        y[i] = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        Rr[i] = sin(1.3 * (double)i + 0.4);
+        Ri[i] = cos(0.7 * (double)i - 0.2);
+    }
+    const double h = 0.01, cr = 2.68 / h, ci = 3.05 / h, t = 0.0; /* ~ Radau's alpha, beta */
+    fd->h = h;
+    fd->baumgarte_C = 2.0;
+    gsl_matrix *J = gsl_matrix_alloc(n, n), *E = gsl_matrix_alloc(n, n);
+    gsl_matrix_complex *A = gsl_matrix_complex_alloc(n, n);
+    gsl_permutation *perm = gsl_permutation_alloc(n);
+    gsl_vector_complex *b = gsl_vector_complex_alloc(n);
+    ck_assert_int_eq(mbs_dae_form_jac(fd, &ctx, t, y, J), MBS_OK);
+    ck_assert_int_eq(mbs_dae_form_mass(fd, &ctx, t, y, E), MBS_OK);
+    if (kinds[_i] == MBS_FORM_BAUMGARTE2) { /* analytic (C/h) G, as test_structured_increment */
+        gsl_matrix *G = gsl_matrix_alloc(pb.nl, pb.nq);
+        ck_assert_int_eq(mbs_constraint_jacobian(&ctx, t, y, G), MBS_OK);
+        for (size_t i = 0; i < pb.nl; i++)
+            for (size_t j = 0; j < pb.nq; j++)
+                gsl_matrix_set(J, pb.nq + pb.nv + i, j, 2.0 / h * gsl_matrix_get(G, i, j));
+        gsl_matrix_free(G);
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < n; j++) {
+            double e = gsl_matrix_get(E, i, j), jj = gsl_matrix_get(J, i, j);
+            gsl_matrix_complex_set(A, i, j, gsl_complex_rect(cr * e - jj, ci * e));
+        }
+        gsl_vector_complex_set(b, i, gsl_complex_rect(-Rr[i], -Ri[i]));
+    }
+    int sign;
+    ck_assert_int_eq(gsl_linalg_complex_LU_decomp(A, perm, &sign), GSL_SUCCESS);
+    ck_assert_int_eq(gsl_linalg_complex_LU_svx(A, perm, b), GSL_SUCCESS);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(mbs_dae_form_alloc_sparse(&fs, &ctx, kinds[_i], ls_kinds[k]), MBS_OK);
+        fs->h = h;
+        fs->baumgarte_C = 2.0;
+        ck_assert_msg(mbs_dae_form_kkt_factor(fs, &ctx, t, y) == MBS_OK, "%s", ctx.reason);
+        ck_assert_msg(mbs_dae_form_kkt_solve_complex(fs, &ctx, t, cr, ci, Rr, Ri, dyr, dyi) ==
+                          MBS_OK,
+                      "%s", ctx.reason);
+        double d = 0.0, s = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            gsl_complex x = gsl_vector_complex_get(b, i);
+            d = fmax(d, hypot(dyr[i] - GSL_REAL(x), dyi[i] - GSL_IMAG(x)));
+            s = fmax(s, gsl_complex_abs(x));
+        }
+        printf("sparse_dae: %-10s %-7s complex structured vs dense increment: %.2e relative\n",
+               mbs_dae_form_kind_name(kinds[_i]), ls_names[k], d / s);
+        ck_assert_msg(d <= 1e-10 * s, "%s %s: |dy - dy_dense| = %.3g (|dy| %.3g)",
+                      mbs_dae_form_kind_name(kinds[_i]), ls_names[k], d, s);
+        /* ci = 0: the real solve */
+        ck_assert_int_eq(mbs_dae_form_kkt_solve_complex(fs, &ctx, t, cr, 0.0, Rr, Ri, dyr, dyi),
+                         MBS_OK);
+        double *dr = calloc(n, sizeof *dr);
+        ck_assert_int_eq(mbs_dae_form_kkt_solve(fs, &ctx, t, cr, Rr, dr), MBS_OK);
+        ck_assert_double_le(max_abs_diff(dr, dyr, n), 1e-12 * (1.0 + s));
+        free(dr);
+        mbs_dae_form_free(fs);
+    }
+    gsl_matrix_free(J), gsl_matrix_free(E), gsl_matrix_complex_free(A);
+    gsl_permutation_free(perm), gsl_vector_complex_free(b);
+    free(y), free(Rr), free(Ri), free(dyr), free(dyi);
+    mbs_dae_form_free(fd);
+    mbs_ctx_free(&ctx);
+    mbs_problem_close(&pb);
+}
+END_TEST
+
+/* <form>/radau5 on lu, umfpack, cholmod against linsol=full and a reference
+ * (index1/rk8pd at 1e-12) at t_end: q within 10 tol of full, v within
+ * max(10 tol, full's own v error), errors in q and v at most twice full's (or
+ * 2 tol).  The v clause: index3/radau5 has v of order 3 only, and on
+ * chain:N=20 (t = 0.2, tol 1e-6) full ends with err_v = 2.2e-4 = 215 tol
+ * (structured 1.8e-4); there the runs differ by 3.7e-5 in v, below both
+ * errors.  Measured in the printed lines (tests run output). */
+static void radau_backends(const char *problem, const char *form, double tol, double t_end)
+{
+    char method[128];
+    mbs_record ref, full, rec;
+    mbs_test_run(problem, "index1/rk8pd:linsol=umfpack", NAN, 1e-12, t_end, &ref);
+    ck_assert_msg(ref.status == MBS_OK, "%s reference: %s", problem, ref.reason);
+    snprintf(method, sizeof method, "%s/radau5", form);
+    mbs_test_run(problem, method, NAN, tol, t_end, &full);
+    ck_assert_msg(full.status == MBS_OK, "%s %s: %s", problem, method, full.reason);
+    size_t nq = 0, nqv = 0;
+    {
+        mbs_problem pb;
+        char err[256];
+        ck_assert_int_eq(mbs_problem_open(&pb, problem, err, sizeof err), MBS_OK);
+        nq = pb.nq;
+        nqv = pb.nq + pb.nv;
+        mbs_problem_close(&pb);
+    }
+    double efq = max_abs_diff(full.final, ref.final, nq),
+           efv = max_abs_diff(full.final + nq, ref.final + nq, nqv - nq);
+    for (int k = 0; k < 3; k++) {
+        snprintf(method, sizeof method, "%s/radau5:linsol=%s", form, ls_names[k]);
+        mbs_test_run(problem, method, NAN, tol, t_end, &rec);
+        ck_assert_msg(rec.status == MBS_OK, "%s %s: %s", problem, method, rec.reason);
+        ck_assert_double_eq(rec.t_final, full.t_final);
+        ck_assert_int_eq(rec.linsol_kind, ls_kinds[k]);
+        double d = max_abs_diff(rec.final, full.final, nqv);
+        double eq = max_abs_diff(rec.final, ref.final, nq),
+               ev = max_abs_diff(rec.final + nq, ref.final + nq, nqv - nq);
+        printf("sparse_dae: %-10.10s %-28s |y-y_full| %.2e err q %.2e v %.2e (full %.2e %.2e) "
+               "steps %ld (%ld) newton %ld (%ld) fact %ld (%ld)\n",
+               problem, method, d, eq, ev, efq, efv, rec.cnt.steps,
+               full.cnt.steps, rec.cnt.newton_iters, full.cnt.newton_iters,
+               rec.cnt.factorizations, full.cnt.factorizations);
+        double dq = max_abs_diff(rec.final, full.final, nq),
+               dv = max_abs_diff(rec.final + nq, full.final + nq, nqv - nq);
+        ck_assert_msg(dq <= 10.0 * tol, "%s %s: |q - q_full| = %.3g", problem, method, dq);
+        ck_assert_msg(dv <= fmax(10.0 * tol, efv), "%s %s: |v - v_full| = %.3g (full err %.3g)",
+                      problem, method, dv, efv);
+        ck_assert_msg(eq <= 2.0 * fmax(efq, tol) && ev <= 2.0 * fmax(efv, tol),
+                      "%s %s: errors q %.3g v %.3g, full %.3g %.3g", problem, method, eq, ev,
+                      efq, efv);
+        mbs_record_free(&rec);
+    }
+    mbs_record_free(&full);
+    mbs_record_free(&ref);
+}
+
+START_TEST(test_radau_pendulum_backends)
+{
+    radau_backends("pendulum", adaptive_forms[_i], 1e-6, 3.0);
+}
+END_TEST
+
+START_TEST(test_radau_chain20_backends)
+{
+    radau_backends("chain:N=20,start=angles,alpha1=30,alpha2=10", adaptive_forms[_i], 1e-6,
+                   0.2);
+}
+END_TEST
+
+START_TEST(test_radau_chain2000_umfpack)
+{
+    chain2000("ggl/radau5:linsol=umfpack");
+}
+END_TEST
+
 Suite *mbs_suite_sparse_dae(void)
 {
     Suite *s = suite_create("sparse_dae");
@@ -291,6 +468,10 @@ Suite *mbs_suite_sparse_dae(void)
     tcase_add_test(tc, test_fixed_order_umfpack);
     tcase_add_test(tc, test_chain2000_umfpack);
     tcase_add_test(tc, test_kinematic_unsupported);
+    tcase_add_loop_test(tc, test_complex_increment, 0, 4);
+    tcase_add_loop_test(tc, test_radau_pendulum_backends, 0, 3);
+    tcase_add_loop_test(tc, test_radau_chain20_backends, 0, 3);
+    tcase_add_test(tc, test_radau_chain2000_umfpack);
     suite_add_tcase(s, tc);
     return s;
 }
