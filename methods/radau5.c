@@ -108,14 +108,17 @@ static const mbs_param_def radau_params[] = {
     RADAU_LINSOL_PARAM,
 };
 
-/* index1/radau5: dense only (its Jacobian is a finite-difference n x n matrix
- * of the index-1 ODE, not the structured DAE matrix). */
+/* index1/radau5: its Newton matrix is the finite-difference n x n Jacobian
+ * of the index-1 ODE (dense: PEERS.md, the index-1 ODE Jacobian is dense);
+ * `linsol` is the index-1 KKT solver of its right-hand side (lu, chol,
+ * umfpack, cholmod), as for the other index1/ methods. */
 static const mbs_param_def radau_index1_params[] = {
     [P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
                  "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must be > 0; "
                  "when not given RADAU5's default max(10 eps/rtol', min(0.03, sqrt(rtol')))",
                  NULL, 0},
     [P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1},
+    MBS_INDEX1_LINSOL_PARAM,
 };
 
 static const mbs_param_def radau_proj_params[] = {
@@ -288,7 +291,8 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     st->kappa_set = (prm->set_mask >> P_KAPPA) & 1u;
     st->nit = (int)prm->val[P_NIT];
     int ip = mbs_params_find(prm, "linsol");
-    st->lsk = ip >= 0 ? (int)prm->val[ip] : RADAU_LS_FULL;
+    st->lsk = ip >= 0 && !var->index1 ? (int)prm->val[ip] : RADAU_LS_FULL;
+    int rhs_linsol = ip >= 0 && var->index1 ? (int)prm->val[ip] : MBS_LINSOL_LU;
     const int full = st->lsk == RADAU_LS_FULL;
     int s = full ? mbs_dae_form_alloc(&st->form, ctx, var->kind)
                  : mbs_dae_form_alloc_sparse(&st->form, ctx, var->kind, radau_ls_kind(st->lsk));
@@ -302,7 +306,7 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
                              : st->lsk == RADAU_LS_CHOLMOD ? MBS_LINSOL_CHOLMOD
                                                            : MBS_LINSOL_LU);
     if (s == MBS_OK && var->index1)
-        s = mbs_index1_alloc(&st->ix, ctx, MBS_LINSOL_LU);
+        s = mbs_index1_alloc(&st->ix, ctx, rhs_linsol);
     if (s == MBS_OK)
         s = radau_tableau(st);
     if (s != MBS_OK) {
@@ -1056,6 +1060,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         mbs_ctx_report_linsol(ctx, mbs_index1_linsol(st->ix0), kind);
         mbs_project_report(ctx, st->proj);
     }
+    mbs_index1_report(ctx, st->ix); /* index1/radau5 on a sparse KKT backend */
     return s;
 }
 
