@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fit.h"
 #include "results.h"
@@ -49,8 +50,22 @@ static int open_db(const char *path, sqlite3 **db, char *err, size_t errlen)
     }
     sqlite3_busy_timeout(*db, 60000);
     char *msg = NULL;
-    if (sqlite3_exec(*db, "PRAGMA journal_mode=WAL;", NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(*db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+    /* Two sweeps creating the database at once: switching to WAL takes an
+     * exclusive lock that the busy handler does not wait for (SQLITE_BUSY
+     * straight away), so retry for up to 10 s. */
+    int rc = SQLITE_BUSY;
+    for (int attempt = 0; attempt < 200; attempt++) {
+        sqlite3_free(msg);
+        msg = NULL;
+        rc = sqlite3_exec(*db, "PRAGMA journal_mode=WAL;", NULL, NULL, &msg);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_exec(*db, schema, NULL, NULL, &msg);
+        if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+            break;
+        struct timespec pause = {0, 50000000};
+        nanosleep(&pause, NULL);
+    }
+    if (rc != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(*db));
         sqlite3_free(msg);
         sqlite3_close(*db);

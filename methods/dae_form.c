@@ -187,6 +187,18 @@ static int velocity_constraint_triplets(mbs_dae_form *f, mbs_ctx *ctx, double t,
 
 /* F(t, y) of sparse mode with the problem's triplet callbacks (H = I, so G = B):
  * the same rows as the dense code below, products over the triplets of B. */
+/* Baumgarte2 (seed 002 Eq. (87c)): Fc += alpha0 g(t, q), alpha0 = C / h. */
+static int add_baumgarte_term(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *q,
+                              double *Fc)
+{
+    int s = mbs_constraint(ctx, t, q, f->g);
+    if (s != MBS_OK)
+        return s;
+    for (size_t i = 0; i < f->nl; i++)
+        Fc[i] += f->baumgarte_C / f->h * f->g[i];
+    return MBS_OK;
+}
+
 static int rhs_triplets(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, double *F)
 {
     size_t nq = f->nq, nv = f->nv, nl = f->nl;
@@ -209,12 +221,9 @@ static int rhs_triplets(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y
     case MBS_FORM_INDEX2:
         return velocity_constraint_triplets(f, ctx, t, q, v, Fc);
     case MBS_FORM_BAUMGARTE2:
-        if ((s = velocity_constraint_triplets(f, ctx, t, q, v, Fc)) != MBS_OK ||
-            (s = mbs_constraint(ctx, t, q, f->g)) != MBS_OK)
+        if ((s = velocity_constraint_triplets(f, ctx, t, q, v, Fc)) != MBS_OK)
             return s;
-        for (size_t i = 0; i < nl; i++)
-            Fc[i] += f->baumgarte_C / f->h * f->g[i];
-        return MBS_OK;
+        return add_baumgarte_term(f, ctx, t, q, Fc);
     case MBS_FORM_GGL: {
         const double *mu = y + nq + nv + nl;
         for (size_t k = 0; k < B->nnz; k++)
@@ -262,12 +271,9 @@ int mbs_dae_form_rhs(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, d
     case MBS_FORM_INDEX2: /* (79c) with g_t for rheonomic constraints */
         return velocity_constraint(f, ctx, t, q, v, Fc);
     case MBS_FORM_BAUMGARTE2: /* (87c): alpha0 g + B v + g_t, alpha0 = C / h */
-        if ((s = velocity_constraint(f, ctx, t, q, v, Fc)) != MBS_OK ||
-            (s = mbs_constraint(ctx, t, q, f->g)) != MBS_OK)
+        if ((s = velocity_constraint(f, ctx, t, q, v, Fc)) != MBS_OK)
             return s;
-        for (size_t i = 0; i < nl; i++)
-            Fc[i] += f->baumgarte_C / f->h * f->g[i];
-        return MBS_OK;
+        return add_baumgarte_term(f, ctx, t, q, Fc);
     case MBS_FORM_GGL: {
         /* (92a): q' = H v - G^T mu.  G is B when H = I, else the full Jacobian
          * that mbs_constraint_jacobian left in ctx->G_full. */
