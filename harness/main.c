@@ -20,12 +20,15 @@ static const char usage[] =
     "usage: mbsbench list problems|methods\n"
     "       mbsbench run -p PROBLEM[:k=v,...] -m METHOD[:k=v,...] (--h H | --tol TOL)\n"
     "                    [--t-end T] [--repeat K] [--max-steps N] [--max-cpu S]\n"
+    "                    [--max-wall S] [--max-mem BYTES]\n"
     "                    [--format table|json|csv] [--inject-failure T]\n"
     "                    [--atol A] [--tol-mode local|global]\n"
     "       mbsbench converge -p P -m M (--h0 H | --tol0 TOL) [--levels L] [--ratio R]\n"
     "                    [--t-end T] [--format table|json] [--tol-mode local|global]\n"
+    "                    [--max-steps N] [--max-cpu S] [--max-wall S] [--max-mem BYTES]\n"
     "       mbsbench sweep SUITE [-j N] [--out DIR | --resume DIR] [--budget SECONDS]\n"
-    "                    [--series] [--history DB | --no-history]\n"
+    "                    [--series] [--history DB | --no-history] [--max-steps N]\n"
+    "                    [--max-cpu S] [--max-wall S] [--max-mem BYTES]\n"
     "       mbsbench summary RESULTS_DIR\n"
     "       mbsbench report RESULTS_DIR [--out DIR] [--latex]\n"
     "       mbsbench reproduce --list | --all | NAME [--results DIR] [--out DIR]\n"
@@ -33,7 +36,7 @@ static const char usage[] =
     "       mbsbench compare BASELINE.json RESULTS_DIR [--allow-counters] [--cpu-threshold R]\n"
     "                    [--alpha A] [-v]\n"
     "       mbsbench history -p P -m M --metric cpu_median|err_q|order_q [--db FILE]\n"
-    "                    [--plot [--out FILE.png]]\n"
+    "                    [--glob] [--plot [--out FILE.png]]\n"
     "       mbsbench reference PROBLEM[:k=v,...] [--t-end T] [--tol TOL] [--methods A,B]\n"
     "                    [--min-digits D] [--dry-run]\n";
 
@@ -127,7 +130,7 @@ typedef struct cli {
     const char *problem, *method, *format, *out, *resume, *history;
     int series, no_history;
     int tol_mode; /* MBS_TOL_LOCAL / MBS_TOL_GLOBAL (harness/run.h) */
-    double h, tol, atol, t_end, h0, tol0, ratio, max_cpu, budget, inject;
+    double h, tol, atol, t_end, h0, tol0, ratio, max_cpu, budget, inject, max_wall, max_mem;
     int ratio_given;
     long repeat, levels, max_steps, jobs;
     const char *positional;
@@ -177,6 +180,10 @@ static int parse_cli(int argc, char **argv, cli *c)
             c->resume = v;
         else if (strcmp(a, "--max-cpu") == 0)
             r = number(a, v, &c->max_cpu);
+        else if (strcmp(a, "--max-wall") == 0)
+            r = number(a, v, &c->max_wall);
+        else if (strcmp(a, "--max-mem") == 0)
+            r = number(a, v, &c->max_mem);
         else if (strcmp(a, "--budget") == 0)
             r = number(a, v, &c->budget);
         else if (strcmp(a, "--inject-failure") == 0)
@@ -236,6 +243,10 @@ static int parse_cli(int argc, char **argv, cli *c)
         errors += bad("--max-steps %s must be positive%s", "(negative)", "") != 0;
     if (c->max_cpu < 0.0)
         errors += bad("--max-cpu must be positive%s%s", "", "") != 0;
+    if (c->max_wall < 0.0)
+        errors += bad("--max-wall must be positive%s%s", "", "") != 0;
+    if (c->max_mem < 0.0)
+        errors += bad("--max-mem must be positive%s%s", "", "") != 0;
     if (c->budget < 0.0)
         errors += bad("--budget must be positive%s%s", "", "") != 0;
     if (c->inject < 0.0)
@@ -262,7 +273,8 @@ static int cmd_run(int argc, char **argv)
     mbs_run_spec spec = {.problem = c.problem, .method = c.method, .h = c.h, .tol = c.tol,
                          .t_end = c.t_end, .repeat = (int)c.repeat, .max_steps = c.max_steps,
                          .max_cpu = c.max_cpu, .inject_fail_t = c.inject, .measure = 1,
-                         .atol = c.atol, .tol_mode = c.tol_mode};
+                         .atol = c.atol, .tol_mode = c.tol_mode, .max_wall = c.max_wall,
+                         .max_mem = c.max_mem};
     mbs_record rec;
     char err[512];
     if (mbs_run(&spec, &rec, err, sizeof err) != MBS_OK)
@@ -278,6 +290,10 @@ static int cmd_run(int argc, char **argv)
         mbs_record_print_long(&rec, stdout);
     }
     int status = rec.status == MBS_OK ? 0 : 1;
+    if (rec.status == MBS_NO_MEMORY) { /* refused or failed for memory: say so, exit 2 */
+        fprintf(stderr, "mbsbench: %s\n", rec.reason);
+        status = 2;
+    }
     mbs_record_free(&rec);
     return status;
 }
@@ -311,7 +327,8 @@ static int cmd_converge(int argc, char **argv)
         return bad("--levels must lie in [2, 40]%s%s", "", "");
     mbs_run_spec base = {.problem = c.problem, .method = c.method, .t_end = c.t_end,
                          .repeat = 0, .max_steps = c.max_steps, .max_cpu = c.max_cpu,
-                         .measure = 1, .tol_mode = c.tol_mode};
+                         .measure = 1, .tol_mode = c.tol_mode, .max_wall = c.max_wall,
+                         .max_mem = c.max_mem};
     if (fixed && c.tol_mode == MBS_TOL_GLOBAL)
         return bad("converge: --tol-mode global needs an adaptive method; %s is fixed-step%s",
                    m->name, "");

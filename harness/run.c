@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "../methods/gslalloc.h"
@@ -251,14 +252,13 @@ static void record_init(mbs_record *rec)
 /* Significant correct digits of the IVP Test Set:
  * scd = -log10 max |err_i / ref_i| (absolute where ref_i = 0),
  * mescd = -log10 max |err_i| / (atol/rtol + |ref_i|) with atol/rtol = 1,
- * over the components the problem's published definition scores (published
- * order, def->published_scd), else over all components of q | v | lambda. */
-static void digits_over(const double *y, const double *ref, const size_t *idx, size_t n,
-                        double *scd, double *mescd)
+ * both over all components of q | v | lambda (| x) for problems without a
+ * published definition. */
+static void digits_over(const double *y, const double *ref, size_t n, double *scd,
+                        double *mescd)
 {
     double rel = 0.0, mixed = 0.0;
-    for (size_t k = 0; k < n; k++) {
-        size_t i = idx ? idx[k] : k;
+    for (size_t i = 0; i < n; i++) {
         double e = fabs(y[i] - ref[i]);
         rel = fmax(rel, ref[i] != 0.0 ? e / fabs(ref[i]) : e);
         mixed = fmax(mixed, e / (1.0 + fabs(ref[i])));
@@ -267,26 +267,56 @@ static void digits_over(const double *y, const double *ref, const size_t *idx, s
     *mescd = -log10(mixed);
 }
 
+/* Problems with a published definition (../shared/problems/<name>.md, Sect.
+ * "Accuracy measure", after the Test Set driver getscd, report.f rev. 1.20):
+ * in the published component order,
+ *   scd   = -log10 max_{i in S} |y_i - ref_i| / |ref_i| over the listed scd subset
+ *           S (def->published_scd; all components when NULL), skipping components
+ *           with |ref_i| < 1e-200; a maximum error of exactly 0 counts as 1e-16;
+ *   mescd = -log10 max_i |y_i - ref_i| / (1 + |ref_i|) over ALL n components
+ *           (andrews: scd over 7, mescd over 27; crank: scd over 10, mescd over 24).
+ * Exposed for tests (run.h). */
+void mbs_testset_digits(const double *py, const double *pref, size_t n, const size_t *scd_idx,
+                        size_t n_scd, double *scd, double *mescd)
+{
+    double rel = 0.0, mixed = 0.0;
+    size_t m = scd_idx ? n_scd : n;
+    for (size_t k = 0; k < m; k++) {
+        size_t i = scd_idx ? scd_idx[k] : k;
+        if (i >= n || fabs(pref[i]) < 1e-200)
+            continue;
+        double r = fabs(py[i] - pref[i]) / fabs(pref[i]);
+        if (!isnan(rel) && (isnan(r) || r > rel))
+            rel = r;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double r = fabs(py[i] - pref[i]) / (1.0 + fabs(pref[i]));
+        if (!isnan(mixed) && (isnan(r) || r > mixed))
+            mixed = r;
+    }
+    *scd = -log10(rel == 0.0 ? 1e-16 : rel);
+    *mescd = -log10(mixed == 0.0 ? 1e-16 : mixed);
+}
+
 static void correct_digits(const mbs_problem *pb, double t, const double *y, const double *ref,
                            double *scd, double *mescd)
 {
     const mbs_problem_def *d = pb->def;
     size_t n = 0;
-    if (d->published && d->published_scd && d->published(pb, t, y, NULL, &n) == MBS_OK &&
-        n > 0) {
+    if (d->published && d->published(pb, t, y, NULL, &n) == MBS_OK && n > 0) {
         double *py = malloc(n * sizeof(double)), *pr = malloc(n * sizeof(double));
         int ok = py && pr && d->published(pb, t, y, py, &n) == MBS_OK &&
                  d->published(pb, t, ref, pr, &n) == MBS_OK;
-        for (size_t k = 0; ok && k < d->n_published_scd; k++)
+        for (size_t k = 0; ok && d->published_scd && k < d->n_published_scd; k++)
             ok = d->published_scd[k] < n;
         if (ok)
-            digits_over(py, pr, d->published_scd, d->n_published_scd, scd, mescd);
+            mbs_testset_digits(py, pr, n, d->published_scd, d->n_published_scd, scd, mescd);
         free(py);
         free(pr);
         if (ok)
             return;
     }
-    digits_over(y, ref, NULL, mbs_ny(pb), scd, mescd);
+    digits_over(y, ref, mbs_ny(pb), scd, mescd);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -342,6 +372,16 @@ static int validate(const mbs_run_spec *spec, const mbs_problem *pb, const mbs_m
             snprintf(err, errlen, "--h %g exceeds the interval t_end - t0 = %g", spec->h, span);
             return MBS_BAD_INPUT;
         }
+        /* The step count must fit (issue 17: --h 1e-300 or --t-end 1e308 used to
+         * overflow it into "ok, 0 steps, error 0"). */
+        double nsteps = span / spec->h;
+        if (!(nsteps <= MBS_MAX_FIXED_STEPS)) {
+            snprintf(err, errlen,
+                     "--h %g on [t0, t_end] = [%g, %g] needs %.3g steps, more than %g: "
+                     "give a larger --h or a smaller --t-end",
+                     spec->h, pb->t0, t_end, nsteps, MBS_MAX_FIXED_STEPS);
+            return MBS_BAD_INPUT;
+        }
     } else {
         if (isnan(spec->tol)) {
             snprintf(err, errlen, "method %s is adaptive: --tol is required", m->name);
@@ -371,6 +411,14 @@ static int validate(const mbs_run_spec *spec, const mbs_problem *pb, const mbs_m
     }
     if (!(spec->max_cpu >= 0.0 && spec->max_cpu <= 1e7)) {
         snprintf(err, errlen, "--max-cpu %g must lie in (0, 1e7] seconds", spec->max_cpu);
+        return MBS_BAD_INPUT;
+    }
+    if (!(spec->max_wall >= 0.0 && spec->max_wall <= 1e7)) {
+        snprintf(err, errlen, "--max-wall %g must lie in (0, 1e7] seconds", spec->max_wall);
+        return MBS_BAD_INPUT;
+    }
+    if (!(spec->max_mem >= 0.0 && spec->max_mem <= 1e18)) {
+        snprintf(err, errlen, "--max-mem %g must lie in (0, 1e18] bytes", spec->max_mem);
         return MBS_BAD_INPUT;
     }
     if (!(spec->inject_fail_t >= 0.0 && isfinite(spec->inject_fail_t))) {
@@ -427,9 +475,86 @@ static void fill_identity(mbs_record *rec, const mbs_run_spec *spec, const mbs_p
 static void fail_record(mbs_record *rec, const mbs_ctx *ctx, int status)
 {
     rec->status = status;
-    snprintf(rec->reason, sizeof rec->reason, "%s",
-             ctx->reason[0] ? ctx->reason : mbs_status_message(status));
+    const char *why = ctx->reason[0] ? ctx->reason : mbs_status_message(status);
+    /* Every allocation failure reads "out-of-memory: ..." (issue 17). */
+    if (status == MBS_NO_MEMORY && strncmp(why, "out-of-memory", 13) != 0)
+        snprintf(rec->reason, sizeof rec->reason, "out-of-memory: %.*s",
+                 (int)(sizeof rec->reason - 16),
+                 ctx->reason[0] ? ctx->reason : "an allocation failed");
+    else
+        snprintf(rec->reason, sizeof rec->reason, "%s", why);
     rec->fail_t = ctx->fail_t;
+}
+
+/* ---- memory budget (issue 17) ------------------------------------------------ */
+
+double mbs_memory_available(void)
+{
+    double avail = INFINITY;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        double kb;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
+                avail = kb * 1024.0;
+        fclose(f);
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        avail = fmin(avail, (double)rl.rlim_cur);
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        avail = fmin(avail, (double)rl.rlim_cur);
+    return avail;
+}
+
+static void human_bytes(double b, char *buf, size_t len)
+{
+    if (b >= 1e9)
+        snprintf(buf, len, "%.3g GB", b / 1e9);
+    else if (b >= 1e6)
+        snprintf(buf, len, "%.3g MB", b / 1e6);
+    else
+        snprintf(buf, len, "%.3g kB", b / 1e3);
+}
+
+/* A lower bound of the dense workspace: one n x n matrix of doubles, n = n_v + n_l
+ * (the KKT matrix [M B^T; B 0] of the index-1 solves, the dense Newton or
+ * projection systems) or n = n_y for the `full` iteration matrices of the implicit
+ * DAE integrators (methods/dae_form.h).  Sparse backends (linsol=umfpack,
+ * cholmod) and the O(n) tree recursions (recursive/, dca/ on problems with
+ * native triplet callbacks) have no dense path. */
+double mbs_run_memory_estimate(const mbs_method_def *m, const mbs_params *mp,
+                               const mbs_problem *pb, char *what, size_t whatlen,
+                               char *remedy, size_t remedylen)
+{
+    char ls[32] = "";
+    int ip = mbs_params_find(mp, "linsol");
+    const char *choices = ip >= 0 ? mp->defs[ip].choices : NULL;
+    if (choices)
+        mbs_choice_name(choices, (int)mp->val[ip], ls, sizeof ls);
+    what[0] = remedy[0] = '\0';
+    if (strcmp(ls, "umfpack") == 0 || strcmp(ls, "cholmod") == 0)
+        return 0.0;
+    if (strncmp(m->name, "recursive/", 10) == 0)
+        return 0.0;
+    if (strncmp(m->name, "dca/", 4) == 0 && pb->def->mass_sparse && pb->def->jacobian_sparse &&
+        !pb->def->kinematic)
+        return 0.0;
+    double n = (double)(pb->nv + pb->nl);
+    const char *mat = "KKT";
+    if (strcmp(ls, "full") == 0) {
+        n = (double)mbs_ny(pb);
+        mat = "iteration";
+    }
+    snprintf(what, whatlen, "dense %.0f x %.0f %s matrix", n, n, mat);
+    if (choices && strstr(choices, "umfpack"))
+        snprintf(remedy, remedylen, "use %s:linsol=umfpack (or linsol=cholmod)", m->name);
+    else
+        snprintf(remedy, remedylen,
+                 "use a sparse method, e.g. index1/dopri5:linsol=umfpack or "
+                 "index1/rk4:linsol=cholmod");
+    return 8.0 * n * n;
 }
 
 /* Linear-solver statistics after one integrate() (issue 10).  Methods report
@@ -580,6 +705,48 @@ static void time_runs(mbs_record *rec, void *state, const mbs_method_def *m, mbs
     free(y);
 }
 
+/* Open the problem and parse the method of a spec; on bad input returns
+ * MBS_BAD_INPUT with every message in err (the problem is then closed). */
+static int open_spec(const mbs_run_spec *spec, mbs_problem *pb, const mbs_method_def **m,
+                     mbs_params *mp, char *err, size_t errlen)
+{
+    /* Both specifications are checked so that all errors are reported at once. */
+    char perr[512] = "", merr[512] = "";
+    int s = mbs_problem_open(pb, spec->problem, perr, sizeof perr);
+    int ms;
+    if (spec->method_def) { /* testing hook (run.h): an unregistered definition */
+        const char *colon = strchr(spec->method, ':');
+        *m = spec->method_def;
+        ms = mbs_params_init(mp, (*m)->params, (*m)->n_params) != 0 ||
+                     mbs_params_parse(mp, colon ? colon + 1 : NULL, (*m)->name, merr,
+                                      sizeof merr) != 0
+                 ? MBS_BAD_INPUT
+                 : MBS_OK;
+    } else {
+        ms = mbs_method_parse(spec->method, m, mp, merr, sizeof merr);
+    }
+    if (s != MBS_OK || ms != MBS_OK) {
+        snprintf(err, errlen, "%s%s%s", perr, perr[0] && merr[0] ? "\n" : "", merr);
+        if (s == MBS_OK)
+            mbs_problem_close(pb);
+        return MBS_BAD_INPUT;
+    }
+    return MBS_OK;
+}
+
+int mbs_run_check(const mbs_run_spec *spec, char *err, size_t errlen)
+{
+    mbs_problem pb;
+    const mbs_method_def *m;
+    mbs_params mp;
+    if (open_spec(spec, &pb, &m, &mp, err, errlen) != MBS_OK)
+        return MBS_BAD_INPUT;
+    double t_end = isnan(spec->t_end) ? pb.t_end : spec->t_end;
+    int s = validate(spec, &pb, m, t_end, err, errlen);
+    mbs_problem_close(&pb);
+    return s;
+}
+
 int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
 {
     if (spec->tol_mode == MBS_TOL_GLOBAL)
@@ -587,29 +754,10 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
     record_init(rec);
     gsl_set_error_handler_off();
     mbs_problem pb;
-    /* Both specifications are checked so that all errors are reported at once. */
-    char perr[512] = "", merr[512] = "";
-    int s = mbs_problem_open(&pb, spec->problem, perr, sizeof perr);
     const mbs_method_def *m;
     mbs_params mp;
-    int ms;
-    if (spec->method_def) { /* testing hook (run.h): an unregistered definition */
-        const char *colon = strchr(spec->method, ':');
-        m = spec->method_def;
-        ms = mbs_params_init(&mp, m->params, m->n_params) != 0 ||
-                     mbs_params_parse(&mp, colon ? colon + 1 : NULL, m->name, merr,
-                                      sizeof merr) != 0
-                 ? MBS_BAD_INPUT
-                 : MBS_OK;
-    } else {
-        ms = mbs_method_parse(spec->method, &m, &mp, merr, sizeof merr);
-    }
-    if (s != MBS_OK || ms != MBS_OK) {
-        snprintf(err, errlen, "%s%s%s", perr, perr[0] && merr[0] ? "\n" : "", merr);
-        if (s == MBS_OK)
-            mbs_problem_close(&pb);
+    if (open_spec(spec, &pb, &m, &mp, err, errlen) != MBS_OK)
         return MBS_BAD_INPUT;
-    }
     double t_end = isnan(spec->t_end) ? pb.t_end : spec->t_end;
     if (validate(spec, &pb, m, t_end, err, errlen) != MBS_OK) {
         mbs_problem_close(&pb);
@@ -622,22 +770,28 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
     mbs_ctx ctx;
     void *state = NULL;
     observer obs;
-    int have_obs = 0, series_err = 0;
+    int have_obs = 0, series_err = 0, s;
     mbs_linsol_stats linsol_seen = {0}; /* cumulative counts of the workspace (linsol_take) */
     double *y0 = calloc(ny, sizeof(double));
     rec->final = calloc(ny, sizeof(double));
     if (!y0 || !rec->final || mbs_ctx_init(&ctx, &pb) != MBS_OK) {
-        snprintf(err, errlen, "out of memory");
+        /* Still a record (issue 17: no allocation failure is silent). */
         free(y0);
         mbs_record_free(rec);
+        rec->status = MBS_NO_MEMORY;
+        snprintf(rec->reason, sizeof rec->reason,
+                 "out-of-memory: cannot allocate the state (%zu doubles) and run context", ny);
+        rec->fail_t = pb.t0;
         mbs_problem_close(&pb);
-        return MBS_NO_MEMORY;
+        return MBS_OK;
     }
     mbs_ctx_reset(&ctx);
     if (spec->max_steps > 0)
         ctx.max_steps = spec->max_steps;
     if (spec->max_cpu > 0.0)
         ctx.max_cpu = spec->max_cpu;
+    if (spec->max_wall > 0.0)
+        ctx.max_wall = spec->max_wall;
     if (spec->inject_fail_t > 0.0)
         ctx.inject_fail_t = spec->inject_fail_t;
     mbs_settings set = {.h = isnan(spec->h) ? 0.0 : spec->h,
@@ -682,16 +836,36 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
         fail_record(rec, &ctx, MBS_UNSUPPORTED);
         goto done;
     }
+    { /* memory budget: refuse a dense workspace that cannot fit (issue 17) */
+        char what[128], remedy[160];
+        double need = mbs_run_memory_estimate(m, &mp, &pb, what, sizeof what, remedy,
+                                              sizeof remedy);
+        double have = spec->max_mem > 0.0 ? spec->max_mem : mbs_memory_available();
+        if (need > have) {
+            char sneed[32], shave[32];
+            human_bytes(need, sneed, sizeof sneed);
+            human_bytes(have, shave, sizeof shave);
+            mbs_fail(&ctx, MBS_NO_MEMORY, pb.t0,
+                     "out-of-memory: %s needs >= %s (%s), %s available%s; %s", m->name, sneed,
+                     what, shave, spec->max_mem > 0.0 ? " (--max-mem)" : "", remedy);
+            fail_record(rec, &ctx, MBS_NO_MEMORY);
+            goto done;
+        }
+    }
     mbs_ctx_reset(&ctx);
     s = m->ops->alloc(m, &mp, &ctx, &state);
     if (s != MBS_OK) {
+        if (s == MBS_NO_MEMORY && !ctx.reason[0])
+            mbs_fail(&ctx, s, pb.t0, "out-of-memory: allocating the workspace of %s failed",
+                     m->name);
         fail_record(rec, &ctx, s);
         goto done;
     }
     if (spec->measure) {
         if (observer_init(&obs, &pb, t_end) != MBS_OK) {
-            snprintf(err, errlen, "out of memory");
-            s = MBS_NO_MEMORY;
+            mbs_fail(&ctx, MBS_NO_MEMORY, pb.t0,
+                     "out-of-memory: allocating the harness observer failed");
+            fail_record(rec, &ctx, MBS_NO_MEMORY);
             goto done;
         }
         have_obs = 1;
@@ -711,10 +885,32 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
     }
     if (rec->status == MBS_OK && spec->repeat > 0)
         time_runs(rec, state, m, &ctx, &set, y0, spec->repeat, spec->measure, &linsol_seen);
-    s = MBS_OK;
+    /* No success that was not earned (issue 17): an integration that reports
+     * success must have accepted steps and reached t_end. */
+    if (rec->status == MBS_OK && (spec->measure || spec->repeat > 0)) {
+        double span = t_end - pb.t0;
+        if (rec->cnt.steps <= 0) {
+            rec->status = MBS_NO_PROGRESS;
+            snprintf(rec->reason, sizeof rec->reason,
+                     "%s reported success without an accepted step on [%g, %g]", m->name,
+                     pb.t0, t_end);
+            rec->fail_t = rec->t_final;
+        } else if (!(fabs(rec->t_final - t_end) <= 1e-6 * span)) {
+            rec->status = MBS_NO_PROGRESS;
+            snprintf(rec->reason, sizeof rec->reason,
+                     "%s reported success at t = %.17g, before t_end = %g", m->name,
+                     rec->t_final, t_end);
+            rec->fail_t = rec->t_final;
+        }
+        if (rec->status != MBS_OK) {
+            rec->err = (mbs_err3){NAN, NAN, NAN};
+            rec->scd = rec->mescd = NAN;
+            rec->cpu_min = rec->cpu_median = rec->cpu_iqr = NAN;
+            rec->cpu_repeats = 0;
+        }
+    }
 done:
-    if (s != MBS_NO_MEMORY)
-        fill_published(rec, &pb);
+    fill_published(rec, &pb);
     if (have_obs)
         observer_free(&obs);
     if (state)
@@ -722,9 +918,9 @@ done:
     mbs_ctx_free(&ctx);
     free(y0);
     mbs_problem_close(&pb);
-    if (s == MBS_NO_MEMORY || series_err)
+    if (series_err) {
         mbs_record_free(rec);
-    if (series_err)
         return MBS_BAD_INPUT;
-    return s == MBS_NO_MEMORY ? s : MBS_OK;
+    }
+    return MBS_OK;
 }

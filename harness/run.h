@@ -28,7 +28,20 @@ typedef struct mbs_run_spec {
     const struct mbs_method_def *method_def;
     double atol;          /* absolute tolerance of adaptive methods (0 or NaN: = tol) */
     int tol_mode;         /* MBS_TOL_LOCAL (0, default) or MBS_TOL_GLOBAL (globaltol.c) */
+    /* Budgets (harness/README.md, "Budgets"; 0 = default): wall-clock seconds per
+     * integration (default MBS_DEFAULT_MAX_WALL), and the memory a run may use in
+     * bytes (default: the memory available, /proc/meminfo MemAvailable and the
+     * address-space limit).  A method whose dense workspace is estimated above the
+     * memory budget is refused before it starts (status no_memory, reason
+     * "out-of-memory: ..."). */
+    double max_wall;
+    double max_mem;
 } mbs_run_spec;
+
+/* Fixed-step runs may take at most this many steps ((t_end - t0) / h): beyond,
+ * t0 + i h no longer advances reliably in double precision and the step count
+ * overflows the counters.  Larger counts are bad input. */
+#define MBS_MAX_FIXED_STEPS 1e15
 
 /* Meaning of the tolerance (harness/README.md, "Tolerance modes"): local is the
  * method's own error-per-step control; global makes tol a target for the error
@@ -87,9 +100,28 @@ typedef struct mbs_record {
  * tells whether the integration succeeded.  rec must be released with
  * mbs_record_free. */
 int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen);
+/* Validation alone (suite loading): MBS_OK, or MBS_BAD_INPUT with a one-line
+ * message in err. */
+int mbs_run_check(const mbs_run_spec *spec, char *err, size_t errlen);
+/* Estimated lower bound of the bytes the method's dense workspace needs on the
+ * problem (0: no dense path); what names the matrix, remedy the way out.  Used by
+ * mbs_run against the memory budget. */
+double mbs_run_memory_estimate(const mbs_method_def *m, const mbs_params *mp,
+                               const mbs_problem *pb, char *what, size_t whatlen,
+                               char *remedy, size_t remedylen);
+/* The memory available to a run in bytes (MemAvailable, capped by RLIMIT_AS and
+ * RLIMIT_DATA); +Inf when unknown. */
+double mbs_memory_available(void);
 void mbs_record_free(mbs_record *rec);
 /* The global-mode driver behind mbs_run (spec->tol_mode == MBS_TOL_GLOBAL). */
 int mbs_run_global(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen);
+/* Digits of the IVP Test Set for a problem with a published definition
+ * (../shared/problems/<name>.md, "Accuracy measure"), on the state py and the
+ * reference pref in published order (n components): scd over the components
+ * scd_idx[0..n_scd) (all when scd_idx is NULL), skipping |pref_i| < 1e-200, an
+ * error of exactly 0 counting as 1e-16; mescd over ALL n components. */
+void mbs_testset_digits(const double *py, const double *pref, size_t n, const size_t *scd_idx,
+                        size_t n_scd, double *scd, double *mescd);
 /* Set rec->cpu_min/median/iqr/repeats/cpu_times from `repeat` timings (sorted in place). */
 void mbs_cpu_stats(mbs_record *rec, double *times, int repeat);
 

@@ -41,7 +41,7 @@ typedef struct parse_state {
     int ngrids;
     int repeat;
     long max_steps;
-    double max_cpu;
+    double max_cpu, max_wall, max_mem;
     unsigned suite_seen;
     int have_name;
     char *err;
@@ -203,10 +203,10 @@ static int handler(void *user, const char *section, const char *name, const char
     locate(ps, name);
     snprintf(where, sizeof where, "%s:%d: [%s]", ps->path, ps->line, section);
     if (strcmp(section, "suite") == 0) {
-        static const char *const keys[] = {"name", "description", "repeat", "max_steps",
-                                           "max_cpu"};
+        static const char *const keys[] = {"name",    "description", "repeat", "max_steps",
+                                           "max_cpu", "max_wall",    "max_mem"};
         int k = -1;
-        for (int i = 0; i < 5; i++)
+        for (int i = 0; i < 7; i++)
             if (strcmp(name, keys[i]) == 0)
                 k = i;
         if (k < 0) {
@@ -250,6 +250,20 @@ static int handler(void *user, const char *section, const char *name, const char
                 add_error(ps, "%s: max_cpu '%s' must be a positive number of seconds", where,
                           value);
                 ps->max_cpu = 0.0;
+            }
+            break;
+        case 5:
+            if (mbs_parse_double(value, &ps->max_wall) != 0 || !(ps->max_wall > 0.0)) {
+                add_error(ps, "%s: max_wall '%s' must be a positive number of seconds", where,
+                          value);
+                ps->max_wall = 0.0;
+            }
+            break;
+        case 6:
+            if (mbs_parse_double(value, &ps->max_mem) != 0 || !(ps->max_mem > 0.0)) {
+                add_error(ps, "%s: max_mem '%s' must be a positive number of bytes", where,
+                          value);
+                ps->max_mem = 0.0;
             }
             break;
         }
@@ -384,9 +398,16 @@ static void expand_grid(parse_state *ps, const grid *g)
                                   .max_steps = ps->max_steps, .max_cpu = ps->max_cpu,
                                   .inject_fail_t = g->inject_fail_t, .measure = 1,
                                   .atol = fixed ? 0.0 : g->atol,
-                                  .tol_mode = fixed ? MBS_TOL_LOCAL : g->tol_mode};
+                                  .tol_mode = fixed ? MBS_TOL_LOCAL : g->tol_mode,
+                                  .max_wall = ps->max_wall, .max_mem = ps->max_mem};
                 if (!fixed && !(g->tol[k] < 1.0)) {
                     add_error(ps, "%s: tol %g must be below 1", where, g->tol[k]);
+                    continue;
+                }
+                /* every run validated before anything runs (issue 17: an h whose
+                 * step count does not fit used to give "ok, 0 steps") */
+                if (mbs_run_check(&r, msg, sizeof msg) != MBS_OK) {
+                    add_error(ps, "%s: %s %s: %s", where, g->problems[i], g->methods[j], msg);
                     continue;
                 }
                 if (add_run(ps->suite, &r) != 0)

@@ -6,6 +6,8 @@
  *   repeat = 3              ; timing repetitions per run (default 1)
  *   max_steps = 1000000     ; per-run step budget (default 1e7)
  *   max_cpu = 60            ; per-run CPU-time budget in seconds (default 600)
+ *   max_wall = 120          ; per-run wall-clock budget in seconds (default 1200)
+ *   max_mem = 4e9           ; per-run memory budget in bytes (default: available memory)
  *
  *   [grid NAME]             ; any number of grids
  *   problems = pendulum pendulum:x0=0.2     ; whitespace-separated specs

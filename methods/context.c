@@ -9,6 +9,13 @@
 #include "gslalloc.h"
 #include "method.h"
 
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static double cpu_now(void)
 {
     struct timespec ts;
@@ -20,8 +27,9 @@ int mbs_ctx_init(mbs_ctx *ctx, const mbs_problem *pb)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->pb = pb;
-    ctx->max_steps = 10000000;
-    ctx->max_cpu = 600.0;
+    ctx->max_steps = MBS_DEFAULT_MAX_STEPS;
+    ctx->max_cpu = MBS_DEFAULT_MAX_CPU;
+    ctx->max_wall = MBS_DEFAULT_MAX_WALL;
     ctx->inject_fail_t = NAN;
     ctx->linsol_kind = -1;
     if (pb->def->kinematic) {
@@ -54,6 +62,7 @@ void mbs_ctx_reset(mbs_ctx *ctx)
     ctx->fail_t = NAN;
     ctx->reason[0] = '\0';
     ctx->cpu_start = cpu_now();
+    ctx->wall_start = wall_now();
 }
 
 void mbs_ctx_report_linsol(mbs_ctx *ctx, const mbs_linsol *ls, int kind)
@@ -202,11 +211,20 @@ int mbs_budget(mbs_ctx *ctx, double t)
 {
     long n = ctx->cnt.steps + ctx->cnt.rejected;
     if (n >= ctx->max_steps)
-        return mbs_fail(ctx, MBS_TOO_MANY_STEPS, t, "step budget of %ld steps exhausted",
+        return mbs_fail(ctx, MBS_TOO_MANY_STEPS, t,
+                        "budget: %ld steps (accepted + rejected) used up; raise --max-steps",
                         ctx->max_steps);
-    /* The clock is read every 64 attempts: cheap, and at most 64 steps late. */
-    if ((n & 63) == 0 && cpu_now() - ctx->cpu_start > ctx->max_cpu)
-        return mbs_fail(ctx, MBS_CPU_LIMIT, t, "CPU-time limit of %g s exceeded", ctx->max_cpu);
+    /* The clocks are read every 64 attempts: cheap, and at most 64 steps late. */
+    if ((n & 63) == 0) {
+        if (cpu_now() - ctx->cpu_start > ctx->max_cpu)
+            return mbs_fail(ctx, MBS_CPU_LIMIT, t,
+                            "budget: CPU-time limit of %g s exceeded; raise --max-cpu",
+                            ctx->max_cpu);
+        if (wall_now() - ctx->wall_start > ctx->max_wall)
+            return mbs_fail(ctx, MBS_WALL_LIMIT, t,
+                            "budget: wall-clock limit of %g s exceeded; raise --max-wall",
+                            ctx->max_wall);
+    }
     return MBS_OK;
 }
 

@@ -64,6 +64,8 @@ typedef struct mbs_ctx {
     mbs_linsol_stats linsol;
     double fail_t;        /* time of failure (set by mbs_fail) */
     char reason[256];     /* failure detail (set by mbs_fail) */
+    double max_wall;      /* wall-clock budget of one integration [s] (issue 17) */
+    double wall_start;    /* monotonic clock at the start (mbs_ctx_reset) */
 } mbs_ctx;
 
 /* Integration settings given by the harness. */
@@ -92,6 +94,11 @@ enum mbs_method_flags {
     MBS_M_NONHOLONOMIC_OK = 1u << 11     /* supports MBS_PB_NONHOLONOMIC problems (else
                                             declined) */
 };
+
+/* Default budget of every integration (harness/README.md, "Budgets"). */
+#define MBS_DEFAULT_MAX_STEPS 10000000L
+#define MBS_DEFAULT_MAX_CPU 600.0
+#define MBS_DEFAULT_MAX_WALL 1200.0
 
 typedef struct mbs_method_def mbs_method_def;
 
@@ -175,7 +182,9 @@ size_t mbs_lu_rank(const gsl_matrix *LU);
  * NaN/Inf, calls the observer.  y = q | v | lambda, vdot may be NULL. */
 int mbs_accept(mbs_ctx *ctx, double t, const double *y, const double *vdot);
 
-/* Check the budget before attempting a step (accepted + rejected). */
+/* Check the budget before attempting a step (accepted + rejected): steps,
+ * CPU time and wall-clock time (defaults MBS_DEFAULT_MAX_STEPS/_CPU/_WALL);
+ * an exhausted budget fails the run with a reason starting "budget:". */
 int mbs_budget(mbs_ctx *ctx, double t);
 
 /* Record a failure reason and time; returns status for `return mbs_fail(...)`. */
