@@ -1,6 +1,7 @@
 /* Results history in SQLite (harness/history.h). */
 #include "history.h"
 
+#include <fnmatch.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -170,7 +171,7 @@ int mbs_history_append(const char *db_path, const char *results_dir, char *err, 
 
 typedef struct point {
     long sweep;
-    char date[32], rev[48], series[160];
+    char date[32], rev[48], series[400];
     double x, value; /* x: h or tol of the run (order_q: unused) */
 } point;
 
@@ -204,20 +205,30 @@ static double col_num(sqlite3_stmt *st, int i)
     return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
+/* Does a spec match the -p / -m argument?  Exactly by default; as a shell glob
+ * (fnmatch) with --glob (issue 17: names used to match every spec of the problem
+ * or method, like a prefix). */
+static int spec_match(const char *spec, const char *want, int glob)
+{
+    return glob ? fnmatch(want, spec, 0) == 0 : strcmp(spec, want) == 0;
+}
+
 /* Rows of (problem, method) ordered by sweep; metric cpu_median or err_q gives one
- * point per run, order_q one per sweep and refinement series (fit over h). */
-static int query(sqlite3 *db, const char *p, const char *m, const char *metric, pts *out)
+ * point per run, order_q one per sweep and refinement series (fit over h).  A
+ * series is one case: suite, problem and method specs, t_end, tolerance mode and
+ * atol, and h or tol (order_q: without h). */
+static int query(sqlite3 *db, const char *p, const char *m, int glob, const char *metric,
+                 pts *out)
 {
     sqlite3_stmt *st;
     const char *sql =
-        "SELECT s.id, s.date, s.revision, r.problem_spec || ' ' || r.method_spec, r.h, r.tol,"
-        " r.t_end, r.status, r.err_q, r.cpu_median FROM runs r JOIN sweeps s ON s.id = r.sweep_id"
-        " WHERE (r.problem = ?1 OR r.problem_spec = ?1) AND (r.method = ?2 OR r.method_spec = ?2)"
-        " ORDER BY s.id, r.problem_spec, r.method_spec, r.t_end, r.h DESC, r.tol DESC;";
+        "SELECT s.id, s.date, s.revision, r.problem_spec, r.method_spec, r.h, r.tol,"
+        " r.t_end, r.status, r.err_q, r.cpu_median, s.suite,"
+        " json_extract(r.record, '$.tol_mode'), json_extract(r.record, '$.atol')"
+        " FROM runs r JOIN sweeps s ON s.id = r.sweep_id"
+        " ORDER BY s.id, s.suite, r.problem_spec, r.method_spec, r.t_end, r.h DESC, r.tol DESC;";
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
-    sqlite3_bind_text(st, 1, p, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, m, -1, SQLITE_TRANSIENT);
     int order = strcmp(metric, "order_q") == 0;
     /* order_q: collect (h, err) of one series, fit when the series changes */
     double hs[64], es[64];
@@ -228,22 +239,32 @@ static int query(sqlite3 *db, const char *p, const char *m, const char *metric, 
         int step = sqlite3_step(st);
         point pt = {0};
         if (step == SQLITE_ROW) {
+            if (!spec_match(col_text(st, 3), p, glob) || !spec_match(col_text(st, 4), m, glob))
+                continue;
             pt.sweep = (long)sqlite3_column_int64(st, 0);
             snprintf(pt.date, sizeof pt.date, "%s", col_text(st, 1));
             snprintf(pt.rev, sizeof pt.rev, "%s", col_text(st, 2));
-            double h = col_num(st, 4), tol = col_num(st, 5), t_end = col_num(st, 6);
-            int ok = strcmp(col_text(st, 7), "ok") == 0;
+            double h = col_num(st, 5), tol = col_num(st, 6), t_end = col_num(st, 7);
+            int ok = strcmp(col_text(st, 8), "ok") == 0;
             pt.x = isfinite(h) ? h : tol;
+            char mode[64] = "";
+            double atol = col_num(st, 13);
+            if (strcmp(col_text(st, 12), "global") == 0)
+                snprintf(mode, sizeof mode, " global");
+            if (isfinite(atol))
+                snprintf(mode + strlen(mode), sizeof mode - strlen(mode), " atol=%g", atol);
             if (order) {
                 if (!isfinite(h))
                     continue;
-                snprintf(pt.series, sizeof pt.series, "%.120s t_end=%g", col_text(st, 3), t_end);
+                snprintf(pt.series, sizeof pt.series, "[%.60s] %.120s %.120s t_end=%g",
+                         col_text(st, 11), col_text(st, 3), col_text(st, 4), t_end);
             } else {
-                snprintf(pt.series, sizeof pt.series, "%.120s %s=%g", col_text(st, 3),
-                         isfinite(h) ? "h" : "tol", pt.x);
+                snprintf(pt.series, sizeof pt.series, "[%.60s] %.120s %.120s %s=%g%s t_end=%g",
+                         col_text(st, 11), col_text(st, 3), col_text(st, 4),
+                         isfinite(h) ? "h" : "tol", pt.x, mode, t_end);
             }
-            pt.value = !ok ? NAN : strcmp(metric, "cpu_median") == 0 ? col_num(st, 9)
-                                                                      : col_num(st, 8);
+            pt.value = !ok ? NAN : strcmp(metric, "cpu_median") == 0 ? col_num(st, 10)
+                                                                      : col_num(st, 9);
         } else if (step != SQLITE_DONE) {
             rc = -1;
             break;
@@ -299,7 +320,7 @@ static int plot(const pts *v, const char *metric, const char *p, const char *m,
         return -1;
     }
     /* one gnuplot data block per series (separated by two blank lines) */
-    char series[64][160];
+    char series[64][400];
     int ns = 0;
     for (size_t i = 0; i < v->n && ns < 64; i++) {
         int seen = 0;
@@ -344,11 +365,15 @@ int mbs_cmd_history(int argc, char **argv)
 {
     const char *p = NULL, *m = NULL, *metric = "err_q", *dbp = "results/history.sqlite",
                *png = NULL;
-    int do_plot = 0;
+    int do_plot = 0, glob = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--plot") == 0) {
             do_plot = 1;
+            continue;
+        }
+        if (strcmp(a, "--glob") == 0) {
+            glob = 1;
             continue;
         }
         if (!v) {
@@ -374,7 +399,8 @@ int mbs_cmd_history(int argc, char **argv)
     if (!p || !m || (strcmp(metric, "cpu_median") && strcmp(metric, "err_q") &&
                      strcmp(metric, "order_q"))) {
         fprintf(stderr, "mbsbench: usage: mbsbench history -p P -m M --metric "
-                        "cpu_median|err_q|order_q [--db FILE] [--plot [--out FILE.png]]\n");
+                        "cpu_median|err_q|order_q [--db FILE] [--glob] [--plot [--out "
+                        "FILE.png]]\n");
         return 2;
     }
     FILE *probe = fopen(dbp, "r");
@@ -391,7 +417,7 @@ int mbs_cmd_history(int argc, char **argv)
     }
     pts v = {0};
     int order = strcmp(metric, "order_q") == 0;
-    int rc = query(db, p, m, metric, &v);
+    int rc = query(db, p, m, glob, metric, &v);
     sqlite3_close(db);
     if (rc != 0) {
         fprintf(stderr, "mbsbench: history query failed\n");
@@ -399,13 +425,15 @@ int mbs_cmd_history(int argc, char **argv)
         return 2;
     }
     if (v.n == 0) {
-        fprintf(stderr, "mbsbench: no runs of %s on %s in %s%s\n", m, p, dbp,
-                order ? " with at least 3 step sizes in one sweep (order_q)" : "");
+        fprintf(stderr, "mbsbench: no runs of %s on %s in %s%s%s\n", m, p, dbp,
+                order ? " with at least 3 step sizes in one sweep (order_q)" : "",
+                glob ? "" : " (exact specs; --glob for patterns)");
         free(v.p);
         return 2;
     }
     printf("%-6s %-20s %-22s %-60s %12s %9s\n", "sweep", "date", "revision", "series", metric,
            "vs first");
+    /* a series wider than its column is printed in full (it is the case's key) */
     for (size_t i = 0; i < v.n; i++) {
         double first = NAN;
         for (size_t j = 0; j < i + 1 && isnan(first); j++)
@@ -422,7 +450,7 @@ int mbs_cmd_history(int argc, char **argv)
             else if (first > 0.0)
                 snprintf(rel, sizeof rel, "x%.3g", v.p[i].value / first);
         }
-        printf("%-6ld %-20.20s %-22.22s %-60.60s %12s %9s\n", v.p[i].sweep, v.p[i].date,
+        printf("%-6ld %-20.20s %-22.22s %-60s %12s %9s\n", v.p[i].sweep, v.p[i].date,
                v.p[i].rev, v.p[i].series, val, rel);
     }
     int st = 0;

@@ -23,7 +23,9 @@ int mbs_history_default_path(const char *results_dir, char *buf, size_t len);
 int mbs_history_append(const char *db_path, const char *results_dir, char *err, size_t errlen);
 
 /* CLI: `mbsbench history -p P -m M --metric cpu_median|err_q|order_q [--db FILE]
- * [--plot [--out FILE.png]]`.  P and M match the specs or the names. */
+ * [--glob] [--plot [--out FILE.png]]`.  P and M match the problem and method specs
+ * exactly, or as fnmatch(3) patterns with --glob; each printed series is one case
+ * (suite, specs, h or tol, tolerance mode, atol, t_end). */
 int mbs_cmd_history(int argc, char **argv);
 
 #endif

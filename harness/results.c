@@ -23,21 +23,85 @@ static int push(mbs_results *r, size_t *cap, json_t *o)
     return 0;
 }
 
-int mbs_results_load(const char *dir, mbs_results *r, char *err, size_t errlen)
+int mbs_is_record(json_t *o)
+{
+    return json_is_object(o) && json_is_string(json_object_get(o, "problem_spec")) &&
+           json_is_string(json_object_get(o, "method_spec")) &&
+           json_is_string(json_object_get(o, "status"));
+}
+
+/* Note one unreadable line: "FILE:LINE: why". */
+static void add_bad(mbs_results *r, const char *path, size_t line, const char *why)
+{
+    r->n_bad++;
+    size_t old = r->bad ? strlen(r->bad) : 0;
+    char msg[1400];
+    int k = snprintf(msg, sizeof msg, "%s:%zu: unreadable line skipped: %s\n", path, line, why);
+    if (k < 0)
+        return;
+    char *nb = realloc(r->bad, old + (size_t)k + 1);
+    if (!nb)
+        return;
+    memcpy(nb + old, msg, (size_t)k + 1);
+    r->bad = nb;
+}
+
+void mbs_results_report_bad(const mbs_results *r, FILE *f)
+{
+    if (!r->n_bad || !r->bad)
+        return;
+    const char *p = r->bad;
+    for (int shown = 0; *p && shown < 20; shown++) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        fprintf(f, "mbsbench: %.*s\n", (int)len, p);
+        p = nl ? nl + 1 : p + len;
+    }
+    if (r->n_bad > 20)
+        fprintf(f, "mbsbench: ... and %zu more unreadable lines\n", r->n_bad - 20);
+    fprintf(f, "mbsbench: %zu unreadable line%s skipped\n", r->n_bad, r->n_bad == 1 ? "" : "s");
+}
+
+int mbs_results_load_quiet(const char *dir, mbs_results *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     char path[4096];
     snprintf(path, sizeof path, "%s/runs.jsonl", dir);
-    char *text = mbs_read_file(path, NULL);
+    size_t len = 0;
+    char *text = mbs_read_file(path, &len);
     if (!text) {
         snprintf(err, errlen, "cannot read %s", path);
         return -1;
     }
-    size_t cap = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        json_t *o = json_loads(line, 0, NULL);
-        if (!o || !json_is_object(o)) {
+    size_t cap = 0, line_no = 0;
+    char *p = text, *end = text + len;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        line_no++;
+        int torn = nl == NULL;
+        if (nl)
+            *nl = '\0';
+        char *line = p;
+        p = nl ? nl + 1 : end;
+        if (strspn(line, " \t\r") == strlen(line) && !torn)
+            continue; /* blank line */
+        if (strlen(line) != (size_t)((nl ? nl : end) - line)) {
+            add_bad(r, path, line_no, "NUL bytes in the line");
+            continue;
+        }
+        json_error_t je;
+        json_t *o = json_loads(line, 0, &je);
+        char why[512];
+        if (!o || !mbs_is_record(o) || torn) {
+            if (torn)
+                snprintf(why, sizeof why, "partial last line (%zu bytes, no newline: an "
+                                          "interrupted write)", strlen(line));
+            else if (!o)
+                snprintf(why, sizeof why, "not JSON (%s at column %d)", je.text, je.column);
+            else
+                snprintf(why, sizeof why,
+                         "not a run record (needs problem_spec, method_spec, status)");
+            add_bad(r, path, line_no, why);
             json_decref(o);
             continue;
         }
@@ -57,6 +121,14 @@ int mbs_results_load(const char *dir, mbs_results *r, char *err, size_t errlen)
     return 0;
 }
 
+int mbs_results_load(const char *dir, mbs_results *r, char *err, size_t errlen)
+{
+    int s = mbs_results_load_quiet(dir, r, err, errlen);
+    if (s == 0)
+        mbs_results_report_bad(r, stderr);
+    return s;
+}
+
 int mbs_results_from_array(json_t *meta, json_t *array, mbs_results *r)
 {
     memset(r, 0, sizeof *r);
@@ -64,8 +136,11 @@ int mbs_results_from_array(json_t *meta, json_t *array, mbs_results *r)
     json_t *o;
     json_array_foreach(array, i, o)
     {
-        if (!json_is_object(o))
+        if (!mbs_is_record(o)) {
+            add_bad(r, "baseline records", i + 1,
+                    "not a run record (needs problem_spec, method_spec, status)");
             continue;
+        }
         if (push(r, &cap, json_incref(o)) != 0) {
             json_decref(o);
             mbs_results_free(r);
@@ -82,6 +157,7 @@ void mbs_results_free(mbs_results *r)
         json_decref(r->recs[i]);
     free(r->recs);
     json_decref(r->meta);
+    free(r->bad);
     memset(r, 0, sizeof *r);
 }
 

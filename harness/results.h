@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "fit.h"
 
@@ -12,11 +13,27 @@ typedef struct mbs_results {
     json_t *meta;    /* meta.json (NULL when absent) */
     json_t **recs;   /* records sorted by run index (owned references) */
     size_t n;
+    /* Unreadable lines (issue 17: never skipped in silence): lines that are not
+     * JSON, JSON that is not a run record (an object with string fields
+     * problem_spec, method_spec and status), a last line without its newline
+     * (torn write).  n_bad counts them; bad holds one "FILE:LINE: why" line each
+     * (malloc'ed, NULL when none). */
+    size_t n_bad;
+    char *bad;
 } mbs_results;
 
 /* Load dir/runs.jsonl (required) and dir/meta.json (optional).  Returns 0, or -1
- * with a one-line message in err. */
+ * with a one-line message in err.  Unreadable lines are skipped, counted in
+ * r->n_bad and reported on stderr (mbs_results_report_bad); readers that must
+ * not work on a damaged file (compare, bless) check r->n_bad. */
 int mbs_results_load(const char *dir, mbs_results *r, char *err, size_t errlen);
+/* The same without the report on stderr. */
+int mbs_results_load_quiet(const char *dir, mbs_results *r, char *err, size_t errlen);
+/* Print the unreadable lines (at most 20, then how many more) and their count. */
+void mbs_results_report_bad(const mbs_results *r, FILE *f);
+/* Is this parsed JSON value a run record (object with string problem_spec,
+ * method_spec, status)? */
+int mbs_is_record(json_t *o);
 /* The same from an array of records (references are taken). */
 int mbs_results_from_array(json_t *meta, json_t *array, mbs_results *r);
 void mbs_results_free(mbs_results *r);

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -641,8 +643,10 @@ static int load_done(const mbs_suite *s, const char *path, char *done, char *err
     for (char *line = strtok_r(text, "\n", &save); line && !bad;
          line = strtok_r(NULL, "\n", &save)) {
         json_t *o = json_loads(line, 0, NULL);
-        if (!o)
-            continue; /* a torn line cannot occur with single-write appends; ignore */
+        if (!mbs_is_record(o)) { /* reported by cut_partial_line / the readers */
+            json_decref(o);
+            continue;
+        }
         json_t *jr = json_object_get(o, "run");
         long i = json_is_integer(jr) ? (long)json_integer_value(jr) : -1;
         if (i < 0 || (size_t)i >= s->n_runs) {
@@ -681,7 +685,7 @@ static int write_csv(const char *dir)
 {
     mbs_results res;
     char err[512], path[4096];
-    if (mbs_results_load(dir, &res, err, sizeof err) != 0)
+    if (mbs_results_load_quiet(dir, &res, err, sizeof err) != 0)
         return -1;
     char *buf = NULL;
     size_t len = 0;
@@ -707,19 +711,87 @@ static double wall_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* One writer per results directory (issue 17: two --resume runs on one
+ * directory duplicated records): an exclusive flock on the directory, held
+ * until the sweep ends (workers inherit it).  Returns the fd, -1 when another
+ * sweep holds it, -2 on other errors. */
+static int lock_results_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return -2;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK;
+        close(fd);
+        return busy ? -1 : -2;
+    }
+    return fd;
+}
+
+/* Resume after a kill: cut runs.jsonl back to its last complete line (a torn
+ * last line would otherwise glue the next record onto it). */
+static int cut_partial_line(const char *path)
+{
+    size_t len = 0;
+    char *text = mbs_read_file(path, &len);
+    if (!text)
+        return 0;
+    size_t keep = len;
+    while (keep > 0 && text[keep - 1] != '\n')
+        keep--;
+    free(text);
+    if (keep == len)
+        return 0;
+    if (truncate(path, (off_t)keep) != 0) {
+        fprintf(stderr, "mbsbench: cannot cut the partial last line of '%s'\n", path);
+        return -1;
+    }
+    fprintf(stderr,
+            "mbsbench: %s: dropped a partial last line (%zu bytes, an interrupted write); "
+            "its run is redone\n",
+            path, len - keep);
+    return 0;
+}
+
+static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_options *opt,
+                        FILE *out);
+
 int mbs_sweep(const mbs_suite *s, const char *outdir, const mbs_sweep_options *opt, FILE *out)
 {
-    char path[4096], err[10000];
-    int jobs = opt->jobs > 0 ? opt->jobs : 1;
     if (mbs_mkdir_p(outdir) != 0) {
         fprintf(stderr, "mbsbench: cannot create results directory '%s'\n", outdir);
         return 2;
     }
+    int lock = lock_results_dir(outdir);
+    if (lock < 0) {
+        if (lock == -1)
+            fprintf(stderr, "mbsbench: results directory '%s' is locked by another sweep "
+                            "writing to it; wait for it to end or use another --out\n",
+                    outdir);
+        else
+            fprintf(stderr, "mbsbench: cannot lock results directory '%s'\n", outdir);
+        return 2;
+    }
+    int st = sweep_locked(s, outdir, opt, out);
+    close(lock);
+    return st;
+}
+
+static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_options *opt,
+                        FILE *out)
+{
+    char path[4096], err[10000];
+    int jobs = opt->jobs > 0 ? opt->jobs : 1;
     snprintf(path, sizeof path, "%s/runs.jsonl", outdir);
+    if (opt->resume && cut_partial_line(path) != 0)
+        return 2;
     char *done = calloc(s->n_runs ? s->n_runs : 1, 1);
     if (!done)
         return 2;
     if (opt->resume) {
+        mbs_results prev; /* report unreadable lines before going on */
+        if (access(path, F_OK) == 0 && mbs_results_load(outdir, &prev, err, sizeof err) == 0)
+            mbs_results_free(&prev);
         if (load_done(s, path, done, err, sizeof err) != 0) {
             fprintf(stderr, "mbsbench: %s\n", err);
             free(done);
