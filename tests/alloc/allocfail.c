@@ -114,6 +114,56 @@ START_TEST(alloc_failures_are_clean)
 }
 END_TEST
 
+/* Issue 17: an allocation failure while a run is set up (problem, state, context,
+ * memory estimate, the method's workspace, the published state) is a record,
+ * never a silent exit: mbs_run returns MBS_OK (or MBS_BAD_INPUT with a message
+ * when opening the problem itself failed), and a no_memory record says
+ * "out-of-memory: ...".  The runs integrate nothing (measure = repeat = 0): GSL
+ * 2.7's gsl_linalg_LU_decomp allocates a workspace inside integrate() and
+ * dereferences it unchecked, so failures there crash inside GSL. */
+static const char *const run_methods[] = {"index1/rk4", "index3/genalpha", "index2/radau5",
+                                          "index1/dopri5:linsol=umfpack"};
+
+START_TEST(run_alloc_failures_are_records)
+{
+    const char *m = run_methods[_i];
+    int fixed = _i == 1 || _i == 0;
+    long failures = 0, records = 0;
+    for (long k = 1; k <= 100000; k++) {
+        mbs_run_spec spec = {.problem = "pendulum", .method = m, .h = fixed ? 0.05 : NAN,
+                             .tol = fixed ? NAN : 1e-4, .t_end = 1.0, .repeat = 0,
+                             .measure = 0};
+        mbs_record rec;
+        char err[512] = "";
+        count = 0;
+        fail_at = k;
+        int s = mbs_run(&spec, &rec, err, sizeof err);
+        fail_at = 0;
+        if (count < k) { /* nothing was injected: the run is complete */
+            ck_assert_int_eq(s, MBS_OK);
+            ck_assert_int_eq(rec.status, MBS_OK);
+            mbs_record_free(&rec);
+            break;
+        }
+        failures++;
+        if (s == MBS_BAD_INPUT) {
+            ck_assert_msg(err[0] != '\0', "%s: allocation %ld: bad input without message", m, k);
+            continue;
+        }
+        ck_assert_msg(s == MBS_OK, "%s: allocation %ld: mbs_run returned %d", m, k, s);
+        records++;
+        if (rec.status == MBS_NO_MEMORY)
+            ck_assert_msg(strncmp(rec.reason, "out-of-memory", 13) == 0,
+                          "%s: allocation %ld: reason '%s'", m, k, rec.reason);
+        if (rec.status != MBS_OK)
+            ck_assert_msg(rec.reason[0] != '\0', "%s: allocation %ld: empty reason", m, k);
+        mbs_record_free(&rec);
+    }
+    printf("allocfail: %s: %ld injected failures, %ld gave records\n", m, failures, records);
+    ck_assert_int_gt(records, 0);
+}
+END_TEST
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -121,6 +171,8 @@ int main(void)
     TCase *tc = tcase_create("allocfail");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, alloc_failures_are_clean, 0, (int)mbs_method_count());
+    tcase_add_loop_test(tc, run_alloc_failures_are_records, 0,
+                        (int)(sizeof run_methods / sizeof run_methods[0]));
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
