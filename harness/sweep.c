@@ -620,8 +620,11 @@ static int crashed_record(const mbs_run_spec *r, long index, int sig, int fd)
     if (mbs_run(&probe, &rec, msg, sizeof msg) != MBS_OK)
         return -1;
     rec.status = MBS_WORKER_CRASHED;
-    snprintf(rec.reason, sizeof rec.reason, "worker process killed by signal %d (%s)", sig,
-             strsignal(sig));
+    snprintf(rec.reason, sizeof rec.reason, "worker process killed by signal %d (%s)%s", sig,
+             strsignal(sig),
+             sig == SIGKILL ? "; the kernel's OOM killer sends SIGKILL when memory runs out "
+                              "(see --max-mem)"
+                            : "");
     rec.fail_t = NAN;
     rec.cpu_min = rec.cpu_median = rec.cpu_iqr = NAN;
     rec.cpu_repeats = 0;
