@@ -171,7 +171,7 @@ int mbs_history_append(const char *db_path, const char *results_dir, char *err, 
 
 typedef struct point {
     long sweep;
-    char date[32], rev[48], series[400];
+    char date[32], rev[48], series[512];
     double x, value; /* x: h or tol of the run (order_q: unused) */
 } point;
 
@@ -320,7 +320,7 @@ static int plot(const pts *v, const char *metric, const char *p, const char *m,
         return -1;
     }
     /* one gnuplot data block per series (separated by two blank lines) */
-    char series[64][400];
+    char series[64][512];
     int ns = 0;
     for (size_t i = 0; i < v->n && ns < 64; i++) {
         int seen = 0;
