@@ -638,7 +638,7 @@ static double rms_scaled(const double *x, const double *scal, size_t len, size_t
 
 /* RADAU5's ESTRAD: embedded error estimate (scaled RMS norm). */
 static int estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int first_or_reject,
-                    double *errn)
+                    int e0_current, double *errn)
 {
     size_t n = st->n;
     int s;
@@ -650,10 +650,20 @@ static int estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int first
         if ((s = mbs_dae_form_mass_times(st->form, ctx, t, st->y, st->F1, st->F2)) != MBS_OK)
             return s;
     } else {
+        /* ESTRAD needs E at (t_n, y_n).  E0 is E at the last Jacobian
+         * evaluation: stale whenever the Jacobian was kept over accepted
+         * steps, which for a q-dependent mass matrix leaves an O(1) term in
+         * the estimate (the scaled error stalls and h collapses). */
+        const gsl_matrix *E = st->E0;
+        if (!e0_current) {
+            if ((s = form_mass(st, ctx, t, st->y, st->Es)) != MBS_OK)
+                return s;
+            E = st->Es;
+        }
         for (size_t k = 0; k < n; k++) {
             double e = 0.0;
             for (size_t l = 0; l < n; l++)
-                e += gsl_matrix_get(st->E0, k, l) * st->F1[l];
+                e += gsl_matrix_get(E, k, l) * st->F1[l];
             st->F2[k] = e;
         }
     }
@@ -838,6 +848,10 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
     const double hmax = span;
     double hold = h, hacc = h, erracc = 1.0, faccon = 1.0, theta = 1.0, h_fact = -1.0;
     int first = 1, reject = 0, last = 0, need_jac = 1, jac_current = 0, naccpt = 0, nsing = 0;
+    /* stalled-estimate guard: consecutive steps on a kept Jacobian whose
+     * scaled error stays within 10% of the previous one in [0.5, 2] */
+    double err_prev = 0.0;
+    int nstall = 0;
 
     while (t < t_end) {
         if ((s = mbs_budget(ctx, t)) != MBS_OK)
@@ -978,8 +992,23 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
 
         /* Error estimate and step-size control (RADAU5). */
         double errn;
-        if ((s = estimate(st, ctx, t, h, first || reject, &errn)) != MBS_OK)
+        if ((s = estimate(st, ctx, t, h, first || reject, jac_current, &errn)) != MBS_OK)
             goto failed_eval;
+        /* A scaled error that sits near 1 with the same value step after step
+         * while the Jacobian (and E) are kept is the signature of a stale
+         * iteration matrix, not of the solution: refresh it (after 3 such
+         * steps) rather than let h shrink or stagnate. */
+        if (!jac_current && errn >= 0.5 && errn <= 2.0 && fabs(errn - err_prev) <= 0.1 * err_prev)
+            nstall++;
+        else
+            nstall = 0;
+        err_prev = errn;
+        if (nstall >= 3) {
+            nstall = 0;
+            need_jac = 1;
+            jac_current = 0;
+            h_fact = -1.0;
+        }
         double fac = fmin(safe, safe * (1.0 + 2.0 * nit) / (newt + 2.0 * nit));
         double quot = fmax(facr, fmin(facl, pow(errn, 0.25) / fac));
         double hnew = h / quot;
@@ -1010,7 +1039,9 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             reject = 0;
             nsing = 0;
             double qt = hnew / h;
-            if (theta <= thet && qt >= 1.0 && qt <= 1.2) {
+            if (need_jac) {
+                h = hnew; /* stalled estimate: fresh Jacobian at the new point */
+            } else if (theta <= thet && qt >= 1.0 && qt <= 1.2) {
                 need_jac = 0; /* keep h, Jacobian and factorization */
             } else {
                 h = hnew;
@@ -1021,7 +1052,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             last = 0;
             mbs_count_rejected(ctx);
             h = first ? 0.1 * h : hnew;
-            need_jac = !jac_current;
+            need_jac = need_jac || !jac_current;
         }
         continue;
 

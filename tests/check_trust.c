@@ -381,7 +381,7 @@ START_TEST(resume_cuts_torn_line)
     char *text = tiny_sweep(dir);
     /* a kill during the second write: record 1 complete, half of record 2 */
     char *second = strchr(text, '\n') + 1;
-    size_t keep = (size_t)(second - text) + strlen(second) / 2;
+    size_t keep = (size_t)(second - text) + (size_t)(strchr(second, '\n') - second) / 2;
     text[keep] = '\0';
     snprintf(path, sizeof path, "%s/r/runs.jsonl", dir);
     write_text(path, text);
