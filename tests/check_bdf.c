@@ -228,6 +228,27 @@ START_TEST(budget_failure)
 END_TEST
 
 /* pendulum:x0=0.2, t_end = 100, default settings. */
+/* Issue 16, item 2: index3/bdf on crank must not report ok with a wrong
+ * answer.  Before the fix every velocity of the index-3 form was error-tested
+ * scaled by h, also the elastic ones that no constraint involves; the runs
+ * ended ok with scd -2.9 (rtol 1e-4) and 0.0 (1e-8).  Now those velocities are
+ * tested unscaled and the method fails honestly (step underflow, Newton
+ * failure) on this stiff index-3 problem, or reaches a right answer. */
+START_TEST(index3_crank_no_false_ok)
+{
+    static const double tol[2] = {1e-4, 1e-8};
+    mbs_record rec;
+    mbs_test_run("crank", "index3/bdf", NAN, tol[_i], NAN, &rec);
+    if (rec.status == MBS_OK)
+        ck_assert_msg(rec.scd >= 1.0, "crank index3/bdf rtol %g: ok with scd %.2f", tol[_i],
+                      rec.scd);
+    else
+        ck_assert_msg(rec.reason[0] != '\0', "crank index3/bdf rtol %g: failure without reason",
+                      tol[_i]);
+    mbs_record_free(&rec);
+}
+END_TEST
+
 START_TEST(long_run_survives)
 {
     static const char *adaptive[] = {"index3/bdf", "index2/bdf", "ggl/bdf", "proj-index2/bdf"};
@@ -259,6 +280,7 @@ Suite *mbs_suite_bdf(void)
     tcase_add_test(tc, kappa_effect);
     tcase_add_test(tc, long_run_survives);
     tcase_add_test(tc, budget_failure);
+    tcase_add_loop_test(tc, index3_crank_no_false_ok, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
