@@ -34,9 +34,46 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
         }
         out->levels = i + 1;
     }
+    int any_ref = 0;
+    for (int i = 0; i < levels; i++)
+        any_ref |= out->rec[i].have_ref;
+    if (!any_ref) {
+        /* self-convergence: errors against one more, finer level */
+        mbs_record fine;
+        mbs_run_spec spec = *base;
+        double x = x0 / pow(ratio, levels);
+        spec.h = out->adaptive ? NAN : x;
+        spec.tol = out->adaptive ? x : NAN;
+        if (mbs_run(&spec, &fine, err, errlen) != MBS_OK) {
+            mbs_converge_free(out);
+            return MBS_BAD_INPUT;
+        }
+        out->self_ref = 1;
+        out->x_ref = x;
+        for (int i = 0; i < levels; i++) {
+            mbs_record *r = &out->rec[i];
+            snprintf(r->ref_kind, sizeof r->ref_kind, "finest-level");
+            if (fine.status != MBS_OK || r->status != MBS_OK)
+                continue;
+            const double *a = r->final, *b = fine.final;
+            double d[3] = {0.0, 0.0, 0.0};
+            size_t off[4] = {0, r->nq, r->nq + r->nv, r->nq + r->nv + r->nl};
+            for (int g = 0; g < 3; g++)
+                for (size_t k = off[g]; k < off[g + 1]; k++)
+                    d[g] = fmax(d[g], fabs(a[k] - b[k]));
+            r->err.q = d[0];
+            r->err.v = d[1];
+            r->err.lambda = d[2];
+        }
+        if (fine.status != MBS_OK)
+            snprintf(err, errlen, "finest level (%s %g) failed: %s", out->adaptive ? "tol" : "h",
+                     x, fine.reason);
+        mbs_record_free(&fine);
+    }
     double e[3][MBS_MAX_LEVELS];
     for (int i = 0; i < levels; i++) {
         int ok = out->rec[i].status == MBS_OK;
+        ok = ok && (out->rec[i].have_ref || out->self_ref);
         e[0][i] = ok ? out->rec[i].err.q : NAN;
         e[1][i] = ok ? out->rec[i].err.v : NAN;
         e[2][i] = ok ? out->rec[i].err.lambda : NAN;
@@ -87,6 +124,10 @@ void mbs_converge_print(const mbs_converge *c, FILE *f)
             fprintf(f, "  %s: %s", mbs_status_code(r->status), r->reason);
         fputc('\n', f);
     }
+    if (c->self_ref)
+        fprintf(f, "reference: none for these parameters and t_end; errors are against the "
+                   "finest level %s = %.3e (self-convergence)\n",
+                xname, c->x_ref);
     const char *names[3] = {"q", "v", "lambda"};
     const char *what = c->adaptive ? "tol-exponent" : "order";
     for (int g = 0; g < 3; g++) {
@@ -122,6 +163,8 @@ char *mbs_converge_json(const mbs_converge *c)
     }
     json_object_set_new(o, "study", json_string(c->adaptive ? "tolerance" : "step"));
     json_object_set_new(o, "levels", levels);
+    json_object_set_new(o, "reference", json_string(c->self_ref ? "finest-level" : "solution"));
+    json_object_set_new(o, "x_ref", num(c->self_ref ? c->x_ref : NAN));
     json_t *order = json_object();
     const char *names[3] = {"q", "v", "lambda"};
     for (int g = 0; g < 3; g++) {

@@ -14,9 +14,16 @@ typedef struct mbs_converge {
     double x[MBS_MAX_LEVELS];         /* h or tol per level */
     mbs_record rec[MBS_MAX_LEVELS];
     mbs_order_fit fit[3];             /* q, v, lambda */
+    int self_ref;                     /* 1: no exact/stored reference: errors are
+                                         against the extra finest level x_ref */
+    double x_ref;
 } mbs_converge;
 
 /* Run the study; base->h / base->tol are ignored (x0 is h0 or tol0).
+ * Without an exact solution or a stored reference for the problem's parameters
+ * and t_end, the study falls back to self-convergence: one more level at
+ * x0 / ratio^levels is run and the errors of the others are measured against
+ * its final state (flagged by self_ref, "reference": "finest-level" in JSON).
  * Returns MBS_OK or MBS_BAD_INPUT (message in err).  Free with
  * mbs_converge_free. */
 int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double ratio,

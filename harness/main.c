@@ -37,7 +37,7 @@ static const char usage[] =
     "                    [--alpha A] [-v]\n"
     "       mbsbench history -p P -m M --metric cpu_median|err_q|order_q [--db FILE]\n"
     "                    [--glob] [--plot [--out FILE.png]]\n"
-    "       mbsbench reference PROBLEM[:k=v,...] [--t-end T] [--tol TOL] [--methods A,B]\n"
+    "       mbsbench reference(s) [-p] PROBLEM[:k=v,...] [--t-end T] [--tol TOL] [--methods A,B]\n"
     "                    [--min-digits D] [--dry-run]\n";
 
 /* Print "mbsbench: message" (one line per line of the message); returns 2. */
@@ -423,7 +423,7 @@ int main(int argc, char **argv)
         return cmd_converge(argc, argv);
     if (strcmp(argv[1], "sweep") == 0)
         return cmd_sweep(argc, argv);
-    if (strcmp(argv[1], "reference") == 0)
+    if (strcmp(argv[1], "reference") == 0 || strcmp(argv[1], "references") == 0)
         return mbs_cmd_reference(argc, argv);
     if (strcmp(argv[1], "report") == 0)
         return mbs_cmd_report(argc, argv);

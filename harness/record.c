@@ -294,10 +294,23 @@ void mbs_record_print_long(const mbs_record *r, FILE *f)
     if (r->status != 0)
         fprintf(f, " at t = %g: %s", r->fail_t, r->reason);
     fprintf(f, "\nreference      %s\n", r->ref_kind);
-    fprintf(f, "err(t_end)     q %.3e  v %.3e  lambda %.3e\n", r->err.q, r->err.v, r->err.lambda);
-    fprintf(f, "err max        q %.3e  v %.3e  lambda %.3e\n", r->err_max.q, r->err_max.v,
-            r->err_max.lambda);
-    fprintf(f, "scd, mescd     %.2f, %.2f\n", r->scd, r->mescd);
+    if (!r->have_ref) {
+        /* no numbers to show: say why and how to get a reference, never "nan" */
+        fprintf(f, "err            not measured: no exact solution and no stored reference for\n"
+                   "               %s at t_end = %g (stored references match their exact\n"
+                   "               parameters and t_end); compute one with\n"
+                   "               mbsbench references -p %s --t-end %g\n",
+                r->problem_spec, r->t_end, r->problem_spec, r->t_end);
+    } else if (r->status != MBS_OK) {
+        fprintf(f, "err(t_end)     not measured (the run failed)\n");
+    } else {
+        fprintf(f, "err(t_end)     q %.3e  v %.3e  lambda %.3e\n", r->err.q, r->err.v,
+                r->err.lambda);
+        fprintf(f, "err max        q %.3e  v %.3e  lambda %.3e\n", r->err_max.q, r->err_max.v,
+                r->err_max.lambda);
+        if (isfinite(r->scd))
+            fprintf(f, "scd, mescd     %.2f, %.2f\n", r->scd, r->mescd);
+    }
     fprintf(f, "residual max   pos %.3e  vel %.3e  acc %.3e\n", r->res_pos_max, r->res_vel_max,
             r->res_acc_max);
     fprintf(f, "residual end   pos %.3e  vel %.3e\n", r->res_pos_end, r->res_vel_end);

@@ -246,6 +246,12 @@ int mbs_cmd_reference(int argc, char **argv)
             spec.methods = v;
             i++;
             continue;
+        } else if ((strcmp(a, "-p") == 0 || strcmp(a, "--problem") == 0) && !spec.problem) {
+            if (!v)
+                return bad("%s needs a value", a);
+            spec.problem = v;
+            i++;
+            continue;
         } else if (a[0] != '-' && !spec.problem) {
             spec.problem = a;
             continue;
