@@ -90,6 +90,7 @@ typedef struct peer_state {
     double rtol, atol;   /* IDA: the run's tolerances (error weights, ida_ewt) */
     double h0;           /* IDA: first step size of the run (ida_ewt before the first step) */
     int first;           /* IDA: 1 until the first step is accepted */
+    int lambda_h;        /* IDA: lambda's error weights also times h (restart rule) */
     size_t *perm;        /* extended problems (2 n): rows and LU permutation for y'0 */
     int dq_jac;          /* IDA on the forms: 1 = IDA's difference-quotient Jacobian */
     char msg[200];       /* last message of the solver's error handler */
@@ -251,7 +252,12 @@ static int jac_form(realtype t, realtype cj, N_Vector yy, N_Vector ypv, N_Vector
  * IDA 30-80% more steps on the pendulum (index2/ida, tol 1e-5 .. 1e-11: 574 vs
  * 433 steps at 1e-5, 3867 vs 2140 at 1e-10; a less exact lambda spoils v's
  * error estimate).  h is the step IDA attempts next (IDAGetCurrentStep), h0
- * before the first step. */
+ * before the first step.
+ * Restart rule: when IDA fails before its first accepted step, the run is
+ * restarted once from t0 with lambda weighted by h as well (lambda_h).  crank
+ * (index-2 and GGL, rtol 1e-8) failed at t = 0 with h = 1.6e-17 (corrector
+ * convergence: the lambda corrections carry the rounding of the constraint
+ * residual times cj = O(1/h)); with the restart it runs (issue 16 item 3). */
 static int ida_ewt(N_Vector yy, N_Vector ww, void *data)
 {
     peer_state *st = data;
@@ -262,7 +268,8 @@ static int ida_ewt(N_Vector yy, N_Vector ww, void *data)
         h = 0.0;
     if (!(h > 0.0))
         h = st->h0;
-    size_t mu0 = st->nq + st->nv + st->nl, mu1 = mu0 + (st->form ? st->form->nmu : 0);
+    size_t mu1 = st->nq + st->nv + st->nl + (st->form ? st->form->nmu : 0);
+    size_t mu0 = st->nq + st->nv + (st->lambda_h ? 0 : st->nl);
     for (size_t i = 0; i < st->n; i++) {
         double d = st->rtol * fabs(y[i]) + st->atol;
         if (!(d > 0.0))
@@ -594,11 +601,17 @@ static int peer_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double
     st->ctx = ctx;
     st->status = MBS_OK;
     st->msg[0] = '\0';
+    st->lambda_h = 0;
     size_t nq = st->nq, nv = st->nv;
     double t = *tp, t_end = set->t_end;
+    double *state0 = NULL;
+    if (is_ida(st->kind) && (state0 = malloc(mbs_ny(ctx->pb) * sizeof(double))) != NULL)
+        memcpy(state0, state, mbs_ny(ctx->pb) * sizeof(double));
+restart:;
     int s = peer_start(st, set, t, state);
     if (s != MBS_OK) {
         st->ctx = NULL;
+        free(state0);
         mbs_index1_report(ctx, st->w);
         return s == MBS_LIBRARY_FAILURE
                    ? mbs_fail(ctx, s, t, "%s re-initialisation failed: %s", solver_name(st->kind),
@@ -617,6 +630,16 @@ static int peer_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double
             r = ERKStepEvolve(st->mem, t_end, st->y, &tret, ARK_ONE_STEP);
         else
             r = CVode(st->mem, t_end, st->y, &tret, CV_ONE_STEP);
+        if (r < 0 && st->first && !st->lambda_h && state0 && st->nl > 0 && st->status == MBS_OK &&
+            (r == IDA_ERR_FAIL || r == IDA_CONV_FAIL)) {
+            /* failed before the first accepted step: restart with lambda
+             * weighted by h (see ida_ewt) */
+            peer_stats(st, &ctx->cnt);
+            st->lambda_h = 1;
+            memcpy(state, state0, mbs_ny(ctx->pb) * sizeof(double));
+            ctx->reason[0] = '\0';
+            goto restart;
+        }
         if (r < 0) {
             if (st->status != MBS_OK) {
                 s = st->status;
@@ -651,6 +674,7 @@ static int peer_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double
     }
     peer_stats(st, &ctx->cnt);
     mbs_index1_report(ctx, st->w);
+    free(state0);
     *tp = t;
     st->ctx = NULL;
     return s;

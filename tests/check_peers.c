@@ -237,6 +237,20 @@ START_TEST(wheelset_ida)
     mbs_record_free(&r);
 }
 END_TEST
+/* Issue 16, item 3: crank with index2/ida and ggl/ida failed at t = 0 at
+ * rtol 1e-8 (h = 1.6e-17, corrector convergence).  With the restart rule of
+ * methods/peer_sundials.c (lambda weighted by h) both run; measured scd 3.11
+ * (index2) and 2.52 (ggl) at 1e-8 against the stored reference. */
+START_TEST(crank_ida)
+{
+    static const char *const forms[2] = {"index2/ida", "ggl/ida"};
+    mbs_record r;
+    mbs_test_run("crank", forms[_i], NAN, 1e-8, NAN, &r);
+    ck_assert_msg(r.status == MBS_OK, "%s crank rtol 1e-8: %s", forms[_i], r.reason);
+    ck_assert_msg(r.scd >= 2.0, "%s crank rtol 1e-8: scd %.2f", forms[_i], r.scd);
+    mbs_record_free(&r);
+}
+END_TEST
 #endif
 
 Suite *mbs_suite_peers(void)
@@ -251,6 +265,7 @@ Suite *mbs_suite_peers(void)
     tcase_add_test(tc, arkode_table_order);
     tcase_add_loop_test(tc, andrews_ida, 0, sizeof ida_forms / sizeof ida_forms[0]);
     tcase_add_test(tc, wheelset_ida);
+    tcase_add_loop_test(tc, crank_ida, 0, 2);
 #endif
     suite_add_tcase(s, tc);
     return s;
