@@ -146,7 +146,8 @@ reproduce: $(BIN)
 NIGHTLY_STAMP := $(shell date -u +%Y%m%d-%H%M%S)
 NIGHTLY_DIR   ?= results/nightly-$(NIGHTLY_STAMP)
 nightly: $(BIN)
-	$(BIN) sweep suites/nightly.suite --series -j 2 --out $(NIGHTLY_DIR) > /dev/null; \
+	$(BIN) sweep suites/nightly.suite --series -j 2 --baseline baselines/nightly.json \
+	  --out $(NIGHTLY_DIR) > /dev/null; \
 	  st=$$?; [ $$st -lt 2 ] || exit $$st
 	$(BIN) report $(NIGHTLY_DIR) --out reports/nightly-$(NIGHTLY_STAMP)
 	$(BIN) compare baselines/nightly.json $(NIGHTLY_DIR) > $(NIGHTLY_DIR)/compare.txt; \

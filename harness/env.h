@@ -6,4 +6,8 @@
  * library versions, date, suite name and path. */
 char *mbs_environment_json(const char *suite_name, const char *suite_path);
 
+/* CPU seconds of a fixed floating-point loop (best of 3, about 20 ms each):
+ * the unit in which `compare` normalises CPU times of two sweeps. */
+double mbs_calibration_seconds(void);
+
 #endif

@@ -26,7 +26,7 @@ static const char usage[] =
     "       mbsbench converge -p P -m M (--h0 H | --tol0 TOL) [--levels L] [--ratio R]\n"
     "                    [--t-end T] [--format table|json] [--tol-mode local|global]\n"
     "                    [--max-steps N] [--max-cpu S] [--max-wall S] [--max-mem BYTES]\n"
-    "       mbsbench sweep SUITE [-j N] [--out DIR | --resume DIR] [--budget SECONDS]\n"
+    "       mbsbench sweep SUITE [-j N] [--out DIR | --resume DIR] [--budget SECONDS] [--baseline FILE]\n"
     "                    [--series] [--history DB | --no-history] [--max-steps N]\n"
     "                    [--max-cpu S] [--max-wall S] [--max-mem BYTES]\n"
     "       mbsbench summary RESULTS_DIR\n"
@@ -127,7 +127,7 @@ static int cmd_list(int argc, char **argv)
 }
 
 typedef struct cli {
-    const char *problem, *method, *format, *out, *resume, *history;
+    const char *problem, *method, *format, *out, *resume, *history, *baseline;
     int series, no_history;
     int tol_mode; /* MBS_TOL_LOCAL / MBS_TOL_GLOBAL (harness/run.h) */
     double h, tol, atol, t_end, h0, tol0, ratio, max_cpu, budget, inject, max_wall, max_mem;
@@ -178,6 +178,8 @@ static int parse_cli(int argc, char **argv, cli *c)
             c->out = v;
         else if (strcmp(a, "--resume") == 0)
             c->resume = v;
+        else if (strcmp(a, "--baseline") == 0)
+            c->baseline = v;
         else if (strcmp(a, "--max-cpu") == 0)
             r = number(a, v, &c->max_cpu);
         else if (strcmp(a, "--max-wall") == 0)
@@ -373,6 +375,19 @@ static int cmd_sweep(int argc, char **argv)
         /* one line per problem found */
         fputs(err, stderr);
         return 2;
+    }
+    if (c.baseline) { /* per-case budgets from the baseline (issue 17) */
+        mbs_results base;
+        char berr[1024];
+        if (mbs_baseline_load(c.baseline, &base, berr, sizeof berr) != 0) {
+            mbs_suite_free(&s);
+            fprintf(stderr, "mbsbench: sweep: --baseline: %s\n", berr);
+            return 2;
+        }
+        size_t nb = mbs_baseline_budgets(&base, &s);
+        mbs_results_free(&base);
+        fprintf(stderr, "mbsbench: %zu of %zu runs budgeted from %s (10x steps and CPU)\n", nb,
+                s.n_runs, c.baseline);
     }
     if (c.out && c.resume) {
         mbs_suite_free(&s);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "io.h"
+#include "sweep.h"
 
 /* ---- Mann-Whitney U ---------------------------------------------------------- */
 
@@ -159,6 +160,74 @@ static double median(double *x, int n)
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
+/* The CPU tier is hard only between sweeps on the same environment (CPU model,
+ * compiler, flags, core count); otherwise it is advisory and says why. */
+static int same_environment(const mbs_results *a, const mbs_results *b, char *why, size_t len)
+{
+    static const char *const keys[] = {"cpu", "compiler", "cflags", "cores"};
+    if (!a->meta || !b->meta) {
+        snprintf(why, len, "no environment record in the %s", a->meta ? "new run" : "baseline");
+        return 0;
+    }
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        char x[256], y[256];
+        json_t *ja = json_object_get(a->meta, keys[k]), *jb = json_object_get(b->meta, keys[k]);
+        if (json_is_integer(ja) || json_is_integer(jb)) {
+            snprintf(x, sizeof x, "%lld", (long long)json_integer_value(ja));
+            snprintf(y, sizeof y, "%lld", (long long)json_integer_value(jb));
+        } else {
+            snprintf(x, sizeof x, "%s", json_string_value(ja) ? json_string_value(ja) : "?");
+            snprintf(y, sizeof y, "%s", json_string_value(jb) ? json_string_value(jb) : "?");
+        }
+        if (strcmp(x, y) != 0) {
+            snprintf(why, len, "%s differs: baseline '%s', now '%s'", keys[k], x, y);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static double calibration(const mbs_results *r)
+{
+    json_t *c = r->meta ? json_object_get(r->meta, "calibration_s") : NULL;
+    double x = json_is_number(c) ? json_number_value(c) : NAN;
+    return x > 0.0 ? x : NAN;
+}
+
+static int same_step(double a, double b)
+{
+    char x[32], y[32];
+    snprintf(x, sizeof x, "%.10g", a);
+    snprintf(y, sizeof y, "%.10g", b);
+    return (isnan(a) && isnan(b)) || strcmp(x, y) == 0;
+}
+
+size_t mbs_baseline_budgets(const mbs_results *base, struct mbs_suite *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_runs; i++) {
+        mbs_run_spec *r = &s->runs[i];
+        for (size_t j = 0; j < base->n; j++) {
+            json_t *b = base->recs[j];
+            if (strcmp(mbs_jstr(b, "problem_spec"), r->problem) != 0 ||
+                strcmp(mbs_jstr(b, "method_spec"), r->method) != 0 ||
+                !same_step(mbs_jnum(b, "h"), r->h) || !same_step(mbs_jnum(b, "tol"), r->tol) ||
+                (isfinite(r->t_end) && !same_step(mbs_jnum(b, "t_end"), r->t_end)))
+                continue;
+            double steps = mbs_jnum(b, "counters.steps") + mbs_jnum(b, "counters.rejected");
+            double cpu = mbs_jnum(b, "cpu.median");
+            if (!isfinite(steps))
+                break;
+            r->max_steps = (long)fmax(1000.0, 10.0 * steps);
+            r->max_cpu = 1.0 + 10.0 * (isfinite(cpu) ? cpu : 0.0);
+            r->max_wall = 5.0 + 2.0 * r->max_cpu;
+            n++;
+            break;
+        }
+    }
+    return n;
+}
+
 int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                         const mbs_compare_opts *opt, FILE *out, mbs_compare_summary *sum)
 {
@@ -166,7 +235,20 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
     double thr = opt && opt->cpu_threshold > 0.0 ? opt->cpu_threshold : 0.25;
     double alpha = opt && opt->alpha > 0.0 ? opt->alpha : 0.01;
     int allow = opt && opt->allow_counters, verbose = opt && opt->verbose;
-    char key[1200], b[64], n[64], ch[64];
+    double srtol = opt && opt->state_rtol > 0.0 ? opt->state_rtol : 1e-8;
+    char key[1200], b[64], n[64], ch[64], why[600];
+    int cpu_hard = same_environment(base, now, why, sizeof why);
+    /* CPU times in units of each machine's calibration loop when both have one */
+    double cal_b = calibration(base), cal_n = calibration(now);
+    double cpu_scale = isfinite(cal_b) && isfinite(cal_n) ? cal_b / cal_n : 1.0;
+    if (cpu_hard)
+        fprintf(out, "CPU tier: hard (same environment)%s\n",
+                isfinite(cal_b) && isfinite(cal_n) ? "; times normalised by the calibration loop"
+                                                   : "");
+    else
+        fprintf(out, "CPU tier: advisory only (%s)%s\n", why,
+                isfinite(cal_b) && isfinite(cal_n) ? "; times normalised by the calibration loop"
+                                                   : "");
     row(out, "run", "check", "baseline", "now", "change", "verdict");
     fprintf(out, "%.*s\n", 130, "--------------------------------------------------------------"
                                  "--------------------------------------------------------------"
@@ -258,9 +340,52 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                 row(out, key, "drift_exponent", b, n, ch, "ok");
             }
         }
+        /* final-state tier: the state at t_end itself, so that a change is seen
+         * also where no reference measures an error and no counter moves
+         * (fixed-step methods on problems without a reference) */
+        json_t *fb = json_object_get(rb, "final"), *fn = json_object_get(rn, "final");
+        if (json_is_object(fb)) {
+            static const char *const parts[] = {"q", "v", "lambda", "x"};
+            s.checks++;
+            double dmax = 0.0;
+            char worst[32] = "";
+            int bad = !json_is_object(fn);
+            for (size_t p = 0; p < 4 && !bad; p++) {
+                json_t *ab = json_object_get(fb, parts[p]), *an = json_object_get(fn, parts[p]);
+                if (!ab)
+                    continue;
+                size_t nf = json_array_size(ab);
+                if (!json_is_array(an) || json_array_size(an) != nf) {
+                    bad = 1;
+                    break;
+                }
+                for (size_t k = 0; k < nf; k++) {
+                    json_t *jx = json_array_get(ab, k), *jy = json_array_get(an, k);
+                    double x = json_is_number(jx) ? json_number_value(jx) : NAN;
+                    double y = json_is_number(jy) ? json_number_value(jy) : NAN;
+                    double d = fabs(y - x) / (1.0 + fabs(x));
+                    if (isnan(x) && isnan(y))
+                        d = 0.0;
+                    if (!(d <= dmax)) {
+                        dmax = isfinite(d) ? d : INFINITY;
+                        snprintf(worst, sizeof worst, "%s[%zu]", parts[p], k);
+                    }
+                }
+            }
+            fmt(n, sizeof n, dmax);
+            if (bad || dmax > srtol) {
+                s.regressions++;
+                row(out, key, "final state", worst, bad ? "size" : n, "",
+                    "REGRESSION (state changed)");
+            } else if (verbose) {
+                row(out, key, "final state", worst, n, "", "ok");
+            }
+        }
         /* statistical tier: CPU */
         double tb[64], tn[64];
         int nb = times_of(rb, tb, 64), nn = times_of(rn, tn, 64);
+        for (int k = 0; k < nn; k++)
+            tn[k] *= cpu_scale;
         if (nb >= 3 && nn >= 3 && mbs_jnum(rb, "cpu.median") >= MBS_REGRESS_CPU_MIN) {
             s.checks++;
             double p = mbs_mann_whitney_p(tb, (size_t)nb, tn, (size_t)nn);
@@ -272,9 +397,14 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
             fmt(n, sizeof n, mn);
             snprintf(ch, sizeof ch, "x%.3g", mb > 0.0 ? mn / mb : 1.0);
             if (mn > (1.0 + thr) * mb && min_slower && p < alpha) {
-                s.regressions++;
                 char v[64];
-                snprintf(v, sizeof v, "REGRESSION (slower, p = %.2g)", p);
+                if (cpu_hard) {
+                    s.regressions++;
+                    snprintf(v, sizeof v, "REGRESSION (slower, p = %.2g)", p);
+                } else {
+                    s.cpu_advisory++;
+                    snprintf(v, sizeof v, "advisory (slower, p = %.2g)", p);
+                }
                 row(out, key, "cpu.median [s]", b, n, ch, v);
             } else if (verbose) {
                 char v[64];
@@ -341,6 +471,8 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                  "%d new runs, %d fixed\n",
             s.checks, s.regressions, s.missing, s.counter_changes, allow ? " (allowed)" : "",
             s.new_runs, s.fixed);
+    if (s.cpu_advisory)
+        fprintf(out, "%d CPU slow-downs reported as advisory: %s\n", s.cpu_advisory, why);
     fprintf(out, "%s\n", s.regressions ? "REGRESSION" : "no regression");
     if (sum)
         *sum = s;

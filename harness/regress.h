@@ -28,15 +28,27 @@ typedef struct mbs_compare_opts {
     double alpha;          /* significance level of the Mann-Whitney test (0: 0.01) */
     int allow_counters;    /* counter changes are reported but do not fail */
     int verbose;           /* print passing checks too */
+    double state_rtol;     /* final-state tier: |dy_i| <= state_rtol (1 + |y_i|) (0: 1e-8) */
 } mbs_compare_opts;
 
 typedef struct mbs_compare_summary {
     int checks, regressions, counter_changes, missing, new_runs, fixed;
+    int cpu_advisory;      /* CPU slow-downs reported as advisory (environments differ) */
 } mbs_compare_summary;
 
 /* Compare; prints the table to out.  Returns 0 (no regression) or 1. */
 int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                         const mbs_compare_opts *opt, FILE *out, mbs_compare_summary *sum);
+
+/* Per-case budgets from a baseline (issue 17): every run of the suite that the
+ * baseline holds (same problem and method specs, h or tol, and t_end when the
+ * run sets one) gets max_steps = max(1000, 10 x its baseline steps + rejected),
+ * max_cpu = 1 s + 10 x its baseline CPU median, max_wall = 5 s + 2 x max_cpu.
+ * A case whose method went wrong then ends as a failed run with a `budget:`
+ * reason, which compare reports as a regression.  Returns the number of runs
+ * that received a budget. */
+struct mbs_suite;
+size_t mbs_baseline_budgets(const mbs_results *base, struct mbs_suite *s);
 
 /* Write a baseline file from a results directory; 0 or 2 (message on stderr). */
 int mbs_baseline_bless(const char *results_dir, const char *out_path, const char *name);

@@ -808,6 +808,13 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
     }
     if (!opt->resume || access(path, F_OK) != 0) {
         char *meta = mbs_environment_json(s->name, s->path);
+        json_t *mo = meta ? json_loads(meta, 0, NULL) : NULL;
+        if (mo) { /* CPU unit of this machine, for compare's normalisation */
+            json_object_set_new(mo, "calibration_s", json_real(mbs_calibration_seconds()));
+            free(meta);
+            meta = json_dumps(mo, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+            json_decref(mo);
+        }
         snprintf(err, sizeof err, "%s/meta.json", outdir);
         int bad = !meta || mbs_write_atomic(err, meta, strlen(meta)) != 0;
         free(meta);

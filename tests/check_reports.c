@@ -212,6 +212,14 @@ START_TEST(test_compare_tiers)
         json_object_set_new(cb, "times", tb);
         json_object_set_new(cn, "times", tn);
     }
+    /* the CPU tier is hard only between records of the same environment */
+    ck_assert_int_eq(compare(&base, &now, 0, &s), 0);
+    ck_assert_int_eq(s.cpu_advisory, 3);
+    json_decref(base.meta);
+    json_decref(now.meta);
+    base.meta = json_pack("{s:s,s:s,s:s,s:i}", "cpu", "test CPU", "compiler", "cc", "cflags",
+                          "-O2", "cores", 2);
+    now.meta = json_deep_copy(base.meta);
     ck_assert_int_eq(compare(&base, &now, 0, &s), 1);
     ck_assert_int_eq(s.regressions, 3);
     for (size_t i = 0; i < now.n; i++) {
