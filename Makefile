@@ -39,7 +39,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run check check-asan check-valgrind bench deps clean install fuzz reproduce nightly
+.PHONY: all run check check-asan check-valgrind bench deps clean install fuzz reproduce nightly mutate
 all: $(BIN) $(LIBA)
 
 deps:
@@ -155,6 +155,13 @@ nightly: $(BIN)
 	  { printf '\n## Regression check against baselines/nightly.json\n\n```\n'; \
 	    cat $(NIGHTLY_DIR)/compare.txt; printf '```\n'; } >> $$r/index.md; \
 	  cat $(NIGHTLY_DIR)/compare.txt; exit $$st
+
+# Mutation testing of the nightly net (tools/mutate, issue 17): MUTANTS sampled
+# mutations of methods/ and problems/ in a scratch copy of HEAD; kill rate of the
+# nightly compare in results/mutate-<time>/summary.md.  Long: not part of CI.
+MUTANTS ?= 60
+mutate:
+	python3 tools/mutate --count $(MUTANTS)
 
 # Fuzzing (clang + libFuzzer): the suite parser and the spec parser, FUZZ_SECONDS each.
 # Crashing inputs go to fuzz/regressions/, which the test suite replays.
