@@ -93,12 +93,20 @@ $(BENCHBIN): $(BENCH_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# The main job: install what is missing, build, run the default suite.
+# The main job: install what is missing, build, run the default suite, draw the
+# report (reports/default-<time>/index.html) and print the short verdict with its path.
+RUN_STAMP := $(shell date -u +%Y%m%d-%H%M%S)
 run:
 	./tools/install-deps.sh
 	$(MAKE) all
 	@# exit status 1 = some runs failed numerically: those are results, not errors
-	$(BIN) sweep suites/default.suite -j 2; st=$$?; [ $$st -le 1 ]
+	$(BIN) sweep suites/default.suite -j 2 --out results/default-$(RUN_STAMP) \
+	  > results/default-$(RUN_STAMP).table.txt; st=$$?; [ $$st -le 1 ]
+	@mv results/default-$(RUN_STAMP).table.txt results/default-$(RUN_STAMP)/table.txt
+	$(BIN) report results/default-$(RUN_STAMP) --out reports/default-$(RUN_STAMP) > /dev/null
+	@echo
+	@$(BIN) summary results/default-$(RUN_STAMP) --brief \
+	  --report reports/default-$(RUN_STAMP)/index.html
 
 check: $(BIN) $(TESTBIN) $(ALLOCBIN)
 	MBSBENCH=$(BIN) $(TESTBIN)

@@ -10,6 +10,7 @@
 #include "converge.h"
 #include "history.h"
 #include "refgen.h"
+#include "brief.h"
 #include "regress.h"
 #include "report.h"
 #include "reproduce.h"
@@ -29,7 +30,7 @@ static const char usage[] =
     "       mbsbench sweep SUITE [-j N] [--out DIR | --resume DIR] [--budget SECONDS] [--baseline FILE]\n"
     "                    [--series] [--history DB | --no-history] [--max-steps N]\n"
     "                    [--max-cpu S] [--max-wall S] [--max-mem BYTES]\n"
-    "       mbsbench summary RESULTS_DIR\n"
+    "       mbsbench summary RESULTS_DIR [--brief [--report PATH]]\n"
     "       mbsbench report RESULTS_DIR [--out DIR] [--latex]\n"
     "       mbsbench reproduce --list | --all | NAME [--results DIR] [--out DIR]\n"
     "       mbsbench baseline bless RESULTS_DIR -o BASELINE.json\n"
@@ -451,10 +452,24 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "history") == 0)
         return mbs_cmd_history(argc, argv);
     if (strcmp(argv[1], "summary") == 0) {
-        if (argc != 3)
+        const char *dir = NULL, *report = NULL;
+        int brief = 0;
+        for (int i = 2; i < argc; i++) {
+            if (strcmp(argv[i], "--brief") == 0)
+                brief = 1;
+            else if (strcmp(argv[i], "--report") == 0 && i + 1 < argc)
+                report = argv[++i];
+            else if (argv[i][0] != '-' && !dir)
+                dir = argv[i];
+            else
+                return bad("summary: unexpected argument '%s'%s", argv[i], "");
+        }
+        if (!dir)
             return bad("summary: RESULTS_DIR required%s%s", "", "");
+        if (brief)
+            return mbs_brief_summary(dir, report, stdout);
         int n_failed;
-        return mbs_summary(argv[2], stdout, &n_failed);
+        return mbs_summary(dir, stdout, &n_failed);
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, stdout);

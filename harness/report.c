@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "html.h"
 #include "io.h"
 #include "results.h"
 
@@ -55,7 +56,7 @@ static int by_x(const void *a, const void *b)
 
 static void layout(int n, int *rows, int *cols)
 {
-    *cols = n < 3 ? n : 3;
+    *cols = n < 2 ? n : 2;
     if (*cols < 1)
         *cols = 1;
     *rows = (n + *cols - 1) / *cols;
@@ -67,7 +68,7 @@ static void layout(int n, int *rows, int *cols)
 static void figure(ctx *c, const char *stem, const char *caption, const char *body, int rows,
                    int cols)
 {
-    int w = 560 * cols, h = 520 * rows;
+    int w = 760 * cols, h = 480 * rows;
     fprintf(c->gp, "set terminal pngcairo enhanced size %d,%d font 'DejaVu Sans,10'\n", w, h);
     fprintf(c->gp, "set output '%s.png'\n%s\nunset multiplot\n", stem, body);
     fprintf(c->gp, "set terminal svg enhanced size %d,%d font 'DejaVu Sans,10'\n", w, h);
@@ -128,77 +129,107 @@ static int t_ends(ctx *c, int p, int m, double *out, int max)
 
 /* ---- work-precision ------------------------------------------------------------- */
 
+/* Okabe-Ito colour-blind-safe palette; curve k of a panel: colour k, marker k. */
+static const char *const palette[8] = {"#E69F00", "#56B4E9", "#009E73", "#0072B2",
+                                       "#D55E00", "#CC79A7", "#000000", "#F0E442"};
+enum { CURVES_PER_PANEL = 8, MAX_PANELS = 96 };
+
+typedef struct wp_panel {
+    int p;                        /* problem */
+    double t_end;
+    int m[CURVES_PER_PANEL], nm;  /* methods drawn in it */
+    int part, parts;
+} wp_panel;
+
+/* Panels of at most 8 curves: one per problem and t_end, split in parts in
+ * method order (methods are listed formulation family by family). */
+static int wp_panels(ctx *c, const char *cost, int g, wp_panel *out)
+{
+    pt pts[256];
+    int n = 0;
+    for (int p = 0; p < c->probs.n; p++) {
+        double te[16];
+        int nte = t_ends(c, p, -1, te, 16);
+        for (int k = 0; k < nte; k++) {
+            int first = n;
+            for (int m = 0; m < c->meths.n; m++) {
+                if (wp_points(c, p, m, te[k], cost, groups[g], pts) == 0)
+                    continue;
+                if (n == first || out[n - 1].nm == CURVES_PER_PANEL) {
+                    if (n == MAX_PANELS)
+                        return n;
+                    out[n++] = (wp_panel){.p = p, .t_end = te[k]};
+                }
+                out[n - 1].m[out[n - 1].nm++] = m;
+            }
+            for (int i = first; i < n; i++) {
+                out[i].part = i - first + 1;
+                out[i].parts = n - first;
+            }
+        }
+    }
+    return n;
+}
+
 static void work_precision(ctx *c, const char *cost, const char *cost_label, int g)
 {
     pt pts[256];
+    wp_panel *pan = malloc(MAX_PANELS * sizeof *pan);
     char *body = NULL;
     size_t blen = 0;
-    FILE *b = open_memstream(&body, &blen);
-    if (!b)
+    FILE *b = pan ? open_memstream(&body, &blen) : NULL;
+    if (!b) {
+        free(pan);
         return;
-    int panels = 0;
-    int pidx[MAXN];
-    for (int p = 0; p < c->probs.n; p++) {
-        int any = 0;
-        for (int m = 0; m < c->meths.n && !any; m++)
-            any = wp_points(c, p, m, NAN, cost, groups[g], pts) > 0;
-        if (any)
-            pidx[panels++] = p;
     }
+    int panels = wp_panels(c, cost, g, pan);
     if (panels == 0) {
         fclose(b);
         free(body);
+        free(pan);
         return;
     }
     int rows, cols;
     layout(panels, &rows, &cols);
-    char stem[96], dname[128];
+    char stem[96], dname[160];
     snprintf(stem, sizeof stem, "wp-%s-%s", strcmp(cost, "cpu.median") ? "fevals" : "cpu",
              groups[g]);
     fprintf(b, "set multiplot layout %d,%d\nset logscale xy\nset grid\n", rows, cols);
     fprintf(b, "set format x '10^{%%L}'\nset format y '10^{%%L}'\n");
-    fprintf(b, "set key below font ',8' noenhanced\n");
+    fprintf(b, "set key outside right top vertical font ',8' noenhanced\n");
     fprintf(b, "set xlabel '%s'\nset ylabel 'error in %s at t_{end} (max-norm)'\n", cost_label,
             group_gp[g]);
     for (int k = 0; k < panels; k++) {
-        int p = pidx[k];
-        snprintf(dname, sizeof dname, "%s-p%d.dat", stem, p);
+        const wp_panel *w = &pan[k];
+        snprintf(dname, sizeof dname, "%s-%d.dat", stem, k);
         FILE *d = data_file(c, dname);
         if (!d)
             continue;
-        fprintf(b, "set title '%s' noenhanced\nplot ", c->probs.s[p]);
-        int blk = 0;
-        double te_all[16], te[16];
-        int several = t_ends(c, p, -1, te_all, 16) > 1; /* label curves with t_end */
-        for (int m = 0; m < c->meths.n; m++) {
-            int nte = t_ends(c, p, m, te, 16);
-            for (int k2 = 0; k2 < nte; k2++) {
-                int n = wp_points(c, p, m, te[k2], cost, groups[g], pts);
-                if (n == 0)
-                    continue;
-                char label[600];
-                if (several)
-                    snprintf(label, sizeof label, "%s, t_end = %g", c->meths.s[m], te[k2]);
-                else
-                    snprintf(label, sizeof label, "%s", c->meths.s[m]);
-                fprintf(d, "# %s\n", label);
-                for (int i = 0; i < n; i++)
-                    fprintf(d, "%.8e %.8e\n", pts[i].x, pts[i].y);
-                fprintf(d, "\n\n");
-                fprintf(b, "%s'data/%s' index %d with linespoints lw 2 pt %d lc %d title '%s'",
-                        blk ? ", \\\n     " : "", dname, blk, 1 + blk % 13, 1 + blk, label);
-                blk++;
-            }
+        char part[32] = "";
+        if (w->parts > 1)
+            snprintf(part, sizeof part, " (%d/%d)", w->part, w->parts);
+        fprintf(b, "set title '%s, t_{end} = %g s%s' noenhanced\nplot ", c->probs.s[w->p],
+                w->t_end, part);
+        for (int i = 0; i < w->nm; i++) {
+            int n = wp_points(c, w->p, w->m[i], w->t_end, cost, groups[g], pts);
+            fprintf(d, "# %s\n", c->meths.s[w->m[i]]);
+            for (int j = 0; j < n; j++)
+                fprintf(d, "%.8e %.8e\n", pts[j].x, pts[j].y);
+            fprintf(d, "\n\n");
+            fprintf(b, "%s'data/%s' index %d with linespoints lw 2 pt %d ps 1.2 lc rgb '%s' "
+                       "title '%s'",
+                    i ? ", \\\n     " : "", dname, i, 1 + i, palette[i], c->meths.s[w->m[i]]);
         }
         fprintf(b, "\n");
         fclose(d);
     }
     fclose(b);
     char cap[256];
-    snprintf(cap, sizeof cap, "Work-precision: error in %s at t_end against %s, one panel per "
-                              "problem, one curve per method.", groups[g], cost_label);
+    snprintf(cap, sizeof cap, "Work-precision: error in %s at t_end against %s; one panel per "
+                              "problem and t_end, at most 8 methods each.", groups[g], cost_label);
     figure(c, stem, cap, body, rows, cols);
     free(body);
+    free(pan);
 }
 
 /* ---- convergence ---------------------------------------------------------------- */
@@ -792,7 +823,15 @@ int mbs_report(const char *results_dir, const char *out_dir, int latex)
     fclose(md);
     if (tex)
         fclose(tex);
-    printf("report: %s/index.md (%d figures%s)\n", out_dir, c->n_plots,
+    char html[4400], title[300];
+    snprintf(path, sizeof path, "%s/index.md", out_dir);
+    snprintf(html, sizeof html, "%s/index.html", out_dir);
+    snprintf(title, sizeof title, "mbsbench report: %s", r.meta ? mbs_jstr(r.meta, "suite") : "?");
+    if (mbs_md_to_html(path, html, title) != 0) {
+        fprintf(stderr, "mbsbench: cannot write %s\n", html);
+        st = 2;
+    }
+    printf("report: %s/index.html and index.md (%d figures%s)\n", out_dir, c->n_plots,
            latex ? ", tables.tex" : "");
     free(c);
     mbs_results_free(&r);

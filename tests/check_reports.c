@@ -408,6 +408,36 @@ START_TEST(test_series_and_report)
     ck_assert_ptr_nonnull(strstr(md, "![conv-q](conv-q.png)"));
     ck_assert_ptr_nonnull(strstr(md, "Appendix: environment"));
     free(md);
+    /* index.html (issue 18): every image and link target exists in the folder */
+    snprintf(path, sizeof path, "%s/rep/index.html", dir);
+    char *html = mbs_read_file(path, NULL);
+    ck_assert_ptr_nonnull(html);
+    ck_assert_ptr_nonnull(strstr(html, "<table>"));
+    int links = 0;
+    for (const char *h = html; (h = strstr(h, "src=\"")) != NULL; h += 5, links++) {
+        char target[256], full[600];
+        const char *q = strchr(h + 5, '"');
+        ck_assert_ptr_nonnull(q);
+        snprintf(target, sizeof target, "%.*s", (int)(q - h - 5), h + 5);
+        snprintf(full, sizeof full, "%s/rep/%s", dir, target);
+        struct stat st;
+        ck_assert_msg(stat(full, &st) == 0 && st.st_size > 100, "image %s missing", target);
+    }
+    ck_assert_int_ge(links, 6);
+    free(html);
+    /* at most 8 curves per work-precision panel (one gnuplot plot line each) */
+    snprintf(path, sizeof path, "%s/rep/report.gp", dir);
+    char *gp = mbs_read_file(path, NULL);
+    ck_assert_ptr_nonnull(gp);
+    for (const char *pl = strstr(gp, "\nplot "); pl; pl = strstr(pl + 1, "\nplot ")) {
+        int curves = 0;
+        const char *end = strstr(pl + 1, "\nset ");
+        for (const char *q = strstr(pl, " title '"); q && (!end || q < end);
+             q = strstr(q + 1, " title '"))
+            curves++;
+        ck_assert_int_le(curves, 8);
+    }
+    free(gp);
     snprintf(path, sizeof path, "%s/rep/tables.tex", dir);
     char *tex = mbs_read_file(path, NULL);
     ck_assert_ptr_nonnull(strstr(tex, "\\toprule"));

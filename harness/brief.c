@@ -1,0 +1,100 @@
+/* The short verdict that ends `make run` (`mbsbench summary DIR --brief`): per
+ * problem and accuracy level the fastest run that reached it, failures by
+ * reason, and where the report is.  The accuracy measure is the mixed error
+ * max_i |y_i - yref_i| / (1 + |yref_i|) over all components at t_end, i.e.
+ * 10^-mescd with atol/rtol = 1 (Test Set problems: their published mescd). */
+#include "brief.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results.h"
+
+enum { N_LEVELS = 3, MAX_PROBLEMS = 64, MAX_REASONS = 16 };
+static const double levels[N_LEVELS] = {3.0, 6.0, 9.0};
+
+static int find_or_add(const char **names, int *n, int cap, const char *s)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(names[i], s) == 0)
+            return i;
+    if (*n >= cap)
+        return -1;
+    names[*n] = s;
+    return (*n)++;
+}
+
+int mbs_brief_summary(const char *dir, const char *report, FILE *out)
+{
+    mbs_results r;
+    char err[1024];
+    if (mbs_results_load(dir, &r, err, sizeof err) != 0) {
+        fprintf(stderr, "mbsbench: %s\n", err);
+        return 2;
+    }
+    const char *probs[MAX_PROBLEMS];
+    int np = 0, n_ok = 0, more_problems = 0;
+    json_t *best[MAX_PROBLEMS][N_LEVELS];
+    memset(best, 0, sizeof best);
+    int scored[MAX_PROBLEMS] = {0};
+    const char *reasons[MAX_REASONS];
+    int rcount[MAX_REASONS] = {0}, nr = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        json_t *rec = r.recs[i];
+        if (!mbs_rec_ok(rec)) {
+            int k = find_or_add(reasons, &nr, MAX_REASONS, mbs_jstr(rec, "status"));
+            if (k >= 0)
+                rcount[k]++;
+            continue;
+        }
+        n_ok++;
+        int p = find_or_add(probs, &np, MAX_PROBLEMS, mbs_jstr(rec, "problem_spec"));
+        if (p < 0) {
+            more_problems = 1;
+            continue;
+        }
+        double digits = mbs_jnum(rec, "mescd"), cpu = mbs_jnum(rec, "cpu.median");
+        if (!isfinite(digits) || !isfinite(cpu))
+            continue;
+        scored[p] = 1;
+        for (int l = 0; l < N_LEVELS; l++)
+            if (digits >= levels[l] &&
+                (!best[p][l] || cpu < mbs_jnum(best[p][l], "cpu.median")))
+                best[p][l] = rec;
+    }
+    fprintf(out, "mbsbench: suite %s: %zu runs, %d ok, %zu failed; results in %s\n",
+            r.meta ? mbs_jstr(r.meta, "suite") : "?", r.n, n_ok, r.n - (size_t)n_ok, dir);
+    fprintf(out, "fastest run reaching a mixed error (max |err|/(1+|ref|) at t_end) of\n");
+    fprintf(out, "%-20s %-31s %-31s %-31s\n", "problem", "1e-3", "1e-6", "1e-9");
+    for (int p = 0; p < np; p++) {
+        char cells[N_LEVELS][64];
+        int any = 0;
+        for (int l = 0; l < N_LEVELS; l++) {
+            json_t *b = best[p][l];
+            if (!b) {
+                snprintf(cells[l], sizeof cells[l], "-");
+                continue;
+            }
+            any = 1;
+            snprintf(cells[l], sizeof cells[l], "%.20s %.2gms %.0ff", mbs_jstr(b, "method_spec"),
+                     1e3 * mbs_jnum(b, "cpu.median"), mbs_jnum(b, "counters.f_evals"));
+        }
+        if (!any)
+            snprintf(cells[0], sizeof cells[0], "%s",
+                     scored[p] ? "- (no run reached 1e-3)" : "(no reference: not scored)");
+        fprintf(out, "%-20.20s %-31s %-31s %-31s\n", probs[p], cells[0], cells[1], cells[2]);
+    }
+    if (more_problems)
+        fprintf(out, "(more than %d problems: see the report)\n", MAX_PROBLEMS);
+    if (nr > 0) {
+        fprintf(out, "failed runs by status:");
+        for (int k = 0; k < nr; k++)
+            fprintf(out, " %s %d%s", reasons[k], rcount[k], k + 1 < nr ? "," : "");
+        fprintf(out, " (reasons in the report's Failures table)\n");
+    }
+    if (report)
+        fprintf(out, "report: %s\n", report);
+    mbs_results_free(&r);
+    return 0;
+}

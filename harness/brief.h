@@ -1,0 +1,11 @@
+/* `mbsbench summary DIR --brief`: the short verdict that ends `make run`. */
+#ifndef MBS_BRIEF_H
+#define MBS_BRIEF_H
+
+#include <stdio.h>
+
+/* Print it for the results directory dir (report: path printed last, or NULL).
+ * Returns 0, or 2 when dir cannot be read. */
+int mbs_brief_summary(const char *dir, const char *report, FILE *out);
+
+#endif
