@@ -84,3 +84,8 @@ double mbs_calibration_seconds(void)
     }
     return best;
 }
+
+const char *mbs_version_string(void)
+{
+    return MBS_VERSION " (git " MBS_GIT_REV ")";
+}

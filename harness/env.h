@@ -10,4 +10,9 @@ char *mbs_environment_json(const char *suite_name, const char *suite_path);
  * the unit in which `compare` normalises CPU times of two sweeps. */
 double mbs_calibration_seconds(void);
 
+#define MBS_VERSION "0.3.0"
+/* "0.3.0 (git <revision>)": the version and the revision it was built from;
+ * printed by `mbsbench --version` and stored in every record ("mbsbench"). */
+const char *mbs_version_string(void);
+
 #endif

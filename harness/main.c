@@ -11,6 +11,7 @@
 #include "history.h"
 #include "refgen.h"
 #include "brief.h"
+#include "env.h"
 #include "regress.h"
 #include "report.h"
 #include "reproduce.h"
@@ -18,7 +19,8 @@
 #include "sweep.h"
 
 static const char usage[] =
-    "usage: mbsbench list problems|methods\n"
+    "usage: mbsbench --version | --help | COMMAND --help\n"
+    "       mbsbench list problems|methods\n"
     "       mbsbench run -p PROBLEM[:k=v,...] -m METHOD[:k=v,...] (--h H | --tol TOL)\n"
     "                    [--t-end T] [--repeat K] [--max-steps N] [--max-cpu S]\n"
     "                    [--max-wall S] [--max-mem BYTES]\n"
@@ -40,6 +42,53 @@ static const char usage[] =
     "                    [--glob] [--plot [--out FILE.png]]\n"
     "       mbsbench reference(s) [-p] PROBLEM[:k=v,...] [--t-end T] [--tol TOL] [--methods A,B]\n"
     "                    [--min-digits D] [--dry-run]\n";
+
+/* Print "mbsbench: message" (one line per line of the message); returns 2. */
+static int bad(const char *fmt, const char *a, const char *b);
+
+/* One line on what each command does; `mbsbench COMMAND --help` prints it with
+ * the command's own lines of the usage text. */
+static const char *const command_doc[][2] = {
+    {"list", "list the registered problems or methods with their parameters"},
+    {"run", "integrate one problem with one method and print its record"},
+    {"converge", "refinement study: observed orders (fixed step) or tolerance proportionality"},
+    {"sweep", "run the grid of a suite file, one record per run, into a results directory"},
+    {"summary", "table (or with --brief, the short verdict) of a results directory"},
+    {"report", "figures, tables and index.html of a results directory"},
+    {"reproduce", "published tables and figures checked against ours"},
+    {"baseline", "bless a results directory as the regression baseline"},
+    {"compare", "regression check of a results directory against a baseline"},
+    {"history", "a case's metric over all recorded sweeps"},
+    {"reference", "compute and store a reference solution (two independent computations)"},
+    {"references", "the same as reference"},
+};
+
+static int command_help(const char *cmd)
+{
+    const char *doc = NULL;
+    for (size_t i = 0; i < sizeof command_doc / sizeof *command_doc; i++)
+        if (strcmp(command_doc[i][0], cmd) == 0)
+            doc = command_doc[i][1];
+    if (!doc)
+        return bad("unknown command '%s' (mbsbench --help lists them)%s", cmd, "");
+    printf("mbsbench %s: %s\n", cmd, doc);
+    const char *key = strcmp(cmd, "references") == 0 ? "reference" : cmd;
+    int in = 0;
+    for (const char *l = usage; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l) : strlen(l);
+        const char *m = strstr(l, "mbsbench ");
+        if (m && m < l + n) { /* a command's first line */
+            size_t k = strlen(key);
+            in = strncmp(m + 9, key, k) == 0 && (m[9 + k] == ' ' || m[9 + k] == '(' ||
+                                                 m[9 + k] == '\n');
+        }
+        if (in)
+            printf("%.*s\n", (int)n, l);
+        l += n + (e ? 1 : 0);
+    }
+    return 0;
+}
 
 /* Print "mbsbench: message" (one line per line of the message); returns 2. */
 static int bad(const char *fmt, const char *a, const char *b)
@@ -431,6 +480,13 @@ int main(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("mbsbench %s\n", mbs_version_string());
+        return 0;
+    }
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return command_help(argv[1]);
     if (strcmp(argv[1], "list") == 0)
         return cmd_list(argc, argv);
     if (strcmp(argv[1], "run") == 0)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../problems/problem.h"
+#include "env.h"
 #include "run.h"
 
 static json_t *num(double x)
@@ -67,6 +68,7 @@ char *mbs_record_json(const mbs_record *r)
     json_t *o = json_object();
     if (r->run_index >= 0)
         json_object_set_new(o, "run", json_integer(r->run_index));
+    json_object_set_new(o, "mbsbench", json_string(mbs_version_string()));
     json_object_set_new(o, "problem", json_string(r->problem));
     json_object_set_new(o, "method", json_string(r->method));
     json_object_set_new(o, "params",

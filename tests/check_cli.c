@@ -1,0 +1,52 @@
+/* Command line (issue 18): `mbsbench COMMAND --help` for every command (exit 0,
+ * the command's own usage lines), `--version` (version and git revision, also
+ * in every record), and an unknown command named in a one-line error. */
+#include <stdio.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static const char *const commands[] = {"list",      "run",      "converge", "sweep",
+                                       "summary",   "report",   "reproduce", "baseline",
+                                       "compare",   "history",  "reference", "references"};
+
+START_TEST(help_for_every_command)
+{
+    char args[128], out[512], want[64];
+    snprintf(args, sizeof args, "%s --help", commands[_i]);
+    ck_assert_int_eq(mbs_test_cli(args, out, sizeof out), 0);
+    snprintf(want, sizeof want, "mbsbench %s: ", commands[_i]);
+    ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "%s: %s", args, out);
+    /* the usage line of that command follows */
+    snprintf(args, sizeof args, "%s --help | sed -n 2p", commands[_i]);
+    ck_assert_int_eq(mbs_test_cli(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "mbsbench ") != NULL, "%s: %s", commands[_i], out);
+}
+END_TEST
+
+START_TEST(version_and_unknown_command)
+{
+    char out[512];
+    ck_assert_int_eq(mbs_test_cli("--version", out, sizeof out), 0);
+    ck_assert_msg(strncmp(out, "mbsbench 0.", 11) == 0 && strstr(out, "(git ") != NULL, "%s",
+                  out);
+    ck_assert_int_eq(mbs_test_cli("frobnicate --help", out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "unknown command 'frobnicate'"));
+    ck_assert_int_eq(mbs_test_cli("run -p pendulum -m index1/rk4 --h 0.1 --t-end 1 --format json"
+                                  " | grep -c '\"mbsbench\":\"0\\.'",
+                                  out, sizeof out),
+                     0);
+    ck_assert_msg(out[0] == '1', "version not in the record: %s", out);
+}
+END_TEST
+
+Suite *mbs_suite_cli(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_add_loop_test(tc, help_for_every_command, 0,
+                        (int)(sizeof commands / sizeof *commands));
+    tcase_add_test(tc, version_and_unknown_command);
+    suite_add_tcase(s, tc);
+    return s;
+}
