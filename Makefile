@@ -189,9 +189,19 @@ fuzz:
 	  -print_final_stats=1 corpus-spec
 
 PREFIX ?= /usr/local
+# The binary, its data (stored references, reproductions, suites: found through
+# <bin>/../share/mbsbench, see harness/io.h), the man page and the docs.
+SHARE = $(DESTDIR)$(PREFIX)/share/mbsbench
 install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE)/problems/ref $(SHARE)/reproductions \
+	  $(SHARE)/suites $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/mbsbench
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/mbsbench
+	install -m 644 problems/ref/*.ref $(SHARE)/problems/ref/
+	install -m 644 reproductions/*.expect reproductions/README.md $(SHARE)/reproductions/
+	install -m 644 suites/*.suite $(SHARE)/suites/
+	install -m 644 docs/mbsbench.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/mbsbench/
+	install -m 644 harness/README.md $(DESTDIR)$(PREFIX)/share/doc/mbsbench/results-schema.md
 
 clean:
 	rm -rf $(O)build $(O)lib $(O)bin build-asan build-fuzz

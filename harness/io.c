@@ -117,3 +117,30 @@ char *mbs_read_file(const char *path, size_t *len)
         *len = n;
     return buf;
 }
+
+void mbs_data_path(const char *rel, char *buf, size_t len)
+{
+    const char *env = getenv("MBSBENCH_DATADIR");
+    if (env && *env) {
+        snprintf(buf, len, "%s/%s", env, rel);
+        if (access(buf, F_OK) == 0)
+            return;
+    }
+    if (access(rel, F_OK) == 0) {
+        snprintf(buf, len, "%s", rel);
+        return;
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(buf, len, "%s/../share/mbsbench/%s", exe, rel);
+            if (access(buf, F_OK) == 0)
+                return;
+        }
+    }
+    snprintf(buf, len, "%s", rel);
+}

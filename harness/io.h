@@ -14,5 +14,11 @@ int mbs_append_line(int fd, const char *line);
 int mbs_mkdir_p(const char *path);
 /* Read a whole file (NUL-terminated, malloc'ed) or NULL. */
 char *mbs_read_file(const char *path, size_t *len);
+/* Where a data file of the suite lives (stored references, reproductions,
+ * suites): rel, e.g. "problems/ref/andrews.ref", is looked up in
+ * $MBSBENCH_DATADIR, then in the current directory (a source tree), then in
+ * <directory of the executable>/../share/mbsbench (`make install`).  buf gets
+ * the first candidate that exists, or rel itself when none does. */
+void mbs_data_path(const char *rel, char *buf, size_t len);
 
 #endif

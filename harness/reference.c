@@ -9,8 +9,15 @@
 
 void mbs_reference_path(const char *problem, char *buf, size_t len)
 {
+    /* $MBSBENCH_REFDIR, else problems/ref found as harness/io.h says */
     const char *dir = getenv("MBSBENCH_REFDIR");
-    snprintf(buf, len, "%s/%s.ref", dir ? dir : "problems/ref", problem);
+    if (dir && *dir) {
+        snprintf(buf, len, "%s/%s.ref", dir, problem);
+        return;
+    }
+    char rel[1024];
+    snprintf(rel, sizeof rel, "problems/ref/%s.ref", problem);
+    mbs_data_path(rel, buf, len);
 }
 
 static char *trim(char *s)

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "../methods/index1.h"
+#include "io.h"
 #include "param.h"
 #include "results.h"
 #include "run.h"
@@ -620,7 +621,9 @@ static int run_one(const char *dir, const char *name, const char *results, const
     } else {
         mbs_suite s;
         char err[8192];
-        if (mbs_suite_load(e->suite, &s, err, sizeof err) != MBS_OK) {
+        char suite_path[4096];
+        mbs_data_path(e->suite, suite_path, sizeof suite_path);
+        if (mbs_suite_load(suite_path, &s, err, sizeof err) != MBS_OK) {
             fputs(err, stderr);
             free(e);
             return 2;
@@ -679,6 +682,11 @@ int mbs_cmd_reproduce(int argc, char **argv)
             return 2;
         }
     }
+    char data_dir[2048];
+    if (strcmp(dir, "reproductions") == 0) { /* the default: source tree or installed */
+        mbs_data_path(dir, data_dir, sizeof data_dir);
+        dir = data_dir;
+    }
     if (list + all + (name != NULL) != 1) {
         fprintf(stderr, "mbsbench: usage: mbsbench reproduce --list | --all | NAME "
                         "[--results DIR] [--out DIR] [--dir DIR] [-j N]\n");
@@ -690,7 +698,7 @@ int mbs_cmd_reproduce(int argc, char **argv)
     char **names = list_names(dir, &n);
     int worst = 0, n_ok = 0, n_run = 0;
     for (size_t i = 0; i < n; i++) {
-        char path[4096], why[512] = "";
+        char path[8192], why[512] = "";
         snprintf(path, sizeof path, "%s/%s.expect", dir, names[i]);
         expect *e = malloc(sizeof *e);
         int ok = e && load_expect(path, e) == 0;

@@ -2,6 +2,7 @@
  * the command's own usage lines), `--version` (version and git revision, also
  * in every record), and an unknown command named in a one-line error. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -40,6 +41,36 @@ START_TEST(version_and_unknown_command)
 }
 END_TEST
 
+/* `make install PREFIX=tmp` (issue 18): the installed binary, run from another
+ * directory, finds its stored references and reproductions (before: nan errors
+ * and an empty `reproduce --list`, exit 0). */
+START_TEST(installed_binary_finds_its_data)
+{
+    char prefix[] = "/tmp/mbs-install-XXXXXX", cmd[1024], out[512];
+    ck_assert_ptr_nonnull(mkdtemp(prefix));
+    snprintf(cmd, sizeof cmd, "make -s install PREFIX=%s > /dev/null 2>&1", prefix);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "cd / && %s/bin/mbsbench reproduce --list | grep -c 'suite suites/'",
+             prefix);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(fgets(out, sizeof out, p));
+    pclose(p);
+    ck_assert_msg(atoi(out) >= 9, "installed reproduce --list: %s entries", out);
+    snprintf(cmd, sizeof cmd,
+             "cd / && %s/bin/mbsbench run -p andrews -m index1/rk8pd --tol 1e-8 | grep -c "
+             "'^reference      reference'",
+             prefix);
+    p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(fgets(out, sizeof out, p));
+    pclose(p);
+    ck_assert_msg(atoi(out) == 1, "installed binary did not find the andrews reference");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", prefix);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *mbs_suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -47,6 +78,8 @@ Suite *mbs_suite_cli(void)
     tcase_add_loop_test(tc, help_for_every_command, 0,
                         (int)(sizeof commands / sizeof *commands));
     tcase_add_test(tc, version_and_unknown_command);
+    tcase_add_test(tc, installed_binary_finds_its_data);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
 }
