@@ -848,7 +848,7 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
     int progress = isatty(STDERR_FILENO);
     pid_t *pid = calloc((size_t)jobs, sizeof *pid);
     long *slot_run = calloc((size_t)jobs, sizeof *slot_run);
-    size_t next = 0, finished = 0, todo = 0, skipped_budget = 0;
+    size_t next = 0, finished = 0, todo = 0, skipped_budget = 0, reaped = 0;
     int failed = 0, io_error = 0, running = 0;
     for (size_t i = 0; i < s->n_runs; i++)
         todo += !done[i];
@@ -926,8 +926,14 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
             io_error |= WEXITSTATUS(st) == 3;
             failed++;
         }
-        if (progress)
-            fprintf(stderr, "\r[%zu/%zu] %-60.60s", finished, todo, s->runs[idx].method);
+        if (progress) { /* count, elapsed, ETA, failures so far (issue 18) */
+            size_t ended = ++reaped;
+            double el = wall_seconds() - t_start;
+            double eta = ended > 0 ? el * (double)(todo - ended) / (double)ended : NAN;
+            fprintf(stderr, "\r[%zu/%zu] %.0fs elapsed, ETA %s%.0fs, %d failed: %-28.28s",
+                    ended, todo, el, isfinite(eta) ? "" : "?", isfinite(eta) ? eta : 0.0,
+                    failed, s->runs[idx].method);
+        }
     }
     if (progress)
         fprintf(stderr, "\r%-78s\r", "");
