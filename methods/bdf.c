@@ -946,40 +946,18 @@ static int bdf_ls_kind(int lsk)
                                    : MBS_LS_DENSE;
 }
 
-/* Index-3 form: which velocities are index-2 variables.  Only the velocity
- * components that the constraints see (non-zero columns of B = G H) are
- * index-2 variables of the DAE; the others (e.g. the elastic coordinates of
- * crank that no constraint involves) are ordinary differential components and
- * keep the unscaled error test.  Testing them scaled by h lets their error grow
- * like tol/h: crank, index3/bdf at rtol 1e-4, 1e-6, 1e-8 ended "ok" with scd
- * -2.9, -1.8 and 0.0 (issue 16).  The pattern is the union of B at t0 and at
- * a configuration perturbed by distinct amounts per coordinate (columns that
- * vanish only at t0, like the vertical ones of a horizontal chain). */
+/* Index-3 form: error-test only the velocities the constraints see as index-2
+ * variables (scaled by h), the others unscaled (methods/dae_form.h). */
 static int index3_velocity_classes(bdf_state *st, double t, const double *state)
 {
-    const mbs_problem *pb = st->ctx->pb;
-    size_t nq = pb->nq, nv = pb->nv, nl = pb->nl;
-    gsl_matrix *B = gsl_matrix_calloc(nl, nv);
-    double *q = malloc(nq * sizeof(double));
-    int s = MBS_NO_MEMORY;
-    if (!B || !q)
-        goto done;
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < nq; i++)
-            q[i] = state[i] + (pass ? 1e-3 * (0.1 + fmod(0.6180339887 * (double)(i + 1), 1.0))
-                                    : 0.0);
-        if ((s = mbs_constraint_jacobian(st->ctx, t, q, B)) != MBS_OK)
-            goto done;
-        for (size_t j = 0; j < nv; j++) {
-            int seen = pass && st->errmask[nq + j] == 2;
-            for (size_t i = 0; i < nl && !seen; i++)
-                seen = gsl_matrix_get(B, i, j) != 0.0;
-            st->errmask[nq + j] = st->newtmask[nq + j] = seen ? 2 : 1;
-        }
-    }
-done:
-    gsl_matrix_free(B);
-    free(q);
+    size_t nq = st->form->nq, nv = st->form->nv;
+    int *seen = malloc(nv * sizeof(int));
+    if (!seen)
+        return MBS_NO_MEMORY;
+    int s = mbs_dae_form_index2_velocities(st->form, st->ctx, t, state, seen);
+    for (size_t j = 0; s == MBS_OK && j < nv; j++)
+        st->errmask[nq + j] = st->newtmask[nq + j] = seen[j] ? 2 : 1;
+    free(seen);
     return s;
 }
 

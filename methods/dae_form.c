@@ -738,3 +738,33 @@ int mbs_dae_form_kkt_solve_complex(mbs_dae_form *f, mbs_ctx *ctx, double t, doub
     }
     return MBS_OK;
 }
+
+int mbs_dae_form_index2_velocities(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *q,
+                                   int *seen)
+{
+    size_t nq = f->nq, nv = f->nv, nl = f->nl;
+    for (size_t j = 0; j < nv; j++)
+        seen[j] = nl > 0;
+    if (nl == 0 || f->nx) /* extended problems: their own var_index decides */
+        return MBS_OK;
+    gsl_matrix *B = gsl_matrix_calloc(nl, nv);
+    double *qp = malloc(nq * sizeof(double));
+    int s = MBS_NO_MEMORY;
+    if (!B || !qp)
+        goto done;
+    for (size_t j = 0; j < nv; j++)
+        seen[j] = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < nq; i++)
+            qp[i] = q[i] + (pass ? 1e-3 * (0.1 + fmod(0.6180339887 * (double)(i + 1), 1.0)) : 0.0);
+        if ((s = mbs_constraint_jacobian(ctx, t, qp, B)) != MBS_OK)
+            goto done;
+        for (size_t j = 0; j < nv; j++)
+            for (size_t i = 0; i < nl && !seen[j]; i++)
+                seen[j] = gsl_matrix_get(B, i, j) != 0.0;
+    }
+done:
+    gsl_matrix_free(B);
+    free(qp);
+    return s;
+}

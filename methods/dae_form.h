@@ -107,6 +107,17 @@ int mbs_dae_form_position_row(const mbs_dae_form *f, size_t i);
  * a reason otherwise).  ls_kind: MBS_LS_DENSE, MBS_LS_UMFPACK or MBS_LS_CHOLMOD. */
 int mbs_dae_form_alloc_sparse(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind,
                               int ls_kind);
+/* Index-3 form: which velocities are index-2 variables of the DAE.  Only the
+ * velocity components the constraints see (non-zero columns of B = G H, at q
+ * and at q perturbed by distinct amounts per coordinate, so that columns that
+ * vanish only at one configuration count) are; the others (e.g. elastic
+ * coordinates no constraint involves) are ordinary differential components.
+ * seen[j] (j < nv) gets 1 or 0.  Integrators scale the error of the index-2
+ * velocities by h (RADAU5, Hairer & Wanner II Sect. VII.8) and test the others
+ * unscaled: scaling those by h let their error grow like tol/h (issue 16: crank
+ * ended "ok" with scd -2.9 under index3/bdf). */
+int mbs_dae_form_index2_velocities(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *q,
+                                   int *seen);
 /* E(y) yp (length n) without forming E: (yp_q, M(q) yp_v, 0). */
 int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
                             const double *yp, double *out);

@@ -163,6 +163,8 @@ typedef struct radau_state {
     int lsk;           /* parameter linsol: RADAU_LS_FULL or a structured backend */
     double *Wx;        /* structured path: KKT solutions w1 | w2 | w3 (3 n) */
     mbs_index1 *ix0;   /* structured path: y'(t_0) (first-step predictor) */
+    int *v_index2;     /* index-3 form: 1 for the velocities the constraints see
+                          (index-2 variables, error scaled by h), 0 for the others */
 } radau_state;
 
 static void radau_free(void *p)
@@ -194,6 +196,7 @@ static void radau_free(void *p)
     gsl_vector_free(st->xm);
     free(st->yd0);
     free(st->Wx);
+    free(st->v_index2);
     mbs_index1_free(st->ix0);
     double *bufs[] = {st->y,   st->Z,    st->dZ,   st->R,  st->Yd,  st->F0,   st->F1, st->F2,
                       st->cont, st->scal, st->rs, st->cs, st->err, st->Ys, st->Es_w};
@@ -344,6 +347,7 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     } else {
         ok = ok && (st->Wx = malloc(N * sizeof(double)));
     }
+    ok = ok && (st->v_index2 = calloc(st->form && st->form->nv > 0 ? st->form->nv : 1, sizeof(int)));
     ok = ok && (st->y = malloc(n * sizeof(double))) && (st->Z = malloc(N * sizeof(double))) &&
          (st->dZ = malloc(N * sizeof(double))) && (st->R = malloc(N * sizeof(double))) &&
          (st->Yd = malloc(N * sizeof(double))) && (st->F0 = malloc(n * sizeof(double))) &&
@@ -780,7 +784,7 @@ static void set_scal(radau_state *st, double rtol, double atol, double h, int in
         double sc = atol + rtol * fabs(st->y[k]);
         int idx = f->var_index[k];
         if (f->kind == MBS_FORM_INDEX3 && f->nl > 0 && k >= f->nq && k < f->nq + f->nv)
-            idx = 2;
+            idx = st->v_index2[k - f->nq] ? 2 : 1;
         if (index_aware) {
             if (idx == 2)
                 sc /= h;
@@ -823,6 +827,9 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
     double t0 = *tp, t = t0, t_end = set->t_end, span = t_end - t0;
     int s = MBS_OK;
     form_from_state(st, ystate, st->y);
+    if (st->form && st->form->kind == MBS_FORM_INDEX3 &&
+        (s = mbs_dae_form_index2_velocities(st->form, ctx, t0, ystate, st->v_index2)) != MBS_OK)
+        return s;
 
     /* Tolerances (RADAU5's transformation) and the Newton stopping value. */
     double rtol, atol, fnewt;
