@@ -93,6 +93,26 @@ static void table_row(FILE *f, const char *l, const char *cell)
     fputs("</tr>\n", f);
 }
 
+typedef struct blocks {
+    int para, table, list, code;
+} blocks;
+
+/* Close the open paragraph, table and list (and the code block if `code`). */
+static void close_blocks(FILE *f, blocks *b, int code)
+{
+    if (b->para)
+        fputs("</p>\n", f);
+    if (b->table)
+        fputs("</table></div>\n", f);
+    if (b->list)
+        fputs("</ul>\n", f);
+    if (code && b->code)
+        fputs("</pre>\n", f);
+    b->para = b->table = b->list = 0;
+    if (code)
+        b->code = 0;
+}
+
 int mbs_md_to_html(const char *md_path, const char *html_path, const char *title)
 {
     char *text = mbs_read_file(md_path, NULL);
@@ -114,61 +134,55 @@ int mbs_md_to_html(const char *md_path, const char *html_path, const char *title
           "pre{background:#f4f4f4;padding:0.5em;overflow-x:auto}\n.tablewrap{overflow-x:auto}\n"
           "</style></head>\n<body>\n",
           f);
-    int in_table = 0, in_code = 0, in_list = 0, in_para = 0;
+    blocks b = {0};
     for (char *l = text, *next; l && *l; l = next) {
         next = strchr(l, '\n');
         if (next)
             *next++ = '\0';
-        if (!in_code && *l == '\0') { /* blank line: ends a paragraph, list or table */
-            if (in_para)
-                fputs("</p>\n", f);
-            if (in_table)
-                fputs("</table></div>\n", f);
-            if (in_list)
-                fputs("</ul>\n", f);
-            in_para = in_table = in_list = 0;
+        if (!b.code && *l == '\0') { /* blank line: ends a paragraph, list or table */
+            close_blocks(f, &b, 0);
             continue;
         }
         if (strncmp(l, "```", 3) == 0) {
-            if (in_para)
+            if (b.para)
                 fputs("</p>\n", f);
-            in_para = 0;
-            fputs(in_code ? "</pre>\n" : "<pre>", f);
-            in_code = !in_code;
+            b.para = 0;
+            fputs(b.code ? "</pre>\n" : "<pre>", f);
+            b.code = !b.code;
             continue;
         }
-        if (in_code) {
+        if (b.code) {
             esc(f, l, strlen(l));
             fputc('\n', f);
             continue;
         }
         int row = l[0] == '|';
-        if (in_table && !row) {
+        if (b.table && !row) {
             fputs("</table></div>\n", f);
-            in_table = 0;
+            b.table = 0;
         }
         int item = strncmp(l, "- ", 2) == 0;
-        if (in_list && !item) {
+        if (b.list && !item) {
             fputs("</ul>\n", f);
-            in_list = 0;
+            b.list = 0;
         }
         if (row) {
-            if (in_para)
+            if (b.para)
                 fputs("</p>\n", f);
-            in_para = 0;
+            b.para = 0;
             if (is_separator_row(l))
                 continue;
-            if (!in_table) {
+            if (!b.table) {
                 fputs("<div class=\"tablewrap\"><table>\n", f);
-                in_table = 1;
+                b.table = 1;
                 table_row(f, l, "th");
             } else {
                 table_row(f, l, "td");
             }
         } else if (l[0] == '#') {
-            if (in_para)
+            if (b.para)
                 fputs("</p>\n", f);
-            in_para = 0;
+            b.para = 0;
             int level = 0;
             while (l[level] == '#')
                 level++;
@@ -181,32 +195,25 @@ int mbs_md_to_html(const char *md_path, const char *html_path, const char *title
             inline_text(f, h, strlen(h));
             fprintf(f, "</h%d>\n", level);
         } else if (item) {
-            if (in_para)
+            if (b.para)
                 fputs("</p>\n", f);
-            in_para = 0;
-            if (!in_list)
+            b.para = 0;
+            if (!b.list)
                 fputs("<ul>\n", f);
-            in_list = 1;
+            b.list = 1;
             fputs("<li>", f);
             inline_text(f, l + 2, strlen(l + 2));
             fputs("</li>\n", f);
         } else {
-            if (!in_para)
+            if (!b.para)
                 fputs("<p>", f);
             else
                 fputc('\n', f);
-            in_para = 1;
+            b.para = 1;
             inline_text(f, l, strlen(l));
         }
     }
-    if (in_para)
-        fputs("</p>\n", f);
-    if (in_table)
-        fputs("</table></div>\n", f);
-    if (in_list)
-        fputs("</ul>\n", f);
-    if (in_code)
-        fputs("</pre>\n", f);
+    close_blocks(f, &b, 1);
     fputs("</body></html>\n", f);
     free(text);
     int bad = ferror(f);
