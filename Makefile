@@ -39,7 +39,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run check check-asan check-valgrind bench deps clean install fuzz reproduce nightly mutate
+.PHONY: all run check check-asan check-valgrind check-report bench deps clean install fuzz reproduce nightly mutate
 all: $(BIN) $(LIBA)
 
 deps:
@@ -163,6 +163,11 @@ nightly: $(BIN)
 	  { printf '\n## Regression check against baselines/nightly.json\n\n```\n'; \
 	    cat $(NIGHTLY_DIR)/compare.txt; printf '```\n'; } >> $$r/index.md; \
 	  cat $(NIGHTLY_DIR)/compare.txt; exit $$st
+
+# The report as a browser sees it (tools/check-report): links, images, console
+# messages in headless Chromium, screenshot.  Says SKIP (with the reason) without it.
+check-report: $(BIN)
+	MBSBENCH=$(BIN) ./tools/check-report
 
 # Mutation testing of the nightly net (tools/mutate, issue 17): MUTANTS sampled
 # mutations of methods/ and problems/ in a scratch copy of HEAD; kill rate of the
