@@ -410,6 +410,16 @@ static void drift(ctx *c, const char *results_dir)
             FILE *t = text ? data_file(c, name) : NULL;
             if (t)
                 fputs(text, t);
+            /* columns 2..4 with a positive value somewhere (a log plot of a
+             * column that is zero throughout has no point: gnuplot stops) */
+            int positive[3] = {0, 0, 0};
+            for (const char *l = text; t && l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+                double col[4];
+                if (*l != '#' &&
+                    sscanf(l, "%lf %lf %lf %lf", &col[0], &col[1], &col[2], &col[3]) == 4)
+                    for (int q = 0; q < 3; q++)
+                        positive[q] |= col[q + 1] > 0.0;
+            }
             free(text);
             if (!t)
                 continue;
@@ -423,11 +433,13 @@ static void drift(ctx *c, const char *results_dir)
             snprintf(label, sizeof label, "%s %s=%g: %s", mbs_jstr(o, "method_spec"),
                      isfinite(h) ? "h" : "tol", isfinite(h) ? h : mbs_jnum(o, "tol"), kk);
             for (int q = 0; q < 3; q++) {
+                if (!positive[q])
+                    continue;
                 size_t u = strlen(plots[q]);
                 snprintf(plots[q] + u, sizeof plots[q] - u,
                          "%s'%s' using ($1 - %.17g):($%d > 0 ? $%d : 1/0) with lines lw 2 lc %d "
                          "dt %d title '%s'",
-                         n_series ? ", \\\n     " : "", path, mbs_jnum(o, "t0"), q + 2, q + 2,
+                         u ? ", \\\n     " : "", path, mbs_jnum(o, "t0"), q + 2, q + 2,
                          n_series % 8 + 1, n_series / 8 + 1, label);
             }
             n_series++;
@@ -442,8 +454,15 @@ static void drift(ctx *c, const char *results_dir)
                    "set format y '10^{%%L}'\nset key below font ',8' noenhanced\n"
                    "set xlabel 't - t_0 [s]'\n",
                 c->probs.s[p]);
-        for (int q = 0; q < 3; q++)
-            fprintf(b, "set ylabel '%s'\nplot %s\n", ylab[q], plots[q]);
+        for (int q = 0; q < 3; q++) {
+            if (plots[q][0])
+                fprintf(b, "set ylabel '%s'\nplot %s\n", ylab[q], plots[q]);
+            else /* exactly zero throughout: say so instead of an empty log plot */
+                fprintf(b, "set ylabel '%s'\nunset logscale\nset label 9 'zero throughout "
+                           "(held exactly)' at graph 0.5,0.5 center\nplot [0:1][0:1] -1 "
+                           "notitle\nunset label 9\nset logscale xy\n",
+                        ylab[q]);
+        }
         fclose(b);
         char stem[96], cap[256];
         snprintf(stem, sizeof stem, "drift-p%d", p);
