@@ -447,6 +447,27 @@ START_TEST(test_series_and_report)
 }
 END_TEST
 
+/* A problem without constraints (chain-joint: joint coordinates, nl = 0) has
+ * residuals that are zero throughout; its drift panel must not stop gnuplot
+ * (make nightly failed on it once the nightly covered every problem). */
+START_TEST(test_report_zero_residuals)
+{
+    char dir[64], cmd[1024], path[256], out[512];
+    tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/s.suite", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "[suite]\nname = z\n[grid a]\nproblems = chain-joint pendulum\n"
+               "methods = index1/dopri5\ntol = 1e-6\nt_end = 1\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "sweep %s --out %s/r --series --no-history", path, dir);
+    ck_assert_int_eq(mbs_test_cli(cmd, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "report %s/r --out %s/rep", dir, dir);
+    ck_assert_msg(mbs_test_cli(cmd, out, sizeof out) == 0, "report failed: %s", out);
+    rmdir_r(dir);
+}
+END_TEST
+
 /* ---- history ------------------------------------------------------------------ */
 
 static long count(sqlite3 *db, const char *sql)
@@ -539,6 +560,7 @@ Suite *mbs_suite_reports(void)
     tcase_add_test(tc, test_reproduce_fig10);
     tcase_add_test(tc, test_reproduce_heavytop_and_list);
     tcase_add_test(tc, test_series_and_report);
+    tcase_add_test(tc, test_report_zero_residuals);
     tcase_add_test(tc, test_history_concurrent);
     suite_add_tcase(s, tc);
     return s;
