@@ -234,6 +234,35 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
 
 /* ---- convergence ---------------------------------------------------------------- */
 
+/* Series of fixed-step runs of problem p with at least 2 usable levels: their
+ * count (o_want NULL), or 1 when the record o_want starts series number want. */
+static int conv_series(ctx *c, int p, const char *f, json_t *o_want, int want)
+{
+    names seen = {.n = 0};
+    int count = 0;
+    for (size_t i = 0; i < c->r->n; i++) {
+        json_t *o = c->r->recs[i];
+        if (strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) || !isfinite(mbs_jnum(o, "h")))
+            continue;
+        char k1[1200], k2[1200];
+        mbs_rec_series_key(o, k1, sizeof k1);
+        if (name_index(&seen, k1, 0) >= 0 || name_index(&seen, k1, 1) < 0)
+            continue;
+        int n = 0;
+        for (size_t j = 0; j < c->r->n; j++) {
+            mbs_rec_series_key(c->r->recs[j], k2, sizeof k2);
+            n += !strcmp(k1, k2) && mbs_rec_ok(c->r->recs[j]) &&
+                 mbs_jnum(c->r->recs[j], "h") > 0.0 && mbs_jnum(c->r->recs[j], f) > 0.0;
+        }
+        if (n < 2)
+            continue;
+        if (o_want == o)
+            return count == want;
+        count++;
+    }
+    return o_want ? 0 : count;
+}
+
 /* Series (method_spec + t_end) of fixed-step runs of problem p: one curve each. */
 static void convergence(ctx *c, int g)
 {
@@ -244,25 +273,14 @@ static void convergence(ctx *c, int g)
         return;
     char f[32];
     snprintf(f, sizeof f, "err.%s", groups[g]);
-    int panels = 0, pidx[MAXN];
-    for (int p = 0; p < c->probs.n; p++) {
-        int levels = 0; /* the largest number of usable levels of one series */
-        for (size_t i = 0; i < c->r->n && levels < 2; i++) {
-            json_t *o = c->r->recs[i];
-            if (strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) || !isfinite(mbs_jnum(o, "h")))
-                continue;
-            char k1[1200], k2[1200];
-            mbs_rec_series_key(o, k1, sizeof k1);
-            int n = 0;
-            for (size_t j = 0; j < c->r->n; j++) {
-                mbs_rec_series_key(c->r->recs[j], k2, sizeof k2);
-                n += !strcmp(k1, k2) && mbs_rec_ok(c->r->recs[j]) &&
-                     mbs_jnum(c->r->recs[j], "h") > 0.0 && mbs_jnum(c->r->recs[j], f) > 0.0;
-            }
-            levels = n > levels ? n : levels;
+    /* panels: (problem, chunk of at most 8 series) */
+    int panels = 0, pidx[MAX_PANELS], pchunk[MAX_PANELS];
+    for (int p = 0; p < c->probs.n && panels < MAX_PANELS; p++) {
+        int nser = conv_series(c, p, f, NULL, 0);
+        for (int k = 0; k * CURVES_PER_PANEL < nser && panels < MAX_PANELS; k++) {
+            pidx[panels] = p;
+            pchunk[panels++] = k;
         }
-        if (levels >= 2)
-            pidx[panels++] = p;
     }
     if (panels == 0) {
         fclose(b);
@@ -275,16 +293,20 @@ static void convergence(ctx *c, int g)
     snprintf(stem, sizeof stem, "conv-%s", groups[g]);
     fprintf(b, "set multiplot layout %d,%d\nset logscale xy\nset grid\n", rows, cols);
     fprintf(b, "set format x '10^{%%L}'\nset format y '10^{%%L}'\n");
-    fprintf(b, "set key below font ',8' noenhanced\n");
+    fprintf(b, "set key outside right top vertical font ',8' noenhanced\n");
     fprintf(b, "set xlabel 'step size h [s]'\nset ylabel 'error in %s at t_{end} (max-norm)'\n",
             group_gp[g]);
     for (int k = 0; k < panels; k++) {
-        int p = pidx[k];
-        snprintf(dname, sizeof dname, "%s-p%d.dat", stem, p);
+        int p = pidx[k], chunk = pchunk[k], si = -1;
+        int nchunks = (conv_series(c, p, f, NULL, 0) + CURVES_PER_PANEL - 1) / CURVES_PER_PANEL;
+        snprintf(dname, sizeof dname, "%s-%d.dat", stem, k);
         FILE *d = data_file(c, dname);
         if (!d)
             continue;
-        fprintf(b, "set title '%s' noenhanced\nplot ", c->probs.s[p]);
+        char part[32] = "";
+        if (nchunks > 1)
+            snprintf(part, sizeof part, " (%d/%d)", chunk + 1, nchunks);
+        fprintf(b, "set title '%s%s' noenhanced\nplot ", c->probs.s[p], part);
         names series = {.n = 0};
         int blk = 0;
         for (size_t i = 0; i < c->r->n; i++) {
@@ -307,6 +329,10 @@ static void convergence(ctx *c, int g)
             }
             if (n < 2)
                 continue;
+            si++;
+            if (si / CURVES_PER_PANEL != chunk)
+                continue;
+            int col = si % CURVES_PER_PANEL;
             qsort(pts, (size_t)n, sizeof *pts, by_x);
             mbs_order_fit fit;
             size_t nl;
@@ -326,10 +352,9 @@ static void convergence(ctx *c, int g)
             for (int i2 = 0; i2 < n; i2++)
                 fprintf(d, "%.8e %.8e\n", pts[i2].x, pts[i2].y);
             fprintf(d, "\n\n");
-            fprintf(b, "%s'data/%s' index %d with points pt %d ps 1.3 lc %d title '%s'",
-                    blk ? ", \\\n     " : "", dname, blk, 1 + blk % 13, 1 + blk / 2, label);
-            int data_blk = blk++;
-            (void)data_blk;
+            fprintf(b, "%s'data/%s' index %d with points pt %d ps 1.3 lc rgb '%s' title '%s'",
+                    blk ? ", \\\n     " : "", dname, blk, 1 + col, palette[col], label);
+            blk++;
             if (have_fit) {
                 /* fitted line C h^p over the window (log C: mean of log e - p log h) */
                 double lc = 0.0, hmin = INFINITY, hmax = 0.0;
@@ -359,8 +384,8 @@ static void convergence(ctx *c, int g)
                 lc /= nw;
                 fprintf(d, "%.8e %.8e\n%.8e %.8e\n\n\n", hmin, exp(lc) * pow(hmin, fit.p), hmax,
                         exp(lc) * pow(hmax, fit.p));
-                fprintf(b, ", \\\n     'data/%s' index %d with lines lw 2 dt 2 lc %d notitle",
-                        dname, blk++, 1 + data_blk / 2);
+                fprintf(b, ", \\\n     'data/%s' index %d with lines lw 2 dt 2 lc rgb '%s' notitle",
+                        dname, blk++, palette[col]);
             }
         }
         if (blk == 0)
