@@ -98,3 +98,84 @@ int mbs_brief_summary(const char *dir, const char *report, FILE *out)
     mbs_results_free(&r);
     return 0;
 }
+
+/* One cell of the tables below: a number in %.3g, "-" when not measured. */
+static void cell(char *buf, size_t len, double x)
+{
+    if (isfinite(x))
+        snprintf(buf, len, "%.3g", x);
+    else
+        snprintf(buf, len, "-");
+}
+
+int mbs_summary_table(const char *dir, const char *format, FILE *out)
+{
+    int fmt = !strcmp(format, "md") ? 0 : !strcmp(format, "csv") ? 1
+              : !strcmp(format, "latex") ? 2 : -1;
+    if (fmt < 0) {
+        fprintf(stderr, "mbsbench: summary: --format '%s' must be md, csv or latex\n", format);
+        return 2;
+    }
+    mbs_results r;
+    char err[1024];
+    if (mbs_results_load(dir, &r, err, sizeof err) != 0) {
+        fprintf(stderr, "mbsbench: %s\n", err);
+        return 2;
+    }
+    static const char *const head[] = {"problem", "method", "t_end", "h", "tol", "status",
+                                       "err_q", "err_v", "err_lambda", "steps", "f_evals",
+                                       "cpu_median_s", "cpu_iqr_s"};
+    enum { NCOL = sizeof head / sizeof *head };
+    const char *sep = fmt == 0 ? " | " : fmt == 1 ? "," : " & ";
+    if (fmt == 2)
+        fprintf(out, "%% mbsbench summary of %s; needs \\usepackage{booktabs}\n"
+                     "\\begin{tabular}{llrrrlrrrrrrr}\n\\toprule\n", dir);
+    for (int k = 0; k < NCOL; k++) {
+        fputs(k ? sep : (fmt == 0 ? "| " : ""), out);
+        for (const char *q = head[k]; *q; q++)
+            fprintf(out, fmt == 2 && *q == '_' ? "\\%c" : "%c", *q);
+    }
+    fprintf(out, "%s\n", fmt == 0 ? " |" : fmt == 2 ? " \\\\ \\midrule" : "");
+    if (fmt == 0) {
+        for (int k = 0; k < NCOL; k++)
+            fprintf(out, "|---");
+        fprintf(out, "|\n");
+    }
+    for (size_t i = 0; i < r.n; i++) {
+        json_t *o = r.recs[i];
+        char c[NCOL][600];
+        snprintf(c[0], sizeof c[0], "%s", mbs_jstr(o, "problem_spec"));
+        snprintf(c[1], sizeof c[1], "%s", mbs_jstr(o, "method_spec"));
+        cell(c[2], sizeof c[2], mbs_jnum(o, "t_end"));
+        cell(c[3], sizeof c[3], mbs_jnum(o, "h"));
+        cell(c[4], sizeof c[4], mbs_jnum(o, "tol"));
+        snprintf(c[5], sizeof c[5], "%s", mbs_jstr(o, "status"));
+        cell(c[6], sizeof c[6], mbs_jnum(o, "err.q"));
+        cell(c[7], sizeof c[7], mbs_jnum(o, "err.v"));
+        cell(c[8], sizeof c[8], mbs_jnum(o, "err.lambda"));
+        snprintf(c[9], sizeof c[9], "%.0f", mbs_jnum(o, "counters.steps"));
+        snprintf(c[10], sizeof c[10], "%.0f", mbs_jnum(o, "counters.f_evals"));
+        cell(c[11], sizeof c[11], mbs_jnum(o, "cpu.median"));
+        cell(c[12], sizeof c[12], mbs_jnum(o, "cpu.iqr"));
+        for (int k = 0; k < NCOL; k++) {
+            fputs(k ? sep : (fmt == 0 ? "| " : ""), out);
+            if (fmt == 1 && k < 2) /* CSV: quote the specs (they contain commas) */
+                fprintf(out, "\"%s\"", c[k]);
+            else if (fmt == 2 && k < 2) {
+                fputs("\\texttt{", out);
+                for (const char *q = c[k]; *q; q++)
+                    fprintf(out, strchr("_&%#$", *q) ? "\\%c" : "%c", *q);
+                fputs("}", out);
+            } else if (fmt == 2 && k == 5) {
+                for (const char *q = c[k]; *q; q++)
+                    fprintf(out, *q == '_' ? "\\%c" : "%c", *q);
+            } else
+                fputs(c[k], out);
+        }
+        fprintf(out, "%s\n", fmt == 0 ? " |" : fmt == 2 ? " \\\\" : "");
+    }
+    if (fmt == 2)
+        fprintf(out, "\\bottomrule\n\\end{tabular}\n");
+    mbs_results_free(&r);
+    return 0;
+}

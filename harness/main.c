@@ -32,7 +32,7 @@ static const char usage[] =
     "       mbsbench sweep SUITE [-j N] [--out DIR | --resume DIR] [--budget SECONDS] [--baseline FILE]\n"
     "                    [--series] [--history DB | --no-history] [--max-steps N]\n"
     "                    [--max-cpu S] [--max-wall S] [--max-mem BYTES]\n"
-    "       mbsbench summary RESULTS_DIR [--brief [--report PATH]]\n"
+    "       mbsbench summary RESULTS_DIR [--brief [--report PATH] | --format table|md|csv|latex]\n"
     "       mbsbench report RESULTS_DIR [--out DIR] [--latex]\n"
     "       mbsbench reproduce --list | --all | NAME [--results DIR] [--out DIR]\n"
     "       mbsbench baseline bless RESULTS_DIR -o BASELINE.json\n"
@@ -508,11 +508,13 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "history") == 0)
         return mbs_cmd_history(argc, argv);
     if (strcmp(argv[1], "summary") == 0) {
-        const char *dir = NULL, *report = NULL;
+        const char *dir = NULL, *report = NULL, *format = NULL;
         int brief = 0;
         for (int i = 2; i < argc; i++) {
             if (strcmp(argv[i], "--brief") == 0)
                 brief = 1;
+            else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+                format = argv[++i];
             else if (strcmp(argv[i], "--report") == 0 && i + 1 < argc)
                 report = argv[++i];
             else if (argv[i][0] != '-' && !dir)
@@ -524,6 +526,8 @@ int main(int argc, char **argv)
             return bad("summary: RESULTS_DIR required%s%s", "", "");
         if (brief)
             return mbs_brief_summary(dir, report, stdout);
+        if (format && strcmp(format, "table") != 0)
+            return mbs_summary_table(dir, format, stdout);
         int n_failed;
         return mbs_summary(dir, stdout, &n_failed);
     }

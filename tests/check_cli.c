@@ -71,6 +71,36 @@ START_TEST(installed_binary_finds_its_data)
 }
 END_TEST
 
+/* `summary --format md|csv|latex` (issue 18): one row per run with the status,
+ * errors, work and CPU; a bad format is refused. */
+START_TEST(summary_formats)
+{
+    char dir[] = "/tmp/mbs-sumfmt-XXXXXX", cmd[1024], out[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "sweep suites/smoke.suite --out %s/r --no-history", dir);
+    ck_assert_int_le(mbs_test_cli(cmd, out, sizeof out), 1);
+    static const char *const fmt[3] = {"md", "csv", "latex"};
+    static const char *const head[3] = {"| problem | method | t_end |",
+                                        "problem,method,t_end,h,tol,status",
+                                        "problem & method & t\\_end"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(cmd, sizeof cmd, "summary %s/r --format %s | grep -c -F '%s'", dir, fmt[k],
+                 head[k]);
+        ck_assert_int_eq(mbs_test_cli(cmd, out, sizeof out), 0);
+        ck_assert_msg(out[0] == '1', "%s header: %s", fmt[k], out);
+        /* one line per record (plus header lines) */
+        snprintf(cmd, sizeof cmd, "summary %s/r --format %s | grep -c -e pendulum", dir, fmt[k]);
+        ck_assert_int_eq(mbs_test_cli(cmd, out, sizeof out), 0);
+        ck_assert_msg(atoi(out) >= 10, "%s: %s rows", fmt[k], out);
+    }
+    snprintf(cmd, sizeof cmd, "summary %s/r --format xml", dir);
+    ck_assert_int_eq(mbs_test_cli(cmd, out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "'xml'"));
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *mbs_suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -79,6 +109,7 @@ Suite *mbs_suite_cli(void)
                         (int)(sizeof commands / sizeof *commands));
     tcase_add_test(tc, version_and_unknown_command);
     tcase_add_test(tc, installed_binary_finds_its_data);
+    tcase_add_test(tc, summary_formats);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
