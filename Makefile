@@ -205,7 +205,7 @@ install: $(BIN)
 	install -m 644 reproductions/*.expect reproductions/README.md $(SHARE)/reproductions/
 	install -m 644 suites/*.suite $(SHARE)/suites/
 	install -m 644 docs/mbsbench.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 README.md references.bib $(DESTDIR)$(PREFIX)/share/doc/mbsbench/
+	install -m 644 README.md references.bib docs/*.md $(DESTDIR)$(PREFIX)/share/doc/mbsbench/
 	install -m 644 harness/README.md $(DESTDIR)$(PREFIX)/share/doc/mbsbench/results-schema.md
 
 clean:
