@@ -146,7 +146,7 @@ references: $(BIN)
 
 # Paper reproductions (reproductions/*.expect): exit status 0 only when all reproduce.
 reproduce: $(BIN)
-	$(BIN) reproduce --all
+	$(BIN) reproduce --all --page reports/reproduce-$(RUN_STAMP)
 
 # Nightly regression: run suites/nightly.suite, write the report, compare with the
 # committed baseline (exit status 1 on a regression).  Re-bless only explicitly:

@@ -34,7 +34,7 @@ static const char usage[] =
     "                    [--max-cpu S] [--max-wall S] [--max-mem BYTES]\n"
     "       mbsbench summary RESULTS_DIR [--brief [--report PATH] | --format table|md|csv|latex]\n"
     "       mbsbench report RESULTS_DIR [--out DIR] [--latex]\n"
-    "       mbsbench reproduce --list | --all | NAME [--results DIR] [--out DIR]\n"
+    "       mbsbench reproduce --list | --all [--page DIR] | NAME [--results DIR] [--out DIR]\n"
     "       mbsbench baseline bless RESULTS_DIR -o BASELINE.json\n"
     "       mbsbench compare BASELINE.json RESULTS_DIR [--allow-counters] [--cpu-threshold R]\n"
     "                    [--alpha A] [-v]\n"

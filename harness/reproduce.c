@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "../methods/index1.h"
+#include "html.h"
 #include "io.h"
 #include "param.h"
 #include "results.h"
@@ -657,7 +658,7 @@ static int run_one(const char *dir, const char *name, const char *results, const
 
 int mbs_cmd_reproduce(int argc, char **argv)
 {
-    const char *dir = "reproductions", *results = NULL, *outdir = NULL, *name = NULL;
+    const char *dir = "reproductions", *results = NULL, *outdir = NULL, *name = NULL, *page = NULL;
     int list = 0, all = 0;
     long jobs = 2;
     for (int i = 2; i < argc; i++) {
@@ -672,6 +673,8 @@ int mbs_cmd_reproduce(int argc, char **argv)
             results = v, i++;
         else if (strcmp(a, "--out") == 0 && v)
             outdir = v, i++;
+        else if (strcmp(a, "--page") == 0 && v)
+            page = v, i++;
         else if (strcmp(a, "-j") == 0 && v && mbs_parse_long(v, &jobs) == 0 && jobs >= 1 &&
                  jobs <= 256)
             i++;
@@ -689,11 +692,25 @@ int mbs_cmd_reproduce(int argc, char **argv)
     }
     if (list + all + (name != NULL) != 1) {
         fprintf(stderr, "mbsbench: usage: mbsbench reproduce --list | --all | NAME "
-                        "[--results DIR] [--out DIR] [--dir DIR] [-j N]\n");
+                        "[--results DIR] [--out DIR] [--dir DIR] [-j N] [--page DIR]\n");
         return 2;
     }
     if (name)
         return run_one(dir, name, results, outdir, (int)jobs, stdout);
+    /* --page DIR: index.md and index.html with each reproduction's table (the
+     * paper's value and ours side by side), for --all */
+    FILE *md = NULL;
+    if (page && all) {
+        char mdp[4200];
+        snprintf(mdp, sizeof mdp, "%s/index.md", page);
+        if (mbs_mkdir_p(page) != 0 || !(md = fopen(mdp, "w"))) {
+            fprintf(stderr, "mbsbench: reproduce: cannot write %s\n", mdp);
+            return 2;
+        }
+        fprintf(md, "# mbsbench: reproductions of published tables and figures\n\n"
+                    "Each table gives the published value, ours, their ratio, the tolerance "
+                    "and the verdict; below it, how the published number was read.\n\n");
+    }
     size_t n;
     char **names = list_names(dir, &n);
     int worst = 0, n_ok = 0, n_run = 0;
@@ -708,7 +725,20 @@ int mbs_cmd_reproduce(int argc, char **argv)
                        e->citation, e->n, e->suite);
             else {
                 printf("==== %s\n", names[i]);
-                int st = run_one(dir, names[i], NULL, NULL, (int)jobs, stdout);
+                /* the check's text, also kept for the page (--page) */
+                char *txt = NULL;
+                size_t tlen = 0;
+                FILE *mem = page ? open_memstream(&txt, &tlen) : NULL;
+                int st = run_one(dir, names[i], NULL, NULL, (int)jobs, mem ? mem : stdout);
+                if (mem) {
+                    fclose(mem);
+                    fputs(txt ? txt : "", stdout);
+                    if (md)
+                        fprintf(md, "## %s: %s\n\n%s\n\n```\n%s```\n\n", names[i],
+                                st == 0 ? "reproduced" : "NOT reproduced", e->citation,
+                                txt ? txt : "");
+                    free(txt);
+                }
                 n_run++;
                 n_ok += st == 0;
                 worst = st > worst ? st : worst;
@@ -724,5 +754,18 @@ int mbs_cmd_reproduce(int argc, char **argv)
     free(names);
     if (all)
         printf("%d of %d reproductions reproduced\n", n_ok, n_run);
+    if (md) {
+        fprintf(md, "Summary: %d of %d reproductions reproduced.\n", n_ok, n_run);
+        fclose(md);
+        char mdp[4200], htmlp[4200];
+        snprintf(mdp, sizeof mdp, "%s/index.md", page);
+        snprintf(htmlp, sizeof htmlp, "%s/index.html", page);
+        if (mbs_md_to_html(mdp, htmlp, "mbsbench: reproductions") != 0) {
+            fprintf(stderr, "mbsbench: cannot write %s\n", htmlp);
+            worst = worst > 2 ? worst : 2;
+        } else {
+            printf("page: %s\n", htmlp);
+        }
+    }
     return worst;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/io.h"
 #include "testutil.h"
 
 static const char *const commands[] = {"list",      "run",      "converge", "sweep",
@@ -101,6 +102,30 @@ START_TEST(summary_formats)
 }
 END_TEST
 
+/* `reproduce --all --page DIR` (issue 18): a page with each reproduction's
+ * table, the published value beside ours. */
+START_TEST(reproduce_page)
+{
+    char dir[] = "/tmp/mbs-repro-XXXXXX", cmd[1024], out[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "reproduce --all --page %s/page > /dev/null", dir);
+    ck_assert_int_eq(mbs_test_cli(cmd, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "%s/page/index.html", dir);
+    char *html = mbs_read_file(cmd, NULL);
+    ck_assert_ptr_nonnull(html);
+    int sections = 0, tables = 0;
+    for (const char *q = html; (q = strstr(q, "<h2 id=")) != NULL; q++)
+        sections++;
+    for (const char *q = html; (q = strstr(q, "| published  | ours")) != NULL; q++)
+        tables++;
+    ck_assert_int_ge(sections, 9);
+    ck_assert_int_ge(tables, 9);
+    free(html);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *mbs_suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -110,6 +135,7 @@ Suite *mbs_suite_cli(void)
     tcase_add_test(tc, version_and_unknown_command);
     tcase_add_test(tc, installed_binary_finds_its_data);
     tcase_add_test(tc, summary_formats);
+    tcase_add_test(tc, reproduce_page);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
