@@ -20,7 +20,7 @@
 
 static const char usage[] =
     "usage: mbsbench --version | --help | COMMAND --help\n"
-    "       mbsbench list problems|methods\n"
+    "       mbsbench list problems|methods [--long]\n"
     "       mbsbench run -p PROBLEM[:k=v,...] -m METHOD[:k=v,...] (--h H | --tol TOL)\n"
     "                    [--t-end T] [--repeat K] [--max-steps N] [--max-cpu S]\n"
     "                    [--max-wall S] [--max-mem BYTES]\n"
@@ -127,8 +127,9 @@ static void flag_names(unsigned f, const char *const *names, int n, char *buf, s
 
 static int cmd_list(int argc, char **argv)
 {
-    if (argc != 3)
-        return bad("list: expected 'problems' or 'methods'%s%s", "", "");
+    int longform = argc == 4 && strcmp(argv[3], "--long") == 0;
+    if (argc != 3 && !longform)
+        return bad("list: expected 'problems' or 'methods' [--long]%s%s", "", "");
     if (strcmp(argv[2], "problems") == 0) {
         static const char *const fl[] = {"exact",     "conservative", "sparse",  "redundant",
                                          "singular-M", "rheonomic",   "singular-config",
@@ -165,6 +166,8 @@ static int cmd_list(int argc, char **argv)
             flag_names(m->flags, fl, 9, flags, sizeof flags);
             printf("%-22s %5g %5g %5g  %-28s %s\n", m->name, m->order[0], m->order[1],
                    m->order[2], flags, m->summary);
+            if (longform) /* source: seed and equation numbers (references.bib) */
+                printf("      source: %s\n", m->citation && *m->citation ? m->citation : "-");
             print_params(m->params, m->n_params);
         }
 #ifndef MBS_HAVE_SUNDIALS

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../harness/io.h"
+#include "../methods/method.h"
 #include "testutil.h"
 
 static const char *const commands[] = {"list",      "run",      "converge", "sweep",
@@ -126,6 +127,17 @@ START_TEST(reproduce_page)
 }
 END_TEST
 
+/* `list methods --long` (issue 18): every registered method names its source. */
+START_TEST(list_methods_long_sources)
+{
+    char out[512];
+    ck_assert_int_eq(mbs_test_cli("list methods --long | grep -c '^      source: [^-]'", out,
+                                  sizeof out),
+                     0);
+    ck_assert_int_eq(atoi(out), (int)mbs_method_count());
+}
+END_TEST
+
 Suite *mbs_suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -136,6 +148,7 @@ Suite *mbs_suite_cli(void)
     tcase_add_test(tc, installed_binary_finds_its_data);
     tcase_add_test(tc, summary_formats);
     tcase_add_test(tc, reproduce_page);
+    tcase_add_test(tc, list_methods_long_sources);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
