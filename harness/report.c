@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "brief.h"
 #include "html.h"
 #include "io.h"
 #include "results.h"
@@ -863,6 +864,13 @@ int mbs_report(const char *results_dir, const char *out_dir, int latex)
     for (int i = 0; i < c->n_plots; i++)
         fprintf(md, "### %s\n\n%s\n\n![%s](%s.png)\n\n", c->plots[i], c->captions[i], c->plots[i],
                 c->plots[i]);
+    fprintf(md, "## All runs\n\nOne row per run: errors at t_end (max-norm), work, CPU median "
+                "and interquartile range over the timing repeats (`mbsbench summary DIR --format "
+                "md|csv|latex` prints the same table).\n\n");
+    mbs_summary_table(results_dir, "md", md);
+    fprintf(md, "\n## Sources\n\nEach method's source (seed paper and equation numbers): "
+                "`mbsbench list methods --long`; each problem's: `mbsbench list problems`; the "
+                "papers and the Test Set for IVP Solvers: `references.bib`.\n\n");
     environment(c, md);
     fclose(md);
     if (tex)
