@@ -417,12 +417,12 @@ static void drift(ctx *c, const char *results_dir)
                                            "|E - E_0| / |E_0|"};
         int n_series = 0;
         char plots[3][8192] = {"", "", ""};
-        /* the runs with the longest interval (the drift study), at most 12 */
+        /* the runs with the longest interval (the drift study), at most 8 */
         double t_max = -INFINITY;
         for (size_t i = 0; i < c->r->n; i++)
             if (!strcmp(mbs_jstr(c->r->recs[i], "problem_spec"), c->probs.s[p]))
                 t_max = fmax(t_max, mbs_jnum(c->r->recs[i], "t_end"));
-        for (size_t i = 0; i < c->r->n && n_series < 12; i++) {
+        for (size_t i = 0; i < c->r->n && n_series < CURVES_PER_PANEL; i++) {
             json_t *o = c->r->recs[i];
             if (strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) ||
                 mbs_jnum(o, "t_end") != t_max)
@@ -463,10 +463,10 @@ static void drift(ctx *c, const char *results_dir)
                     continue;
                 size_t u = strlen(plots[q]);
                 snprintf(plots[q] + u, sizeof plots[q] - u,
-                         "%s'%s' using ($1 - %.17g):($%d > 0 ? $%d : 1/0) with lines lw 2 lc %d "
-                         "dt %d title '%s'",
+                         "%s'%s' using ($1 - %.17g):($%d > 0 ? $%d : 1/0) with lines lw 2 "
+                         "lc rgb '%s' dt %d title '%s'",
                          u ? ", \\\n     " : "", path, mbs_jnum(o, "t0"), q + 2, q + 2,
-                         n_series % 8 + 1, n_series / 8 + 1, label);
+                         palette[n_series], 1 + n_series % 4, label);
             }
             n_series++;
         }
