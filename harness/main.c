@@ -20,7 +20,7 @@
 
 static const char usage[] =
     "usage: mbsbench --version | --help | COMMAND --help\n"
-    "       mbsbench list problems|methods [--long]\n"
+    "       mbsbench list problems|methods [--long | --markdown]\n"
     "       mbsbench run -p PROBLEM[:k=v,...] -m METHOD[:k=v,...] (--h H | --tol TOL)\n"
     "                    [--t-end T] [--repeat K] [--max-steps N] [--max-cpu S]\n"
     "                    [--max-wall S] [--max-mem BYTES]\n"
@@ -125,11 +125,62 @@ static void flag_names(unsigned f, const char *const *names, int n, char *buf, s
         }
 }
 
+/* `list methods --markdown`: the method table of docs/methods.md.  Which
+ * problem classes each method takes is measured, not read from flags: one short
+ * run per class (h = 0.01 or tol = 1e-6) and its status: "yes" (ok), "declined"
+ * (status unsupported: a record with the reason), or the failure's status. */
+static int method_table(void)
+{
+    static const struct {
+        const char *title, *problem;
+        double t_end;
+    } probe[] = {{"redundant constraints (pendulum:redundant=1)", "pendulum:redundant=1", 1.0},
+                 {"singular M (smallmass:m1=0)", "smallmass:m1=0", 0.1},
+                 {"extended (wheelset)", "wheelset", 0.05},
+                 {"non-holonomic (knifeedge)", "knifeedge", 1.0}};
+    enum { NP = sizeof probe / sizeof *probe };
+    printf("| method | orders q/v/lambda | step |");
+    for (int k = 0; k < NP; k++)
+        printf(" %s |", probe[k].title);
+    printf(" source |\n|---|---|---|");
+    for (int k = 0; k < NP; k++)
+        printf("---|");
+    printf("---|\n");
+    for (size_t i = 0; i < mbs_method_count(); i++) {
+        const mbs_method_def *m = mbs_method_at(i);
+        int fixed = (m->flags & MBS_M_FIXED_STEP) != 0;
+        printf("| `%s` | %g/%g/%g | %s%s |", m->name, m->order[0], m->order[1], m->order[2],
+               fixed ? "fixed" : "adaptive", m->flags & MBS_M_IMPLICIT ? ", implicit" : "");
+        for (int k = 0; k < NP; k++) {
+            mbs_run_spec spec = {.problem = probe[k].problem, .method = m->name,
+                                 .h = fixed ? 0.01 : NAN, .tol = fixed ? NAN : 1e-6,
+                                 .t_end = probe[k].t_end, .repeat = 0, .measure = 1,
+                                 .max_cpu = 10.0};
+            mbs_record rec;
+            char err[512];
+            const char *cellv;
+            if (mbs_run(&spec, &rec, err, sizeof err) != MBS_OK)
+                cellv = "bad input";
+            else
+                cellv = rec.status == MBS_OK            ? "yes"
+                        : rec.status == MBS_UNSUPPORTED ? "declined"
+                                                        : mbs_status_code(rec.status);
+            printf(" %s |", cellv);
+            mbs_record_free(&rec);
+        }
+        printf(" %s |\n", m->citation && *m->citation ? m->citation : "-");
+    }
+    return 0;
+}
+
 static int cmd_list(int argc, char **argv)
 {
     int longform = argc == 4 && strcmp(argv[3], "--long") == 0;
-    if (argc != 3 && !longform)
-        return bad("list: expected 'problems' or 'methods' [--long]%s%s", "", "");
+    int markdown = argc == 4 && strcmp(argv[3], "--markdown") == 0;
+    if (argc != 3 && !longform && !markdown)
+        return bad("list: expected 'problems' or 'methods' [--long | --markdown]%s%s", "", "");
+    if (markdown && strcmp(argv[2], "methods") == 0)
+        return method_table();
     if (strcmp(argv[2], "problems") == 0) {
         static const char *const fl[] = {"exact",     "conservative", "sparse",  "redundant",
                                          "singular-M", "rheonomic",   "singular-config",

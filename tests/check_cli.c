@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../harness/io.h"
 #include "../methods/method.h"
@@ -138,6 +139,33 @@ START_TEST(list_methods_long_sources)
 }
 END_TEST
 
+/* docs/methods.md's method table is the measured `list methods --markdown`
+ * (issue 16: per method, which problem classes it handles and what it records
+ * otherwise); a method whose behaviour changes must change the doc too. */
+START_TEST(method_table_in_docs_is_current)
+{
+    const char *bin = getenv("MBSBENCH") ? getenv("MBSBENCH") : "bin/mbsbench";
+    char cmd[600], path[64];
+    snprintf(path, sizeof path, "/tmp/mbs-method-table.%d.md", (int)getpid());
+    snprintf(cmd, sizeof cmd, "%s list methods --markdown > %s", bin, path);
+    ck_assert_int_eq(system(cmd), 0);
+    char *gen = mbs_read_file(path, NULL);
+    char *doc = mbs_read_file("docs/methods.md", NULL);
+    ck_assert_ptr_nonnull(gen);
+    ck_assert_ptr_nonnull(doc);
+    const char *a = strstr(doc, "<!-- method table begin -->\n");
+    const char *b = strstr(doc, "<!-- method table end -->");
+    ck_assert(a && b && b > a);
+    a += strlen("<!-- method table begin -->\n");
+    ck_assert_msg((size_t)(b - a) == strlen(gen) && strncmp(a, gen, strlen(gen)) == 0,
+                  "docs/methods.md: the method table differs from `mbsbench list methods "
+                  "--markdown`; regenerate it");
+    free(gen);
+    free(doc);
+    remove(path);
+}
+END_TEST
+
 Suite *mbs_suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -149,6 +177,7 @@ Suite *mbs_suite_cli(void)
     tcase_add_test(tc, summary_formats);
     tcase_add_test(tc, reproduce_page);
     tcase_add_test(tc, list_methods_long_sources);
+    tcase_add_test(tc, method_table_in_docs_is_current);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
