@@ -113,6 +113,7 @@ char *mbs_record_json(const mbs_record *r)
     json_object_set_new(o, "err_max", err3(r->err_max));
     json_object_set_new(o, "scd", num(r->scd));
     json_object_set_new(o, "mescd", num(r->mescd));
+    json_object_set_new(o, "err_mixed_qv", num(r->err_mixed_qv));
     json_object_set_new(o, "residual",
                         json_pack("{s:o,s:o,s:o,s:o,s:o}", "pos_max", num(r->res_pos_max),
                                   "vel_max", num(r->res_vel_max), "acc_max",

@@ -48,6 +48,18 @@ typedef struct observer {
     int s_pending;
 } observer;
 
+/* max_i |a_i - b_i| / (1 + |b_i|) */
+static double max_mixed_diff(const double *a, const double *b, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs(a[i] - b[i]) / (1.0 + fabs(b[i]));
+        if (d > m || isnan(d))
+            m = d;
+    }
+    return m;
+}
+
 static double max_abs_diff(const double *a, const double *b, size_t n)
 {
     double m = 0.0;
@@ -239,7 +251,7 @@ static void record_init(mbs_record *rec)
     memset(rec, 0, sizeof *rec);
     rec->h = rec->tol = rec->atol = rec->t_end = rec->fail_t = rec->t_final = NAN;
     rec->err = rec->err_max = (mbs_err3){NAN, NAN, NAN};
-    rec->scd = rec->mescd = NAN;
+    rec->scd = rec->mescd = rec->err_mixed_qv = NAN;
     rec->res_pos_max = rec->res_vel_max = rec->res_acc_max = NAN;
     rec->res_pos_end = rec->res_vel_end = NAN;
     rec->energy_drift = rec->drift_exponent = rec->drift_rms = NAN;
@@ -631,6 +643,7 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
             pb->def->exact(pb, t, o->ex, o->ex + nq, o->ex + nq + nv) == MBS_OK) {
             rec->err.q = max_abs_diff(y, o->ex, nq);
             rec->err.v = max_abs_diff(y + nq, o->ex + nq, nv);
+            rec->err_mixed_qv = max_mixed_diff(y, o->ex, nq + nv);
             rec->err.lambda = nl ? max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
             correct_digits(pb, t, y, o->ex, &rec->scd, &rec->mescd);
         }
@@ -642,6 +655,7 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
         if (rec->status == MBS_OK) {
             rec->err.q = max_abs_diff(y, o->ex, nq);
             rec->err.v = max_abs_diff(y + nq, o->ex + nq, nv);
+            rec->err_mixed_qv = max_mixed_diff(y, o->ex, nq + nv);
             rec->err.lambda = nl ? max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
             correct_digits(pb, t, y, o->ex, &rec->scd, &rec->mescd);
         }
@@ -904,7 +918,7 @@ int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
         }
         if (rec->status != MBS_OK) {
             rec->err = (mbs_err3){NAN, NAN, NAN};
-            rec->scd = rec->mescd = NAN;
+            rec->scd = rec->mescd = rec->err_mixed_qv = NAN;
             rec->cpu_min = rec->cpu_median = rec->cpu_iqr = NAN;
             rec->cpu_repeats = 0;
         }

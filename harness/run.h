@@ -72,6 +72,8 @@ typedef struct mbs_record {
     int have_ref;         /* 1: errors were measured against an exact/reference solution */
     char ref_kind[16];    /* "exact", "reference" or "none" */
     mbs_err3 err, err_max;
+    double err_mixed_qv;  /* max over q, v of |y_i - ref_i| / (1 + |ref_i|) at t_end (NaN:
+                             not measured): the accuracy measure of `make bench` */
     double scd, mescd;
     double res_pos_max, res_vel_max, res_acc_max, res_pos_end, res_vel_end;
     double energy_drift;
