@@ -743,9 +743,9 @@ int mbs_dae_form_index2_velocities(mbs_dae_form *f, mbs_ctx *ctx, double t, cons
                                    int *seen)
 {
     size_t nq = f->nq, nv = f->nv, nl = f->nl;
-    for (size_t j = 0; j < nv; j++)
-        seen[j] = nl > 0;
-    if (nl == 0 || f->nx) /* extended problems: their own var_index decides */
+    for (size_t j = 0; j < nv; j++) /* extended problems: their own var_index decides */
+        seen[j] = nl > 0 && (!f->nx || f->var_index[nq + j] >= 2);
+    if (nl == 0 || f->nx)
         return MBS_OK;
     gsl_matrix *B = gsl_matrix_calloc(nl, nv);
     double *qp = malloc(nq * sizeof(double));

@@ -20,7 +20,20 @@
  *
  * form=index2 (default, the Test Set's): constraint rows b_s . v = 0 (rows 12-13);
  * form=index3: the position-level contact constraints g1_s(p, s) = 0 instead
- * (seed 002 Figs. 12-14 compare the two).  The creep forces depend on the normal
+ * (seed 002 Figs. 12-14 compare the two); form=ggl: the index-2 rows and, with
+ * multipliers mu = (mu_P, mu_N) appended to x, g1_s(p, s) = c_s and
+ * p' = v - B^T mu (seed 002 Eq. (92); c_s = g1_s at the published initial values,
+ * the invariant of the index-2 solution, so both forms have the same exact
+ * solution; GGL removes the drift of Fig. 14).  Both index-2 forms run with the
+ * index2/ methods that take extended problems (radau5, ida).
+ * Why index3/radau5 is inaccurate on form=index3 (2e-2 relative error in x(10) at
+ * tol 1e-6 where index2/radau5 reaches 6e-5; reproductions/wheelset-fig12-13.expect):
+ * RADAU5's index-3 error weights divide the tolerances of v and beta (index 2) by
+ * h and of lambda by h^2, and the creep forces depend on v, beta and lambda with
+ * a high gain, so the accepted local errors become force and phase errors of the
+ * limit cycle.  vindex=1 declares v and beta index 1 (2.8e-5 in 3133 steps), but
+ * the estimate of index-2 components does not vanish as h -> 0 (step underflow
+ * at tol <= 1e-11): a diagnosis, not a default.  The creep forces depend on the normal
  * forces, hence on lambda, so the whole system is given as E(y) y' = F(y)
  * (mbs_extension).  Plain callbacks: mass = the v-block of E (rows 6-10);
  * constraint = g1_s(p, s(p)) with s(p) solved from h(p, s) = 0 by Newton (so the
@@ -41,14 +54,21 @@
 #include "../harness/status.h"
 #include "problem.h"
 
-enum { P_FORM };
-enum { F_INDEX2 = 0, F_INDEX3 = 1 };
+enum { P_FORM, P_VINDEX };
+enum { F_INDEX2 = 0, F_INDEX3 = 1, F_GGL = 2 };
 
 static const mbs_param_def params[] = {
-    [P_FORM] = {"form", F_INDEX2, 0, 1,
-                "constraint rows: index2 (b_s v = 0, the Test Set's) or index3 "
-                "(g1_s(p, s) = 0)",
-                "index2,index3", 1},
+    [P_FORM] = {"form", F_INDEX2, 0, 2,
+                "constraint rows: index2 (b_s v = 0, the Test Set's), index3 "
+                "(g1_s(p, s) = 0) or ggl (b_s v = 0 and g1_s = c_s with p' = v - b^T mu, "
+                "seed 002 Eq. (92); run it with index2/ methods)",
+                "index2,index3,ggl", 1},
+    [P_VINDEX] = {"vindex", 2, 1, 2,
+                  "form=index3 only: index that v and beta are declared with for the "
+                  "integrator's error weights (2: the Test Set's, RADAU5 NIND2; 1: as "
+                  "index-1 variables, which shows why the index-3 form is inaccurate, "
+                  "see reproductions/wheelset-fig12-13.expect; fails at tol <= 1e-12)",
+                  NULL, 1},
 };
 
 /* Parameters (wheelset.md Sect. 3; Fortran constants).  h_A = 0.2 enters only
@@ -61,9 +81,10 @@ static const double GG = 0.7115218, EE = 1.3537956, SIGMA = 0.28, CSCALE = 1e4;
 static const double PI_CREEP = 3.1415926; /* the Fortran's constant in CREEP */
 static const double EPS_RAIL = 1e-5, B2_WHEEL = 4.0, TOL_D = 1e-8;
 
-enum { NQ = 5, NL = 2, NX = 5, NY = 17 };
-/* Offsets in y = q | v | lambda | x. */
+enum { NQ = 5, NL = 2, NX = 5, NY = 17, NXG = 7, NYG = 19 };
+/* Offsets in y = q | v | lambda | x; form=ggl appends mu = (mu_P, mu_N) to x. */
 enum { IV = 5, ILP = 10, ILN = 11, IBETA = 12, IPSN = 13, IXIN = 14, IPSP = 15, IXIP = 16 };
+enum { IMUP = 17, IMUN = 18 };
 
 #define FORM(pb) ((int)mbs_pb_param(pb, P_FORM))
 
@@ -76,10 +97,19 @@ static int dims(const mbs_problem *pb, size_t *nq, size_t *nv, size_t *nl)
     return MBS_OK;
 }
 
+static int setup(mbs_problem *pb, char *err, size_t errlen)
+{
+    if (mbs_pb_param(pb, P_VINDEX) != 2.0 && FORM(pb) != F_INDEX3) {
+        snprintf(err, errlen, "wheelset: vindex=%g applies to form=index3 only",
+                 mbs_pb_param(pb, P_VINDEX));
+        return MBS_BAD_INPUT;
+    }
+    return MBS_OK;
+}
+
 static int ext_dims(const mbs_problem *pb, size_t *nx)
 {
-    (void)pb;
-    *nx = NX;
+    *nx = FORM(pb) == F_GGL ? NXG : NX;
     return MBS_OK;
 }
 
@@ -179,9 +209,31 @@ static void creep(const double *p, const double *v, double beta, const side *s, 
            R * (cps * cth - sps * sth * sph) * T[2];
 }
 
+/* The published initial position and contact points (Sect. 5; Fortran init,
+ * negative u12, u13). */
+static const double P0[5] = {0.14941e-2, 0.40089e-6, 0.11241e-5, -0.28573e-3, 0.26459e-3};
+static const double S0[4] = {-7.4122380357667139e-6, -0.1521364296121248,
+                             7.5634406395172940e-6, 0.1490635714733819}; /* psi_N xi_N psi_P xi_P */
+
+/* c_s = g1_s at the published initial values (5.3e-10 on both sides): the
+ * invariant g1_s = c_s of the Test Set's index-2 solution (b_s v = 0 and
+ * dg1_s/ds = 0), which the GGL rows keep so that form=ggl has the same exact
+ * solution as form=index2. */
+static int g1_offsets(double c[2])
+{
+    side sP, sN;
+    if (geometry(P0, S0[2], S0[3], &sP) != MBS_OK || geometry(P0, S0[0], S0[1], &sN) != MBS_OK)
+        return MBS_CALLBACK_FAILED;
+    c[0] = sP.g1;
+    c[1] = sN.g1;
+    return MBS_OK;
+}
+
 /* F(y) of E(y) y' = F(y), rows in the order of y (problem.h): p' rows, v' rows
  * (Sect. 4.5 rows 6-10), constraint rows (P, N), beta row (row 11), contact
- * conditions h of N, then P (Sect. 4.2). */
+ * conditions h of N, then P (Sect. 4.2); form=ggl: then the position rows
+ * g1_s - c_s (P, N), and p' = v - b_P^T mu_P - b_N^T mu_N (seed 002 Eq. (92a) with
+ * G = dg1/dp = B: dg1_s/ds = 0 where the contact conditions hold). */
 static int ext_rhs(const mbs_problem *pb, double t, const double *y, double *F)
 {
     (void)t;
@@ -217,6 +269,15 @@ static int ext_rhs(const mbs_problem *pb, double t, const double *y, double *F)
     double M2 = -2.0 * XL * XL * CZ * th; /* wagon-body moment (Sect. 4.4) */
     for (int i = 0; i < 5; i++)
         F[i] = v[i];
+    if (FORM(pb) == F_GGL) {
+        double c[2];
+        if (g1_offsets(c) != MBS_OK)
+            return MBS_CALLBACK_FAILED;
+        for (int i = 0; i < 5; i++)
+            F[i] -= sP.b[i] * y[IMUP] + sN.b[i] * y[IMUN];
+        F[IMUP] = sP.g1 - c[0];
+        F[IMUN] = sN.g1 - c[1];
+    }
     double cf[5];
     cf[0] = TP[0] + TN[0] - 2.0 * CX * p[0];
     cf[1] = TP[1] + TN[1] - MR * GRAV;
@@ -226,7 +287,7 @@ static int ext_rhs(const mbs_problem *pb, double t, const double *y, double *F)
     cf[4] = I1 * Om * thd * cph + (I1 - I2) * thd * thd * sph * cph + EP[1] + EN[1];
     for (int i = 0; i < 5; i++)
         F[IV + i] = cf[i] + sP.b[i] * LP + sN.b[i] * LN; /* = f - B^T lambda */
-    if (FORM(pb) == F_INDEX2) {
+    if (FORM(pb) != F_INDEX3) {
         double rP = 0.0, rN = 0.0;
         for (int i = 0; i < 5; i++) {
             rP += sP.b[i] * v[i];
@@ -265,16 +326,21 @@ static int ext_mass(const mbs_problem *pb, double t, const double *y, gsl_matrix
 }
 
 /* Index of the variables (Sect. 1): index2 form p, v, beta, s: 1, lambda: 2;
- * index3 form 1, 2, 2, 1, 3 for (p, v, beta, s, lambda). */
+ * index3 form 1, 2, 2, 1, 3 for (p, v, beta, s, lambda) (vindex=1: v and beta
+ * declared 1, a demonstration, see the parameter); ggl form as index2 with mu: 2
+ * (seed 002 Sect. 4.2: GGL is an index-2 system). */
 static int ext_index(const mbs_problem *pb, int *idx)
 {
     int i3 = FORM(pb) == F_INDEX3;
-    for (int i = 0; i < NY; i++)
+    int iv = i3 ? (int)mbs_pb_param(pb, P_VINDEX) : 1;
+    for (int i = 0; i < (FORM(pb) == F_GGL ? NYG : NY); i++)
         idx[i] = 1;
     for (int i = IV; i < IV + 5; i++)
-        idx[i] = i3 ? 2 : 1;
-    idx[IBETA] = i3 ? 2 : 1;
+        idx[i] = iv;
+    idx[IBETA] = iv;
     idx[ILP] = idx[ILN] = i3 ? 3 : 2;
+    if (FORM(pb) == F_GGL)
+        idx[IMUP] = idx[IMUN] = 2;
     return MBS_OK;
 }
 
@@ -285,32 +351,31 @@ static int project(const mbs_problem *pb, const double *c, double *z);
  * published p0 satisfies the position constraints only to g1 = 5e-10 (its y0 =
  * 0.40089e-6 has 5 digits), which the index-2 form keeps as an invariant; for
  * form=index3 (y, phi) are projected onto g1 = 0 (changes of about 5e-10) and s
- * re-solved, so that the index-3 form starts consistently. */
+ * re-solved, so that the index-3 form starts consistently; form=ggl keeps the
+ * published values and g1_s = c_s (g1_offsets), i.e. the Test Set's solution. */
 static int initial(const mbs_problem *pb, double *q0, double *v0, double *lambda0,
                    int *have_lambda)
 {
-    static const double p0[5] = {0.14941e-2, 0.40089e-6, 0.11241e-5, -0.28573e-3, 0.26459e-3};
-    memcpy(q0, p0, sizeof p0);
+    memcpy(q0, P0, sizeof P0);
     memset(v0, 0, 5 * sizeof(double));
     side sP = {0}, sN = {0};
     if (FORM(pb) == F_INDEX3) {
         double z[10] = {0}, c[2] = {0.0, 0.0};
-        memcpy(z, p0, sizeof p0);
+        memcpy(z, P0, sizeof P0);
         int s;
         if ((s = project(pb, c, z)) != MBS_OK || (s = solve_side(z, AR, &sP)) != MBS_OK ||
             (s = solve_side(z, -AR, &sN)) != MBS_OK)
             return s;
-        memcpy(q0, z, sizeof p0);
+        memcpy(q0, z, sizeof P0);
     }
     if (lambda0) {
         /* lambda then x (problem.h, extended problems). */
         lambda0[0] = -CSCALE * -0.83593e-2; /* lambda_P = -C lambda_pub,P (u16) */
         lambda0[1] = -CSCALE * -0.74144e-2; /* lambda_N = -C lambda_pub,N (u17) */
         lambda0[2] = 0.0;                   /* beta */
-        lambda0[3] = -7.4122380357667139e-6; /* psi_N (u12) */
-        lambda0[4] = -0.1521364296121248;    /* xi_N (u13) */
-        lambda0[5] = 7.5634406395172940e-6;  /* psi_P (u14) */
-        lambda0[6] = 0.1490635714733819;     /* xi_P (u15) */
+        memcpy(lambda0 + 3, S0, sizeof S0); /* psi_N, xi_N, psi_P, xi_P (u12-u15) */
+        if (FORM(pb) == F_GGL)
+            lambda0[7] = lambda0[8] = 0.0; /* mu_P, mu_N: zero on the exact solution */
         if (FORM(pb) == F_INDEX3) {
             lambda0[3] = sN.psi;
             lambda0[4] = sN.xi;
@@ -457,7 +522,7 @@ static int published(const mbs_problem *pb, double t, const double *y, double *o
 typedef struct ode_ws {
     const mbs_problem *pb;
     double lam[2]; /* warm start */
-    double y[NY], F[NY];
+    double y[NYG], F[NYG]; /* room for form=ggl's mu (zero here) */
 } ode_ws;
 
 /* y (full state) from (p, v, beta) and lambda, s solved; the residual of the
@@ -578,7 +643,7 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
                        double *lambda, int *have_lambda, char *what, size_t whatlen)
 {
     ode_ws w = {.pb = pb};
-    double y0[NY];
+    double y0[NYG];
     int hl;
     initial(pb, y0, y0 + IV, y0 + ILP, &hl);
     w.lam[0] = y0[ILP];
@@ -614,7 +679,8 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
         if (s == MBS_OK) {
             memcpy(q, w.y, 5 * sizeof(double));
             memcpy(v, w.y + IV, 5 * sizeof(double));
-            memcpy(lambda, w.y + ILP, (NL + NX) * sizeof(double)); /* lambda then x */
+            /* lambda then x (form=ggl: mu = 0 after them) */
+            memcpy(lambda, w.y + ILP, (NL + pb->nx) * sizeof(double));
             *have_lambda = 1;
             snprintf(what, whatlen,
                      "index-1 ODE in (p, v, beta), s(p) and lambda by Newton, (y, phi) "
@@ -644,7 +710,8 @@ const mbs_problem_def mbs_problem_wheelset = {
     .citation = "Test Set 2.4 problem II-22 (wheel.F rev. 1.2, Simeon, Fuehrer, Rentrop); "
                 "seed 002 Examples 10-11; ../shared/problems/wheelset.md",
     .reference = "problems/ref/wheelset.ref (independent index-1 ODE, rk8pd, vs index2/radau5, "
-                 "tol 1e-14: agree to 9.5 digits; see its provenance)",
+                 "tol 1e-14: agree to 9.5 digits; form=ggl the same; form=index3 vs "
+                 "index3/radau5: 6.3 digits (q 8.4); see their provenance)",
     .flags = MBS_PB_EXTENDED,
     .index = 3,
     .t0 = 0.0,
@@ -652,6 +719,7 @@ const mbs_problem_def mbs_problem_wheelset = {
     .params = params,
     .n_params = sizeof params / sizeof params[0],
     .dims = dims,
+    .setup = setup,
     .initial = initial,
     .mass = mass,
     .force = force,
