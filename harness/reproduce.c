@@ -12,6 +12,7 @@
 #include "html.h"
 #include "io.h"
 #include "param.h"
+#include "reference.h"
 #include "results.h"
 #include "run.h"
 #include "sweep.h"
@@ -416,9 +417,49 @@ static int extract(const quantity *q, const runref *r, double *val, char *err, s
         *val = q->extract[0] == 'm' ? mq.min : mq.tmin;
         return 0;
     }
-    snprintf(err, errlen, "unknown extractor '%s' (min_q:I, argmin_q:I, max_g:LO-HI)",
+    snprintf(err, errlen,
+             "unknown extractor '%s' (min_q:I, argmin_q:I, max_g:LO-HI, relerr_q:I)",
              q->extract);
     return -1;
+}
+
+/* relerr_q:I: |q_I - ref_I| / |ref_I| at the record's t_end, q_I from the record's
+ * final state, ref from the stored reference of the run's problem (exactly its
+ * parameters and t_end, harness/reference.h); no integration. */
+static int extract_relerr(json_t *rec, const runref *r, const char *ex, double *val, char *err,
+                          size_t errlen)
+{
+    long idx;
+    if (mbs_parse_long(ex + 9, &idx) != 0 || idx < 0) {
+        snprintf(err, errlen, "extractor '%s': expected relerr_q:I", ex);
+        return -1;
+    }
+    json_t *qa = json_object_get(json_object_get(rec, "final"), "q");
+    if (!json_is_array(qa) || (size_t)idx >= json_array_size(qa) ||
+        !json_is_number(json_array_get(qa, (size_t)idx))) {
+        snprintf(err, errlen, "extractor '%s': the record has no final q_%ld", ex, idx);
+        return -1;
+    }
+    double qi = json_number_value(json_array_get(qa, (size_t)idx));
+    mbs_problem pb;
+    if (mbs_problem_open(&pb, r->problem, err, errlen) != MBS_OK)
+        return -1;
+    double *y = calloc(mbs_ny(&pb), sizeof(double));
+    char prov[1024];
+    int found = y && mbs_reference_find(&pb, mbs_jnum(rec, "t_end"), y, prov, sizeof prov) == 1;
+    int rc = -1;
+    if (!found)
+        snprintf(err, errlen, "extractor '%s': no stored reference for %s at t_end = %g", ex,
+                 r->problem, mbs_jnum(rec, "t_end"));
+    else if (!(fabs(y[idx]) > 0.0))
+        snprintf(err, errlen, "extractor '%s': reference q_%ld is zero", ex, idx);
+    else {
+        *val = fabs(qi - y[idx]) / fabs(y[idx]);
+        rc = 0;
+    }
+    free(y);
+    mbs_problem_close(&pb);
+    return rc;
 }
 
 /* The value of quantity q from one run (run = runstr) of the results. */
@@ -434,7 +475,10 @@ static double run_value(const mbs_results *res, const quantity *q, const char *r
         snprintf(note, notelen, "run not in the results: %s", runstr);
     else if (!mbs_rec_ok(rec))
         snprintf(note, notelen, "run failed: %s", mbs_jstr(rec, "reason"));
-    else if (q->extract[0]) {
+    else if (strncmp(q->extract, "relerr_q:", 9) == 0) {
+        if (extract_relerr(rec, &r, q->extract, &ours, err, sizeof err) != 0)
+            snprintf(note, notelen, "%s", err);
+    } else if (q->extract[0]) {
         if (extract(q, &r, &ours, err, sizeof err) != 0)
             snprintf(note, notelen, "%s", err);
     } else if (strncmp(q->field, "order.", 6) == 0) {

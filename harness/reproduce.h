@@ -36,6 +36,9 @@
  *   max_g:LO-HI  maximum of |g_r| over constraint rows LO..HI (0-based, inclusive) at
  *                the initial values and every accepted step (e.g. the joint rows of a
  *                problem whose other rows are Euler-parameter normalisations)
+ *   relerr_q:I   |q_I - ref_I| / |ref_I| at t_end: q_I from the record, ref from the
+ *                stored reference of the run's problem (no integration; fails when
+ *                there is none)
  * A reproduction whose methods or problems are not registered is not listed. */
 #ifndef MBS_REPRODUCE_H
 #define MBS_REPRODUCE_H

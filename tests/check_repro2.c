@@ -146,6 +146,46 @@ START_TEST(test_reproductions_pass)
 }
 END_TEST
 
+/* wheelset-fig12-13 (issue 16 item 5) passes from scratch (12 wheelset runs, ~2 s);
+ * its relerr_q extractor judges what it measures: the measured index-3 error
+ * (1.9e-2 at TOL 1e-6) fails a reversed bound; out-of-range and malformed indices
+ * give no value (outside, not a pass). */
+START_TEST(test_wheelset_fig12_13)
+{
+    char dir[64], cmd[512], out[512], rd[128], path[256], text[2048];
+    tmpdir(dir, sizeof dir);
+    snprintf(rd, sizeof rd, "%s/ws", dir);
+    snprintf(cmd, sizeof cmd, "reproduce wheelset-fig12-13 --out %s", rd);
+    ck_assert_msg(mbs_test_cli(cmd, out, sizeof out) == 0, "wheelset-fig12-13: %s", out);
+    snprintf(path, sizeof path, "%s/x.expect", dir);
+    FILE *sink = fopen("/dev/null", "w");
+    static const struct {
+        const char *run, *extract, *tail;
+        int expect;
+    } c[] = {
+        {"wheelset:form=index3 index3/radau5 tol=1e-6", "relerr_q:0",
+         "published = 1e-3\nrelation = >\n", 0},
+        {"wheelset:form=index3 index3/radau5 tol=1e-6", "relerr_q:0",
+         "published = 1e-3\nrelation = <\n", 1},
+        {"wheelset:form=index3 index3/radau5 tol=1e-6", "relerr_q:0",
+         "published = 1.9e-2\nrtol = 0.2\n", 0},
+        {"wheelset index2/radau5 tol=1e-6", "relerr_q:0", "published = 1e-4\nrelation = <\n", 0},
+        {"wheelset index2/radau5 tol=1e-6", "relerr_q:5", "published = 1\nrelation = <\n", 1},
+        {"wheelset index2/radau5 tol=1e-6", "relerr_q:x", "published = 1\nrelation = <\n", 1},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        snprintf(text, sizeof text,
+                 "[reproduction]\ntitle = t\ncitation = c\nsuite = s\n[quantity a]\n"
+                 "run = %s\nextract = %s\nread = r\n%s",
+                 c[k].run, c[k].extract, c[k].tail);
+        write_file(path, text);
+        ck_assert_msg(mbs_reproduce_check(path, rd, sink) == c[k].expect, "relerr_q case %zu", k);
+    }
+    fclose(sink);
+    rmdir_r(dir);
+}
+END_TEST
+
 /* atol reaches the integrator (different errors), the record (field atol only when
  * it differs from tol), and is validated in suite files and run specs. */
 START_TEST(test_atol)
@@ -216,6 +256,7 @@ Suite *mbs_suite_repro2(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_reproductions_pass);
     tcase_add_test(tc, test_atol);
+    tcase_add_test(tc, test_wheelset_fig12_13);
     suite_add_tcase(s, tc);
     return s;
 }
