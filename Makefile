@@ -39,7 +39,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run check check-asan check-valgrind check-report bench deps clean install fuzz reproduce nightly mutate
+.PHONY: all run check check-asan check-valgrind check-report check-slurm bench deps clean install fuzz reproduce nightly mutate
 all: $(BIN) $(LIBA)
 
 deps:
@@ -168,6 +168,13 @@ nightly: $(BIN)
 # messages in headless Chromium, screenshot.  Says SKIP (with the reason) without it.
 check-report: $(BIN)
 	MBSBENCH=$(BIN) ./tools/check-report
+
+# A real single-node Slurm on localhost (tests/slurm/run.sh, issue 21): a suite of
+# 44 runs as a 4-task job array with one task requeued mid-run, merged and compared
+# with a local sweep.  Needs root; installs slurm-wlm, munge and jq when missing;
+# says SKIP (with the reason) when it cannot.
+check-slurm: $(BIN)
+	MBSBENCH=$(BIN) ./tests/slurm/run.sh
 
 # Mutation testing of the nightly net (tools/mutate, issue 17): MUTANTS sampled
 # mutations of methods/ and problems/ in a scratch copy of HEAD; kill rate of the

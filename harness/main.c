@@ -15,7 +15,10 @@
 #include "regress.h"
 #include "report.h"
 #include "reproduce.h"
+#include "merge.h"
 #include "run.h"
+#include "shard.h"
+#include "slurm.h"
 #include "sweep.h"
 
 static const char usage[] =
@@ -32,6 +35,11 @@ static const char usage[] =
     "       mbsbench sweep SUITE [-j N] [--out DIR | --resume DIR] [--budget SECONDS] [--baseline FILE]\n"
     "                    [--series] [--history DB | --no-history] [--max-steps N]\n"
     "                    [--max-cpu S] [--max-wall S] [--max-mem BYTES]\n"
+    "                    [--shard I/N [--cost-from DIR]]\n"
+    "                    [--slurm --out DIR [--array-size N] [--partition P] [--time T]\n"
+    "                     [--account A] [--qos Q] [--cpus-per-task C] [--mem M]\n"
+    "                     [--sbatch-option OPT]... [--cost-from DIR] [--submit]]\n"
+    "       mbsbench merge OUT DIR... [--partial] [--history DB | --no-history]\n"
     "       mbsbench summary RESULTS_DIR [--brief [--report PATH] | --format table|md|csv|latex]\n"
     "       mbsbench report RESULTS_DIR [--out DIR] [--latex]\n"
     "       mbsbench reproduce --list | --all [--page DIR] | NAME [--results DIR] [--out DIR]\n"
@@ -53,6 +61,7 @@ static const char *const command_doc[][2] = {
     {"run", "integrate one problem with one method and print its record"},
     {"converge", "refinement study: observed orders (fixed step) or tolerance proportionality"},
     {"sweep", "run the grid of a suite file, one record per run, into a results directory"},
+    {"merge", "put shard directories (sweep --shard, --slurm) together into one results directory"},
     {"summary", "table (or with --brief, the short verdict) of a results directory"},
     {"report", "figures, tables and index.html of a results directory"},
     {"reproduce", "published tables and figures checked against ours"},
@@ -466,9 +475,16 @@ static int cmd_converge(int argc, char **argv)
 static int cmd_sweep(int argc, char **argv)
 {
     cli c;
-    int r = parse_cli(argc, argv, &c);
+    mbs_cluster_opts co;
+    int r = mbs_cluster_take_options(&argc, argv, &co);
+    r |= parse_cli(argc, argv, &c);
     if (r)
-        return r;
+        return 2;
+    int shard = 0, shards = 0;
+    if (co.shard && mbs_shard_parse(co.shard, &shard, &shards) != 0)
+        return 2;
+    if (co.cost_from && !co.shard && !co.slurm)
+        return bad("sweep: --cost-from goes with --shard or --slurm%s%s", "", "");
     if (!c.positional)
         return bad("sweep: SUITE file required%s%s", "", "");
     if (c.jobs < 1 || c.jobs > 256)
@@ -493,9 +509,48 @@ static int cmd_sweep(int argc, char **argv)
         fprintf(stderr, "mbsbench: %zu of %zu runs budgeted from %s (10x steps and CPU)\n", nb,
                 s.n_runs, c.baseline);
     }
+    for (size_t i = 0; i < s.n_runs; i++) { /* command-line budgets override the suite's */
+        mbs_run_spec *rs = &s.runs[i];
+        if (c.max_steps > 0)
+            rs->max_steps = c.max_steps;
+        if (c.max_cpu > 0.0)
+            rs->max_cpu = c.max_cpu;
+        if (c.max_wall > 0.0)
+            rs->max_wall = c.max_wall;
+        if (c.max_mem > 0.0)
+            rs->max_mem = c.max_mem;
+    }
     if (c.out && c.resume) {
         mbs_suite_free(&s);
         return bad("sweep: give --out or --resume, not both%s%s", "", "");
+    }
+    if (co.slurm) {
+        if (!c.out) {
+            mbs_suite_free(&s);
+            return bad("sweep --slurm: --out DIR required (a directory every node can reach)%s%s",
+                       "", "");
+        }
+        mbs_slurm_passthrough pass = {.baseline = c.baseline, .series = c.series,
+                                      .budget = c.budget, .max_cpu = c.max_cpu,
+                                      .max_wall = c.max_wall, .max_mem = c.max_mem,
+                                      .max_steps = c.max_steps};
+        int st = mbs_slurm_sweep(&s, c.positional, c.out, &co, &pass, stdout);
+        mbs_suite_free(&s);
+        return st;
+    }
+    mbs_shard_plan plan;
+    if (co.shard) {
+        if ((size_t)shards > s.n_runs) {
+            fprintf(stderr, "mbsbench: --shard %s: %d shards exceed the %zu runs of suite %s\n",
+                    co.shard, shards, s.n_runs, s.name);
+            mbs_suite_free(&s);
+            return 2;
+        }
+        if (mbs_shard_plan_make(&s, shards, co.cost_from, &plan, err, sizeof err) != 0) {
+            fprintf(stderr, "mbsbench: sweep --shard: %s\n", err);
+            mbs_suite_free(&s);
+            return 2;
+        }
     }
     char dir[4096];
     if (c.resume)
@@ -511,8 +566,11 @@ static int cmd_sweep(int argc, char **argv)
         snprintf(dir, sizeof dir, "results/%s-%s", s.name, stamp);
     }
     mbs_sweep_options opt = {.jobs = (int)c.jobs, .resume = c.resume != NULL,
-                             .budget = c.budget, .series = c.series};
+                             .budget = c.budget, .series = c.series,
+                             .plan = co.shard ? &plan : NULL, .shard = shard};
     int st = mbs_sweep(&s, dir, &opt, stdout);
+    if (co.shard)
+        mbs_shard_plan_free(&plan);
     mbs_suite_free(&s);
     if (st < 2 && !c.no_history) { /* results history (harness/history.h) */
         char db[4200];
@@ -549,6 +607,8 @@ int main(int argc, char **argv)
         return cmd_converge(argc, argv);
     if (strcmp(argv[1], "sweep") == 0)
         return cmd_sweep(argc, argv);
+    if (strcmp(argv[1], "merge") == 0)
+        return mbs_cmd_merge(argc, argv);
     if (strcmp(argv[1], "reference") == 0 || strcmp(argv[1], "references") == 0)
         return mbs_cmd_reference(argc, argv);
     if (strcmp(argv[1], "report") == 0)

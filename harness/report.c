@@ -749,10 +749,26 @@ static void environment(ctx *c, FILE *md)
         return;
     }
     const char *k;
-    json_t *v;
+    json_t *v, *from = json_object_get(c->r->meta, "merged_from");
+    if (json_is_array(from)) { /* merged shards (issue 21): each ran on its own node */
+        size_t i;
+        fprintf(md, "Merged from %zu directories (`mbsbench merge`); each record's `node` names "
+                    "the host it ran on.\n\n| directory | shard | host | cpu | cores | "
+                    "calibration [s] | runs |\n|---|---|---|---|---|---|---|\n",
+                json_array_size(from));
+        json_array_foreach(from, i, v)
+        {
+            fprintf(md, "| %s | %s | %s | %s | %.0f | %.4g | %.0f |\n", mbs_jstr(v, "dir"),
+                    mbs_jstr(v, "shard"), mbs_jstr(v, "host"), mbs_jstr(v, "cpu"),
+                    mbs_jnum(v, "cores"), mbs_jnum(v, "calibration_s"), mbs_jnum(v, "runs"));
+        }
+        fprintf(md, "\n");
+    }
     fprintf(md, "| key | value |\n|---|---|\n");
     json_object_foreach(c->r->meta, k, v)
     {
+        if (strcmp(k, "merged_from") == 0)
+            continue;
         char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
         fprintf(md, "| %s | %s |\n", k, s ? s : json_string_value(v));
         free(s);
@@ -834,6 +850,11 @@ int mbs_report(const char *results_dir, const char *out_dir, int latex)
             r.meta ? mbs_jstr(r.meta, "suite") : "?", results_dir,
             r.meta ? mbs_jstr(r.meta, "suite_path") : "?", r.meta ? mbs_jstr(r.meta, "date") : "?",
             r.n, nfail, c->probs.n, c->meths.n);
+    if (r.meta && mbs_jnum(r.meta, "environments") > 1.0)
+        fprintf(md, "**CPU times come from %.0f different environments** (merged shards, see "
+                    "the appendix): compare CPU times only between runs of one machine; errors, "
+                    "orders and counters do not depend on the machine.\n\n",
+                mbs_jnum(r.meta, "environments"));
     fprintf(md, "## Observed orders\n\nLeast-squares slope of log err(t_end) against log h over "
                 "the asymptotic window (harness/fit.h) of the longest fixed-step series; n/e: "
                 "order not established; —: fewer than 3 step sizes.\n\n");

@@ -18,6 +18,7 @@
 #include "env.h"
 #include "results.h"
 #include "io.h"
+#include "shard.h"
 
 enum { MAX_LIST = 128, MAX_GRIDS = 128 };
 
@@ -684,7 +685,7 @@ static int load_done(const mbs_suite *s, const char *path, char *done, char *err
 }
 
 /* runs.csv from runs.jsonl, sorted by run index, atomically. */
-static int write_csv(const char *dir)
+int mbs_write_runs_csv(const char *dir)
 {
     mbs_results res;
     char err[512], path[4096];
@@ -759,6 +760,69 @@ static int cut_partial_line(const char *path)
 static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_options *opt,
                         FILE *out);
 
+static size_t shard_size(const mbs_suite *s, const mbs_sweep_options *opt)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->n_runs; i++)
+        k += opt->plan->shard_of[i] == opt->shard;
+    return k;
+}
+
+/* meta.json's "shard": which shard of how many, its runs and their estimated cost. */
+static json_t *shard_json(const mbs_suite *s, const mbs_sweep_options *opt)
+{
+    const mbs_shard_plan *p = opt->plan;
+    json_t *o = json_object(), *runs = json_array();
+    double load = 0.0;
+    for (size_t i = 0; i < s->n_runs; i++)
+        if (p->shard_of[i] == opt->shard) {
+            json_array_append_new(runs, json_integer((json_int_t)i));
+            load += p->cost[i];
+        }
+    json_object_set_new(o, "index", json_integer(opt->shard));
+    json_object_set_new(o, "count", json_integer(p->count));
+    json_object_set_new(o, "runs", runs);
+    json_object_set_new(o, "cost", json_real(load));
+    json_object_set_new(o, "cost_source", json_string(p->source));
+    return o;
+}
+
+/* --resume into a directory written for another grid or another shard would mix
+ * record sets: refuse.  (Directories from before the digest have none: only the
+ * record check of load_done applies.) */
+static int check_resumed_meta(const mbs_suite *s, const char *outdir, const char *digest,
+                              const mbs_sweep_options *opt, char *err, size_t errlen)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/meta.json", outdir);
+    json_t *m = json_load_file(path, 0, NULL);
+    if (!m)
+        return 0;
+    int bad = 0;
+    const char *d = json_string_value(json_object_get(m, "suite_digest"));
+    json_t *sh = json_object_get(m, "shard");
+    int had = json_is_object(sh);
+    int hi = had ? (int)json_integer_value(json_object_get(sh, "index")) : -1;
+    int hn = had ? (int)json_integer_value(json_object_get(sh, "count")) : 0;
+    if (d && strcmp(d, digest) != 0) {
+        snprintf(err, errlen, "'%s' holds results of another version of suite %s (grid digest "
+                 "%s, the suite file now gives %s); use another directory", outdir, s->name, d,
+                 digest);
+        bad = 1;
+    } else if (had != (opt->plan != NULL) ||
+               (had && (hi != opt->shard || hn != opt->plan->count))) {
+        char was[64], now[64];
+        snprintf(was, sizeof was, had ? "shard %d/%d" : "the whole grid", hi, hn);
+        snprintf(now, sizeof now, opt->plan ? "shard %d/%d" : "the whole grid", opt->shard,
+                 opt->plan ? opt->plan->count : 0);
+        snprintf(err, errlen, "'%s' holds %s of suite %s, not %s; resume it with the same "
+                 "--shard", outdir, was, s->name, now);
+        bad = 1;
+    }
+    json_decref(m);
+    return bad ? -1 : 0;
+}
+
 int mbs_sweep(const mbs_suite *s, const char *outdir, const mbs_sweep_options *opt, FILE *out)
 {
     if (mbs_mkdir_p(outdir) != 0) {
@@ -806,11 +870,25 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
         free(done);
         return 2;
     }
+    char digest[32];
+    mbs_suite_digest(s, digest, sizeof digest);
+    if (opt->resume && check_resumed_meta(s, outdir, digest, opt, err, sizeof err) != 0) {
+        fprintf(stderr, "mbsbench: %s\n", err);
+        free(done);
+        return 2;
+    }
+    if (opt->plan) /* the other shards' runs are not ours */
+        for (size_t i = 0; i < s->n_runs; i++)
+            done[i] |= opt->plan->shard_of[i] != opt->shard;
     if (!opt->resume || access(path, F_OK) != 0) {
         char *meta = mbs_environment_json(s->name, s->path);
         json_t *mo = meta ? json_loads(meta, 0, NULL) : NULL;
         if (mo) { /* CPU unit of this machine, for compare's normalisation */
             json_object_set_new(mo, "calibration_s", json_real(mbs_calibration_seconds()));
+            json_object_set_new(mo, "suite_runs", json_integer((json_int_t)s->n_runs));
+            json_object_set_new(mo, "suite_digest", json_string(digest));
+            if (opt->plan)
+                json_object_set_new(mo, "shard", shard_json(s, opt));
             free(meta);
             meta = json_dumps(mo, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
             json_decref(mo);
@@ -943,21 +1021,28 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
     close(fd);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (write_csv(outdir) != 0)
+    if (mbs_write_runs_csv(outdir) != 0)
         io_error = 1;
     if (io_error) {
         fprintf(stderr, "mbsbench: error writing results into '%s'\n", outdir);
         return 2;
     }
-    fprintf(out, "suite %s: %zu runs, results in %s\n", s->name, s->n_runs, outdir);
+    if (opt->plan)
+        fprintf(out, "suite %s, shard %d/%d: %zu of %zu runs, results in %s\n", s->name,
+                opt->shard, opt->plan->count, shard_size(s, opt), s->n_runs, outdir);
+    else
+        fprintf(out, "suite %s: %zu runs, results in %s\n", s->name, s->n_runs, outdir);
     int n_failed = 0;
     if (mbs_summary(outdir, out, &n_failed) != 0)
         return 2;
     failed += n_failed;
+    char shard_opt[64] = "";
+    if (opt->plan)
+        snprintf(shard_opt, sizeof shard_opt, " --shard %d/%d", opt->shard, opt->plan->count);
     if (stop_signal) {
         fprintf(out, "interrupted by signal %d: %zu of %zu runs recorded in this sweep; "
-                     "complete with: mbsbench sweep %s --resume %s\n",
-                (int)stop_signal, finished, todo, s->path, outdir);
+                     "complete with: mbsbench sweep %s%s --resume %s\n",
+                (int)stop_signal, finished, todo, s->path, shard_opt, outdir);
         return 128 + (int)stop_signal;
     }
     if (skipped_budget > 0) {

@@ -54,6 +54,10 @@ typedef struct mbs_sweep_options {
     int resume;     /* skip the runs already recorded in outdir/runs.jsonl */
     double budget;  /* wall-clock budget of the sweep in seconds (0: none) */
     int series;     /* write each run's time series to outdir/series/run-<index>.tsv */
+    /* Sharding (harness/shard.h; NULL: the whole grid): run only the runs with
+     * plan->shard_of[i] == shard; meta.json records the shard and its runs. */
+    const struct mbs_shard_plan *plan;
+    int shard;
 } mbs_sweep_options;
 
 /* Run the suite: one child process per run (at most opt->jobs at once), each
@@ -65,6 +69,9 @@ typedef struct mbs_sweep_options {
 int mbs_sweep(const mbs_suite *s, const char *outdir, const mbs_sweep_options *opt,
               FILE *out);
 
+
+/* runs.csv of a results directory from its runs.jsonl (atomic); 0 or -1. */
+int mbs_write_runs_csv(const char *dir);
 
 /* Print the summary table of a results directory's runs.jsonl; *n_failed gets
  * the number of records whose status is not ok.  Returns 0 or 2 (unreadable). */

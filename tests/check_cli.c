@@ -12,7 +12,7 @@
 
 static const char *const commands[] = {"list",      "run",      "converge", "sweep",
                                        "summary",   "report",   "reproduce", "baseline",
-                                       "compare",   "history",  "reference", "references"};
+                                       "compare",   "history",  "reference", "references", "merge"};
 
 START_TEST(help_for_every_command)
 {

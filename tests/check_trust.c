@@ -18,54 +18,11 @@
 #include "../methods/method.h"
 #include "testutil.h"
 
-/* Run the mbsbench executable; the whole stderr and stdout (malloc'ed) and the
- * exit status. */
-static int cli(const char *args, char **err_text, char **out_text)
-{
-    const char *bin = getenv("MBSBENCH");
-    if (!bin)
-        bin = "bin/mbsbench";
-    char cmd[8192], ep[64], op[64];
-    snprintf(ep, sizeof ep, "/tmp/mbs-trust-err.%d", (int)getpid());
-    snprintf(op, sizeof op, "/tmp/mbs-trust-out.%d", (int)getpid());
-    snprintf(cmd, sizeof cmd, "%s %s 2>%s >%s", bin, args, ep, op);
-    int st = system(cmd);
-    char *e = mbs_read_file(ep, NULL), *o = mbs_read_file(op, NULL);
-    remove(ep);
-    remove(op);
-    if (err_text)
-        *err_text = e ? e : strdup("");
-    else
-        free(e);
-    if (out_text)
-        *out_text = o ? o : strdup("");
-    else
-        free(o);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+#define cli mbs_test_cli_text
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static char *make_tmpdir(void)
-{
-    char tmpl[] = "/tmp/mbs-trust-XXXXXX";
-    char *d = mkdtemp(tmpl);
-    ck_assert_ptr_nonnull(d);
-    return strdup(d);
-}
-
-static void remove_tree(const char *dir)
-{
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+#define write_text mbs_test_write_text
+#define make_tmpdir mbs_test_tmpdir
+#define remove_tree mbs_test_remove_tree
 
 /* ---- measures ----------------------------------------------------------------- */
 

@@ -1,5 +1,7 @@
 #include "testutil.h"
 
+#include "../harness/io.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,4 +63,53 @@ int mbs_count_lines(const char *s)
     for (; *s; s++)
         n += *s == '\n';
     return n;
+}
+
+/* Run the mbsbench executable; the whole stderr and stdout (malloc'ed) and the
+ * exit status. */
+int mbs_test_cli_text(const char *args, char **err_text, char **out_text)
+{
+    const char *bin = getenv("MBSBENCH");
+    if (!bin)
+        bin = "bin/mbsbench";
+    char cmd[8192], ep[64], op[64];
+    snprintf(ep, sizeof ep, "/tmp/mbs-test-text-err.%d", (int)getpid());
+    snprintf(op, sizeof op, "/tmp/mbs-test-text-out.%d", (int)getpid());
+    snprintf(cmd, sizeof cmd, "%s %s 2>%s >%s", bin, args, ep, op);
+    int st = system(cmd);
+    char *e = mbs_read_file(ep, NULL), *o = mbs_read_file(op, NULL);
+    remove(ep);
+    remove(op);
+    if (err_text)
+        *err_text = e ? e : strdup("");
+    else
+        free(e);
+    if (out_text)
+        *out_text = o ? o : strdup("");
+    else
+        free(o);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+void mbs_test_write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+char *mbs_test_tmpdir(void)
+{
+    char tmpl[] = "/tmp/mbs-test-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    ck_assert_ptr_nonnull(d);
+    return strdup(d);
+}
+
+void mbs_test_remove_tree(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
 }

@@ -22,6 +22,16 @@ int mbs_test_cli(const char *args, char *out, size_t outlen);
 /* As mbs_test_cli, also giving the number of lines written to stderr. */
 int mbs_test_cli_lines(const char *args, char *out, size_t outlen, int *stderr_lines);
 
+/* The same with the whole stderr and stdout (malloc'ed, never NULL when asked
+ * for; either pointer may be NULL) and the exit status. */
+int mbs_test_cli_text(const char *args, char **err_text, char **out_text);
+
+/* Scratch files: write a text file (fails the test on error); a new directory
+ * /tmp/mbs-test-XXXXXX (malloc'ed path); rm -rf of a directory. */
+void mbs_test_write_text(const char *path, const char *text);
+char *mbs_test_tmpdir(void);
+void mbs_test_remove_tree(const char *dir);
+
 /* Number of lines in a text. */
 int mbs_count_lines(const char *s);
 
