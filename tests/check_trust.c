@@ -449,6 +449,34 @@ END_TEST
 
 /* ---- history ------------------------------------------------------------------ */
 
+/* sweep's command-line budgets apply to every run (they were parsed and ignored
+ * before issue 21): smoke with --max-steps 10 fails every run on its budget. */
+START_TEST(sweep_command_line_budget_applies)
+{
+    char *d = make_tmpdir(), args[4400], *err = NULL, *out = NULL;
+    snprintf(args, sizeof args, "sweep suites/smoke.suite --max-steps 10 --out %s/r --no-history",
+             d);
+    int st = cli(args, &err, &out);
+    ck_assert_int_eq(st, 1);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/r", d);
+    mbs_results r;
+    char e[512];
+    ck_assert_int_eq(mbs_results_load_quiet(path, &r, e, sizeof e), 0);
+    ck_assert_int_eq((int)r.n, 18);
+    for (size_t i = 0; i < r.n; i++) {
+        ck_assert_str_eq(mbs_jstr(r.recs[i], "status"), "too_many_steps");
+        ck_assert(mbs_jnum(r.recs[i], "counters.steps") + mbs_jnum(r.recs[i], "counters.rejected")
+                  <= 10.0);
+    }
+    mbs_results_free(&r);
+    free(err);
+    free(out);
+    remove_tree(d);
+    free(d);
+}
+END_TEST
+
 START_TEST(history_keys_whole_case)
 {
     char *dir = make_tmpdir(), path[4200], args[9000];
@@ -517,6 +545,7 @@ Suite *mbs_suite_trust(void)
     tcase_add_test(tc, unreadable_lines_reported_and_refused);
     tcase_add_test(tc, second_writer_refused);
     tcase_add_test(tc, history_keys_whole_case);
+    tcase_add_test(tc, sweep_command_line_budget_applies);
     suite_add_tcase(s, tc);
     return s;
 }
