@@ -31,7 +31,7 @@ SS_LIBS   := -lumfpack -lcholmod -lsuitesparseconfig
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(PKG_CFLAGS) $(SUNDIALS_CFLAGS) $(SS_CFLAGS) -MMD -MP
 LDLIBS   := $(PKG_LIBS) $(SUNDIALS_LIBS) $(SS_LIBS) -lm
 
-LIB_SRC  := $(wildcard problems/*.c) $(wildcard methods/*.c) \
+LIB_SRC  := $(wildcard core/*.c) $(wildcard problems/*.c) $(wildcard methods/*.c) \
             $(filter-out harness/main.c,$(wildcard harness/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
@@ -109,6 +109,7 @@ run:
 	  --report reports/default-$(RUN_STAMP)/index.html
 
 check: $(BIN) $(TESTBIN) $(ALLOCBIN)
+	./tools/check-includes
 	MBSBENCH=$(BIN) $(TESTBIN)
 	$(ALLOCBIN)
 
@@ -213,7 +214,7 @@ install: $(BIN)
 	install -m 644 suites/*.suite $(SHARE)/suites/
 	install -m 644 docs/mbsbench.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md references.bib docs/*.md $(DESTDIR)$(PREFIX)/share/doc/mbsbench/
-	install -m 644 harness/README.md $(DESTDIR)$(PREFIX)/share/doc/mbsbench/results-schema.md
+	install -m 644 docs/results-schema.md $(DESTDIR)$(PREFIX)/share/doc/mbsbench/results-schema.md
 
 clean:
 	rm -rf $(O)build $(O)lib $(O)bin build-asan build-fuzz

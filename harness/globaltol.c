@@ -3,7 +3,7 @@
  * Every adaptive method of the suite and every peer controls the local error
  * per step; on an oscillating problem the error at t_end is the sum of the
  * local errors carried along the orbit, 10-100 times the tolerance on the
- * pendulum over 5 periods (harness/README.md, "Tolerance modes"; PEERS.md
+ * pendulum over 5 periods (docs/results-schema.md, "Tolerance modes"; PEERS.md
  * reports 100-1000 for BDF codes).  In global mode the tolerance is a target
  * for the error at t_end instead, met by reintegration with reduced tolerances
  * ("solving twice", Hairer, Norsett & Wanner, Solving ODEs I, Sect. II.12;
@@ -85,7 +85,7 @@ int mbs_run_global(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t 
     for (int k = 0; k < GLOBAL_MAX_LEVELS; k++, scale *= 0.1) {
         s.tol = rtol * scale;
         s.atol = atol * scale;
-        int rc = mbs_run(&s, &cur, err, errlen);
+        int rc = mbs_run_local(&s, &cur, err, errlen);
         if (rc != MBS_OK) {
             if (have_prev)
                 mbs_record_free(&prev);

@@ -1,5 +1,5 @@
 /* Record output: JSON Lines (jansson), CSV and a terminal table.  Every field is
- * documented in harness/README.md; NaN is written as null. */
+ * documented in docs/results-schema.md; NaN is written as null. */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #include "../methods/index1.h"
 #include "html.h"
 #include "io.h"
-#include "param.h"
+#include "../core/param.h"
 #include "reference.h"
 #include "results.h"
 #include "run.h"

@@ -9,7 +9,7 @@
  *
  *   [quantity x0=0 h=0.02]           ; one section per published number
  *   run       = pendulum index3/genalpha h=0.02 t_end=1
- *   field     = err_max.lambda       ; a record field (harness/README.md), or
+ *   field     = err_max.lambda       ; a record field (docs/results-schema.md), or
  *                                    ; order.q|order.v|order.lambda: observed order
  *                                    ; over the h levels of the run's series, or
  *   extract   = min_q:1              ; a registered extractor (below) instead of field

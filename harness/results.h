@@ -1,4 +1,4 @@
-/* Reading a results directory (meta.json + runs.jsonl, harness/README.md) for the
+/* Reading a results directory (meta.json + runs.jsonl, docs/results-schema.md) for the
  * report, reproduction, regression and history commands. */
 #ifndef MBS_RESULTS_H
 #define MBS_RESULTS_H

@@ -10,7 +10,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "../methods/gslalloc.h"
+#include "../core/gslalloc.h"
 #include "../methods/index1.h"
 #include "../methods/kkt_eval.h"
 #include "../problems/triplets.h"
@@ -761,10 +761,8 @@ int mbs_run_check(const mbs_run_spec *spec, char *err, size_t errlen)
     return s;
 }
 
-int mbs_run(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
+int mbs_run_local(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)
 {
-    if (spec->tol_mode == MBS_TOL_GLOBAL)
-        return mbs_run_global(spec, rec, err, errlen);
     record_init(rec);
     gsl_set_error_handler_off();
     mbs_problem pb;

@@ -1,5 +1,5 @@
 /* One run of a method on a problem, and its record (the results schema is
- * documented once, in harness/README.md). */
+ * documented once, in docs/results-schema.md). */
 #ifndef MBS_RUN_H
 #define MBS_RUN_H
 
@@ -21,14 +21,14 @@ typedef struct mbs_run_spec {
     int measure;          /* 0: skip the measuring run (benchmarks) */
     /* Optional (NULL: off).  series: path of a side file to which the measuring
      * run writes the time series t, |g|, |B v + g_t|, |E - E0|/|E0| (maxima over
-     * log-spaced time bins; harness/README.md).  method_def: testing hook, use this
+     * log-spaced time bins; docs/results-schema.md).  method_def: testing hook, use this
      * definition instead of looking `method` up in the registry (the part of
      * `method` after ':' is still parsed as its parameters). */
     const char *series;
     const struct mbs_method_def *method_def;
     double atol;          /* absolute tolerance of adaptive methods (0 or NaN: = tol) */
     int tol_mode;         /* MBS_TOL_LOCAL (0, default) or MBS_TOL_GLOBAL (globaltol.c) */
-    /* Budgets (harness/README.md, "Budgets"; 0 = default): wall-clock seconds per
+    /* Budgets (docs/results-schema.md, "Budgets"; 0 = default): wall-clock seconds per
      * integration (default MBS_DEFAULT_MAX_WALL), and the memory a run may use in
      * bytes (default: the memory available, /proc/meminfo MemAvailable and the
      * address-space limit).  A method whose dense workspace is estimated above the
@@ -43,7 +43,7 @@ typedef struct mbs_run_spec {
  * overflows the counters.  Larger counts are bad input. */
 #define MBS_MAX_FIXED_STEPS 1e15
 
-/* Meaning of the tolerance (harness/README.md, "Tolerance modes"): local is the
+/* Meaning of the tolerance (docs/results-schema.md, "Tolerance modes"): local is the
  * method's own error-per-step control; global makes tol a target for the error
  * at t_end by reintegration with tolerances reduced tenfold (globaltol.c). */
 enum { MBS_TOL_LOCAL = 0, MBS_TOL_GLOBAL = 1 };
@@ -115,7 +115,11 @@ double mbs_run_memory_estimate(const mbs_method_def *m, const mbs_params *mp,
  * RLIMIT_DATA); +Inf when unknown. */
 double mbs_memory_available(void);
 void mbs_record_free(mbs_record *rec);
-/* The global-mode driver behind mbs_run (spec->tol_mode == MBS_TOL_GLOBAL). */
+/* The two tolerance modes behind mbs_run (harness/runmode.c dispatches on
+ * spec->tol_mode): one integration as specified (run.c; tol_mode is ignored),
+ * and the global mode, which calls mbs_run_local at tolerances reduced tenfold
+ * until the error estimate at t_end meets tol (globaltol.c). */
+int mbs_run_local(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen);
 int mbs_run_global(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen);
 /* Digits of the IVP Test Set for a problem with a published definition
  * (../shared/problems/<name>.md, "Accuracy measure"), on the state py and the

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "param.h"
+#include "../core/param.h"
 #include "results.h"
 
 int mbs_shard_parse(const char *arg, int *index, int *count)

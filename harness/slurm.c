@@ -9,7 +9,7 @@
 
 #include "env.h"
 #include "io.h"
-#include "param.h"
+#include "../core/param.h"
 #include "shard.h"
 
 static int take_long(const char *opt, const char *v, long lo, long hi, long *out)

@@ -146,7 +146,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "odesolve.h"
 #include "dae_form.h"
 #include "index1.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "method.h"
 
 static double wall_now(void)

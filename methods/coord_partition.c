@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "nullspace.h"
 
 enum { P_RANK_TOL, P_PIVOT_RATIO, P_NEWTON_TOL };

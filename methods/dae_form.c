@@ -1,6 +1,6 @@
 /* The DAE formulation layer (see dae_form.h): E(y) y' = F(t, y) for the
  * index-3, index-2, GGL and index-2 Baumgarte forms of seed 002 Section 4.2. */
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "dae_form.h"
 #include "../problems/triplets.h"
 

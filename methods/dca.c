@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "explicit.h"
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "method.h"
 #include "../problems/triplets.h"
 

@@ -81,7 +81,7 @@
  * previous one; iterated until max_i |dq_i|/(1 + |q_i|) and the multiplier
  * update measured as a displacement, (h^2/2)|dlambda|/max M_ii, are below
  * newton_tol. */
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "energy.h"
 
 #include <float.h>

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "method.h"
 
 enum { E_STEPS, E_HRATIO, E_NTOL, E_MAXIT };

@@ -78,7 +78,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "index1.h"
 #include "kkt_eval.h"
 #include "linsol.h"

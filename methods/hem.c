@@ -65,7 +65,7 @@
 
 #include <float.h>
 
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "index1.h"
 #include "kkt_eval.h"
 #include "linsol.h"

@@ -1,6 +1,6 @@
 #include "index1.h"
 
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>

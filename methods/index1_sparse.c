@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "index1.h"
 #include "linsol.h"
 #include "../problems/triplets.h"

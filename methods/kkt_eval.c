@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "linsol.h"
 #include "../problems/triplets.h"
 

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <umfpack.h>
 
-#include "../harness/status.h"
-#include "gslalloc.h"
+#include "../core/status.h"
+#include "../core/gslalloc.h"
 
 /* A sparse pattern in compressed-column form with a map from the triplets. */
 typedef struct csc {

@@ -12,7 +12,7 @@
  * one ops table through `variant`) and adds one line per descriptor to
  * methods/registry.def.  Names read FORMULATION/INTEGRATOR (index1/rk4).
  * All workspace is allocated in alloc(); integrate() allocates nothing.
- * Status convention (harness/status.def): 0 success, > 0 recoverable,
+ * Status convention (core/status.def): 0 success, > 0 recoverable,
  * < 0 fatal; on failure ctx->fail_t and ctx->reason say where and why.
  */
 #ifndef MBS_METHOD_H
@@ -21,9 +21,9 @@
 #include <gsl/gsl_matrix.h>
 #include <stddef.h>
 
-#include "../harness/param.h"
+#include "../core/param.h"
 #include "linsol.h"
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "../problems/problem.h"
 
 typedef struct mbs_counters {
@@ -95,7 +95,7 @@ enum mbs_method_flags {
                                             declined) */
 };
 
-/* Default budget of every integration (harness/README.md, "Budgets"). */
+/* Default budget of every integration (docs/results-schema.md, "Budgets"). */
 #define MBS_DEFAULT_MAX_STEPS 10000000L
 #define MBS_DEFAULT_MAX_CPU 600.0
 #define MBS_DEFAULT_MAX_WALL 1200.0

@@ -13,7 +13,7 @@
  *  4. the multipliers from the first block row M v' + B^T lambda = f: the
  *     minimum-norm solution lambda = Q [R^-T Y^T (f - M v'); 0] with the same QR
  *     B Y = Q R (for redundant constraints only B^T lambda is determined). */
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "nullspace.h"
 
 #include <gsl/gsl_blas.h>

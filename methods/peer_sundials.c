@@ -55,7 +55,7 @@
 #include <sunmatrix/sunmatrix_dense.h>
 
 #include "dae_form.h"
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "index1.h"
 
 typedef enum {

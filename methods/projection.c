@@ -2,7 +2,7 @@
  * Also the projected index-1 formulation `proj-index1/...`: the index-1 KKT
  * solve (seed 002 Eqs. (83)-(84)) with a projection of (q, v) after every
  * accepted step through the accel def's post_step hook. */
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "projection.h"
 
 #include <gsl/gsl_errno.h>

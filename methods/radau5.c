@@ -82,7 +82,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "dae_form.h"
 #include "index1.h"
 #include "projection.h"

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gslalloc.h"
+#include "../core/gslalloc.h"
 #include "nullspace.h"
 
 enum { P_RANK_TOL, P_ALPHA, P_BETA };

@@ -15,7 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 
 /* Constants of andrews.md Sect. 2 (Test Set 2.4 / andrews.F). */

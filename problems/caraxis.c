@@ -15,7 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 
 enum { P_EPS, P_M, P_H, P_OMEGA, P_G };

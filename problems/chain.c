@@ -25,8 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../methods/gslalloc.h"
-#include "../harness/status.h"
+#include "../core/gslalloc.h"
+#include "../core/status.h"
 #include "problem.h"
 #include "triplets.h"
 

@@ -24,7 +24,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 
 /* Parameters (Sect. 2). */

@@ -23,7 +23,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 
 enum { P_M, P_J, P_S, P_U0, P_W };

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 
 enum { P_A, P_OMEGA };

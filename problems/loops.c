@@ -52,8 +52,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../methods/gslalloc.h"
-#include "../harness/status.h"
+#include "../core/gslalloc.h"
+#include "../core/status.h"
 #include "problem.h"
 
 enum { P_A, P_M, P_J, P_G, P_HANG };

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "elliptic_pendulum.h"
 #include "problem.h"
 

@@ -27,7 +27,7 @@
 #include <gsl/gsl_matrix.h>
 #include <stddef.h>
 
-#include "../harness/param.h"
+#include "../core/param.h"
 
 enum mbs_problem_flags {
     MBS_PB_EXACT = 1u << 0,          /* exact solution available */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 
 #define MBS_PROBLEM(sym) extern const mbs_problem_def sym;

@@ -32,7 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 
 enum {

@@ -34,7 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 
 enum { P_M1, P_M2, P_C1, P_C2, P_D1, P_D2, P_F0, P_FREQ, P_P10, P_P20, P_COORDS };

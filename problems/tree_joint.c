@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 #include "tree.h"
 

@@ -21,7 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 
 enum { P_CONFIG, P_MI, P_MJ, P_C, P_D, P_L, P_X0, P_Y0 };

@@ -38,7 +38,7 @@
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_math.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 
 enum { P_M0, P_ETA1, P_ETA2, P_ETA3, P_I11, P_I22, P_I33, P_I12, P_I13, P_I23, P_OMEGA, P_G,

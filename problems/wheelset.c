@@ -51,7 +51,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../harness/status.h"
+#include "../core/status.h"
 #include "problem.h"
 
 enum { P_FORM, P_VINDEX };

@@ -1,5 +1,5 @@
 /* Linear-solver statistics in the run record (issue 10): the "linsol" object of
- * the JSON record (harness/README.md) and its CSV columns.  Relations asserted:
+ * the JSON record (docs/results-schema.md) and its CSV columns.  Relations asserted:
  * on the chain (constant sparsity pattern) one symbolic analysis per run and
  * backend matrix; umfpack factorises the KKT matrix once per right-hand-side
  * evaluation (RK4: 4 per step plus the evaluation at t0, i.e. f_evals), cholmod
