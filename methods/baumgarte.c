@@ -68,18 +68,6 @@ const mbs_accel_def mbs_accel_baumgarte = {
 };
 
 #define CITE "seed 004, Eqs. (9)-(10); seed 002, Eqs. (83)-(84)"
-MBS_EXPLICIT_METHOD(mbs_method_baumgarte_rk4, "baumgarte/rk4",
-                    "classical Runge-Kutta 4, fixed step, on the Baumgarte-stabilised index-1 "
-                    "formulation",
-                    CITE "; Kutta (1901)", mbs_accel_baumgarte, MBS_EXPLICIT_RK4, 4, 4, 4,
-                    MBS_M_NEEDS_FULL_RANK, baumgarte_params)
-MBS_EXPLICIT_METHOD(mbs_method_baumgarte_dopri5, "baumgarte/dopri5",
-                    "Dormand-Prince 5(4), adaptive, on the Baumgarte-stabilised index-1 "
-                    "formulation",
-                    CITE "; Dormand & Prince (1980)", mbs_accel_baumgarte, MBS_EXPLICIT_DOPRI5,
-                    5, 5, 5, MBS_M_NEEDS_FULL_RANK, baumgarte_params)
-MBS_EXPLICIT_METHOD(mbs_method_baumgarte_rk8pd, "baumgarte/rk8pd",
-                    "GSL Prince-Dormand 8(9), adaptive, on the Baumgarte-stabilised index-1 "
-                    "formulation",
-                    CITE "; GSL gsl_odeiv2_step_rk8pd", mbs_accel_baumgarte,
-                    MBS_EXPLICIT_RK8PD, 8, 8, 8, MBS_M_NEEDS_FULL_RANK, baumgarte_params)
+MBS_ODE_FORMULATION_METHODS(baumgarte, "baumgarte", mbs_accel_baumgarte,
+                            "on the Baumgarte-stabilised index-1 formulation", CITE,
+                            MBS_M_NEEDS_FULL_RANK, 1, baumgarte_params)

@@ -372,19 +372,5 @@ static const mbs_param_def cp_params[] = {
 };
 
 #define CITE "seed 004, Eqs. (47)-(57); Wehage & Haug (1982)"
-MBS_EXPLICIT_METHOD(mbs_method_cp_rk4, "cp/rk4",
-                    "classical Runge-Kutta 4, fixed step, coordinate partitioning (LU)",
-                    CITE, mbs_accel_cp, MBS_EXPLICIT_RK4, 4, 4, 4,
-                    MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING, cp_params)
-MBS_EXPLICIT_METHOD(mbs_method_cp_rkf45, "cp/rkf45",
-                    "GSL Runge-Kutta-Fehlberg 4(5), adaptive, coordinate partitioning (LU)",
-                    CITE, mbs_accel_cp, MBS_EXPLICIT_RKF45, 4, 4, 4,
-                    MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING, cp_params)
-MBS_EXPLICIT_METHOD(mbs_method_cp_rk8pd, "cp/rk8pd",
-                    "GSL Prince-Dormand 8(9), adaptive, coordinate partitioning (LU)", CITE,
-                    mbs_accel_cp, MBS_EXPLICIT_RK8PD, 8, 8, 8,
-                    MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING, cp_params)
-MBS_EXPLICIT_METHOD(mbs_method_cp_dopri5, "cp/dopri5",
-                    "Dormand-Prince 5(4), adaptive, coordinate partitioning (LU)", CITE,
-                    mbs_accel_cp, MBS_EXPLICIT_DOPRI5, 5, 5, 5,
-                    MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING, cp_params)
+MBS_ODE_FORMULATION_METHODS(cp, "cp", mbs_accel_cp, "coordinate partitioning (LU)", CITE,
+                            MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING, 1, cp_params)

@@ -836,18 +836,9 @@ int mbs_dca_last_iterations(void *ws)
 }
 
 #define CITE "seed 003, Sects. 2-3 (augmented Lagrangian DCA, mass-orthogonal projections)"
-MBS_EXPLICIT_METHOD(mbs_method_dca_rk4, "dca/rk4",
-                    "classical RK4 on the divide-and-conquer augmented-Lagrangian accelerations",
-                    CITE, mbs_accel_dca, MBS_EXPLICIT_RK4, 4, 4, 4, 0, dca_params)
-MBS_EXPLICIT_METHOD(mbs_method_dca_dopri5, "dca/dopri5",
-                    "Dormand-Prince 5(4) on the divide-and-conquer augmented-Lagrangian "
-                    "accelerations",
-                    CITE, mbs_accel_dca, MBS_EXPLICIT_DOPRI5, 5, 5, 5, 0, dca_params)
-MBS_EXPLICIT_METHOD(mbs_method_dca_proj_rk4, "dca-proj/rk4",
-                    "RK4 on DCA accelerations with mass-orthogonal position/velocity projections",
-                    CITE, mbs_accel_dca_proj, MBS_EXPLICIT_RK4, 4, 4, 4, MBS_M_PROJECTING,
-                    dca_params)
-MBS_EXPLICIT_METHOD(mbs_method_dca_proj_dopri5, "dca-proj/dopri5",
-                    "Dormand-Prince 5(4) on DCA accelerations with mass-orthogonal projections",
-                    CITE, mbs_accel_dca_proj, MBS_EXPLICIT_DOPRI5, 5, 5, 5, MBS_M_PROJECTING,
-                    dca_params)
+MBS_ODE_FORMULATION_METHODS(dca, "dca", mbs_accel_dca,
+                            "on the divide-and-conquer augmented-Lagrangian accelerations", CITE, 0,
+                            1, dca_params)
+MBS_ODE_FORMULATION_METHODS(dca_proj, "dca-proj", mbs_accel_dca_proj,
+                            "on DCA accelerations with mass-orthogonal position/velocity "
+                            "projections", CITE, MBS_M_PROJECTING, 1, dca_params)

@@ -1,12 +1,16 @@
-/* Explicit ODE integrators over an acceleration evaluator.
+/* Explicit ODE integrators over an acceleration evaluator: the ODE axis of the
+ * method registry (issue 19).
  *
  * Every formulation that turns (t, q, v) into accelerations v' (and, where it
  * yields them, multipliers lambda) is an `mbs_accel_def`: the index-1 KKT solve,
- * Baumgarte, the null-space methods (QR, SVD, ...), Udwadia-Kalaba.  Each can be
- * combined with every explicit integrator here (rk4 fixed step; GSL rkf45 and
- * rk8pd, our Dormand-Prince 5(4) adaptive) through MBS_EXPLICIT_METHOD, so a
- * formulation file registers FORMULATION/rk4, FORMULATION/dopri5, ... with one
- * macro line each plus one registry line each.
+ * Baumgarte, the null-space methods (QR, SVD, ...), Udwadia-Kalaba, the recursive
+ * O(N) formalism, DCA.  Formulations and explicit integrators are two lists
+ * composed automatically: a formulation file ends with one
+ * MBS_ODE_FORMULATION_METHODS line, which defines FORMULATION/INTEGRATOR for every
+ * integrator of MBS_EXPLICIT_INTEGRATORS below, and registry.def names it once with
+ * MBS_ODE_FORMULATION(symbol).  A new explicit integrator is one line in
+ * MBS_EXPLICIT_INTEGRATORS (and its stepper in explicit.c): it then exists for
+ * every formulation, without a registry line per pair.
  *
  * The integrated state is (q, v); lambda is taken from the evaluation at each
  * accepted point (for Runge-Kutta it is the first stage of the next step, so it
@@ -77,5 +81,36 @@ void *mbs_explicit_accel_ws(void *state);
         .variant = &sym##_variant,                                                            \
         .ops = &mbs_explicit_ops,                                                             \
     };
+
+/* The explicit integrators: X(symbol, "name", kind, order, "summary", "citation",
+ * formulation...).  Orders are nominal for q, v (and lambda when the formulation
+ * yields multipliers). */
+#define MBS_EXPLICIT_INTEGRATORS(X, ...)                                                     \
+    X(rk4, "rk4", MBS_EXPLICIT_RK4, 4, "classical Runge-Kutta 4, fixed step", "Kutta (1901)", \
+      __VA_ARGS__)                                                                           \
+    X(rkf45, "rkf45", MBS_EXPLICIT_RKF45, 4, "GSL Runge-Kutta-Fehlberg 4(5), adaptive",      \
+      "GSL gsl_odeiv2_step_rkf45", __VA_ARGS__)                                              \
+    X(rk8pd, "rk8pd", MBS_EXPLICIT_RK8PD, 8, "GSL Prince-Dormand 8(9), adaptive",            \
+      "GSL gsl_odeiv2_step_rk8pd", __VA_ARGS__)                                              \
+    X(dopri5, "dopri5", MBS_EXPLICIT_DOPRI5, 5, "Dormand-Prince 5(4), adaptive",             \
+      "Dormand & Prince (1980), Hairer's DOPRI5 controller", __VA_ARGS__)
+
+#define MBS_ODE_PAIR_(isym, iname, kindv, p, isumm, icite, fsym, fname, acc, fsumm, fcite,  \
+                      fflags, lam, prm)                                                      \
+    MBS_EXPLICIT_METHOD(mbs_method_##fsym##_##isym, fname "/" iname, isumm ", " fsumm,      \
+                        fcite "; " icite, acc, kindv, p, p, (lam) ? (p) : 0, fflags, prm)
+
+/* One line at the end of a formulation file: FORMULATION/INTEGRATOR for every
+ * explicit integrator.  fsym: symbol (mbs_method_<fsym>_<integrator>); fname:
+ * the name before '/'; acc: its mbs_accel_def; fsumm, fcite: what it is and its
+ * source; fflags: MBS_M_* flags; lam: 1 when it yields the multipliers; prm: its
+ * parameter table (a static array). */
+#define MBS_ODE_FORMULATION_METHODS(fsym, fname, acc, fsumm, fcite, fflags, lam, prm)       \
+    MBS_EXPLICIT_INTEGRATORS(MBS_ODE_PAIR_, fsym, fname, acc, fsumm, fcite, fflags, lam, prm)
+
+/* registry.c: the declarations and addresses of a formulation's methods. */
+#define MBS_ODE_DECL_(isym, iname, kindv, p, isumm, icite, fsym)                             \
+    extern const mbs_method_def mbs_method_##fsym##_##isym;
+#define MBS_ODE_ADDR_(isym, iname, kindv, p, isumm, icite, fsym) &mbs_method_##fsym##_##isym,
 
 #endif

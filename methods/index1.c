@@ -250,20 +250,5 @@ const mbs_accel_def mbs_accel_index1 = {
 };
 
 #define CITE "seed 002, Eqs. (83)-(84); seed 004, Eqs. (2)-(8)"
-MBS_EXPLICIT_METHOD(mbs_method_index1_rk4, "index1/rk4",
-                    "classical Runge-Kutta 4, fixed step, on the index-1 formulation",
-                    CITE "; Kutta (1901)", mbs_accel_index1, MBS_EXPLICIT_RK4, 4, 4, 4,
-                    MBS_M_NEEDS_FULL_RANK, index1_params)
-MBS_EXPLICIT_METHOD(mbs_method_index1_rkf45, "index1/rkf45",
-                    "GSL Runge-Kutta-Fehlberg 4(5), adaptive, on the index-1 formulation",
-                    CITE "; GSL gsl_odeiv2_step_rkf45", mbs_accel_index1, MBS_EXPLICIT_RKF45, 4,
-                    4, 4, MBS_M_NEEDS_FULL_RANK, index1_params)
-MBS_EXPLICIT_METHOD(mbs_method_index1_rk8pd, "index1/rk8pd",
-                    "GSL Prince-Dormand 8(9), adaptive, on the index-1 formulation",
-                    CITE "; GSL gsl_odeiv2_step_rk8pd", mbs_accel_index1, MBS_EXPLICIT_RK8PD, 8,
-                    8, 8, MBS_M_NEEDS_FULL_RANK, index1_params)
-MBS_EXPLICIT_METHOD(mbs_method_index1_dopri5, "index1/dopri5",
-                    "Dormand-Prince 5(4), adaptive, on the index-1 formulation",
-                    CITE "; Dormand & Prince (1980), Hairer's DOPRI5 controller",
-                    mbs_accel_index1, MBS_EXPLICIT_DOPRI5, 5, 5, 5, MBS_M_NEEDS_FULL_RANK,
-                    index1_params)
+MBS_ODE_FORMULATION_METHODS(index1, "index1", mbs_accel_index1, "on the index-1 formulation", CITE,
+                            MBS_M_NEEDS_FULL_RANK, 1, index1_params)

@@ -531,18 +531,7 @@ int mbs_ns_diag_get(const mbs_method_def *m, void *state, mbs_ns_diag *d)
 static const mbs_param_def ns_params[] = {MBS_NS_RANK_TOL_PARAM};
 
 #define NS_METHODS(fm, acc, title, cite, flags)                                              \
-    MBS_EXPLICIT_METHOD(mbs_method_##fm##_rk4, #fm "/rk4",                                   \
-                        "classical Runge-Kutta 4, fixed step, " title, cite, acc,            \
-                        MBS_EXPLICIT_RK4, 4, 4, 4, flags, ns_params)                         \
-    MBS_EXPLICIT_METHOD(mbs_method_##fm##_rkf45, #fm "/rkf45",                               \
-                        "GSL Runge-Kutta-Fehlberg 4(5), adaptive, " title, cite, acc,        \
-                        MBS_EXPLICIT_RKF45, 4, 4, 4, flags, ns_params)                       \
-    MBS_EXPLICIT_METHOD(mbs_method_##fm##_rk8pd, #fm "/rk8pd",                               \
-                        "GSL Prince-Dormand 8(9), adaptive, " title, cite, acc,              \
-                        MBS_EXPLICIT_RK8PD, 8, 8, 8, flags, ns_params)                       \
-    MBS_EXPLICIT_METHOD(mbs_method_##fm##_dopri5, #fm "/dopri5",                             \
-                        "Dormand-Prince 5(4), adaptive, " title, cite, acc,                  \
-                        MBS_EXPLICIT_DOPRI5, 5, 5, 5, flags, ns_params)
+    MBS_ODE_FORMULATION_METHODS(fm, #fm, acc, title, cite, flags, 1, ns_params)
 
 NS_METHODS(qr, mbs_accel_qr, "null space from a column-pivoted QR of B^T (GSL)",
            "seed 004, Eqs. (58)-(65)", 0)

@@ -386,20 +386,6 @@ const mbs_accel_def mbs_accel_proj_index1 = {
 };
 
 #define CITE "seed 002, Eqs. (83)-(84) and projection Eqs. (88)-(91)"
-MBS_EXPLICIT_METHOD(mbs_method_proj_index1_rk4, "proj-index1/rk4",
-                    "classical Runge-Kutta 4, fixed step, index-1 with projection of q and v "
-                    "after every step",
-                    CITE "; Kutta (1901)", mbs_accel_proj_index1, MBS_EXPLICIT_RK4, 4, 4, 4,
-                    MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING, proj_index1_params)
-MBS_EXPLICIT_METHOD(mbs_method_proj_index1_dopri5, "proj-index1/dopri5",
-                    "Dormand-Prince 5(4), adaptive, index-1 with projection of q and v after "
-                    "every accepted step",
-                    CITE "; Dormand & Prince (1980)", mbs_accel_proj_index1,
-                    MBS_EXPLICIT_DOPRI5, 5, 5, 5, MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING,
-                    proj_index1_params)
-MBS_EXPLICIT_METHOD(mbs_method_proj_index1_rk8pd, "proj-index1/rk8pd",
-                    "GSL Prince-Dormand 8(9), adaptive, index-1 with projection of q and v "
-                    "after every accepted step",
-                    CITE "; GSL gsl_odeiv2_step_rk8pd", mbs_accel_proj_index1,
-                    MBS_EXPLICIT_RK8PD, 8, 8, 8, MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING,
-                    proj_index1_params)
+MBS_ODE_FORMULATION_METHODS(proj_index1, "proj-index1", mbs_accel_proj_index1,
+                            "index-1 with projection of q and v after every accepted step",
+                            CITE, MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING, 1, proj_index1_params)

@@ -398,11 +398,6 @@ static const mbs_param_def recursive_params[] = {
 };
 
 #define CITE "seed 000, Sect. 3, Eqs. (17), (18), (24a,b); seed 002, Table 1"
-MBS_EXPLICIT_METHOD(mbs_method_recursive_rk4, "recursive/rk4",
-                    "classical RK4 on the recursive O(N) formalism (joint coordinates)",
-                    CITE "; Kutta (1901)", mbs_accel_recursive, MBS_EXPLICIT_RK4, 4, 4, 0,
-                    MBS_M_NEEDS_REGULAR_MASS, recursive_params)
-MBS_EXPLICIT_METHOD(mbs_method_recursive_dopri5, "recursive/dopri5",
-                    "Dormand-Prince 5(4) on the recursive O(N) formalism (joint coordinates)",
-                    CITE "; Dormand & Prince (1980)", mbs_accel_recursive, MBS_EXPLICIT_DOPRI5,
-                    5, 5, 0, MBS_M_NEEDS_REGULAR_MASS, recursive_params)
+MBS_ODE_FORMULATION_METHODS(recursive, "recursive", mbs_accel_recursive,
+                            "on the recursive O(N) formalism (joint coordinates)", CITE,
+                            MBS_M_NEEDS_REGULAR_MASS, 0, recursive_params)

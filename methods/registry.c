@@ -2,15 +2,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "explicit.h"
 #include "method.h"
 
 #define MBS_METHOD(sym) extern const mbs_method_def sym;
+#define MBS_ODE_FORMULATION(fsym) MBS_EXPLICIT_INTEGRATORS(MBS_ODE_DECL_, fsym)
 #include "registry.def"
+#undef MBS_ODE_FORMULATION
 #undef MBS_METHOD
 
 static const mbs_method_def *const registry[] = {
 #define MBS_METHOD(sym) &sym,
+#define MBS_ODE_FORMULATION(fsym) MBS_EXPLICIT_INTEGRATORS(MBS_ODE_ADDR_, fsym)
 #include "registry.def"
+#undef MBS_ODE_FORMULATION
 #undef MBS_METHOD
 };
 

@@ -292,18 +292,7 @@ static const mbs_param_def ukb_params[] = {
 };
 
 #define UK_METHODS(fm, acc, prm, title, cite)                                                \
-    MBS_EXPLICIT_METHOD(mbs_method_##fm##_rk4, #fm "/rk4",                                   \
-                        "classical Runge-Kutta 4, fixed step, " title, cite, acc,            \
-                        MBS_EXPLICIT_RK4, 4, 4, 4, 0, prm)                                   \
-    MBS_EXPLICIT_METHOD(mbs_method_##fm##_rkf45, #fm "/rkf45",                               \
-                        "GSL Runge-Kutta-Fehlberg 4(5), adaptive, " title, cite, acc,        \
-                        MBS_EXPLICIT_RKF45, 4, 4, 4, 0, prm)                                 \
-    MBS_EXPLICIT_METHOD(mbs_method_##fm##_rk8pd, #fm "/rk8pd",                               \
-                        "GSL Prince-Dormand 8(9), adaptive, " title, cite, acc,              \
-                        MBS_EXPLICIT_RK8PD, 8, 8, 8, 0, prm)                                 \
-    MBS_EXPLICIT_METHOD(mbs_method_##fm##_dopri5, #fm "/dopri5",                             \
-                        "Dormand-Prince 5(4), adaptive, " title, cite, acc,                  \
-                        MBS_EXPLICIT_DOPRI5, 5, 5, 5, 0, prm)
+    MBS_ODE_FORMULATION_METHODS(fm, #fm, acc, title, cite, 0, 1, prm)
 
 UK_METHODS(uk, mbs_accel_uk, uk_params,
            "Udwadia-Kalaba with the pseudo-inverse of B M^-1/2 (GSL SVD)",
