@@ -224,11 +224,13 @@ START_TEST(killed_worker_is_recorded)
     snprintf(dir, sizeof dir, "/tmp/mbs-crash-out-%d", pid);
     write_long_suite(suite, "");
     const char *bin = getenv("MBSBENCH") ? getenv("MBSBENCH") : "bin/mbsbench";
-    /* Kill the running workers (children of the sweep) once, part-way. */
+    /* Kill the running workers (children of the sweep) once, as soon as one runs
+     * (polled: a fixed sleep was flaky on a loaded machine). */
     snprintf(cmd, sizeof cmd,
-             "rm -rf %s; %s sweep %s --out %s >/dev/null 2>&1 & p=$!; sleep 0.6; "
+             "rm -rf %s; %s sweep %s --out %s >/dev/null 2>&1 & p=$!; k=0; n=0; "
+             "while [ $k = 0 ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n+1)); "
              "for d in /proc/[0-9]*; do read -r c x y pp rest < $d/stat 2>/dev/null || continue; "
-             "[ \"$pp\" = \"$p\" ] && kill -9 $c; done; wait $p; exit $?",
+             "[ \"$pp\" = \"$p\" ] && kill -9 $c && k=1; done; done; wait $p; exit $?",
              dir, bin, suite, dir);
     int st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 1);
