@@ -87,11 +87,11 @@
 #include "index1.h"
 #include "projection.h"
 #include "radau5.h"
+#include "radau5_impl.h"
 
 enum { P_KAPPA, P_NIT, P_EPS_G };
 
 /* Values of the parameter `linsol` (issue 10). */
-enum { RADAU_LS_FULL = 0, RADAU_LS_LU = 1, RADAU_LS_UMFPACK = 2, RADAU_LS_CHOLMOD = 3 };
 #define RADAU_LINSOL_PARAM                                                                  \
     {"linsol", RADAU_LS_FULL, 0, 3,                                                         \
      "iteration matrix: full (dense real and complex LU with finite-difference dF/dy), or " \
@@ -131,42 +131,6 @@ static const mbs_param_def radau_proj_params[] = {
     RADAU_LINSOL_PARAM,
 };
 
-typedef struct radau_variant {
-    mbs_form_kind kind;
-    int index1;  /* index-1 formulation (Eqs. (83)-(84)) as an ODE, instead of kind */
-    int fixed;   /* fixed-step mode */
-    int project; /* projection after accepted steps (seed 002 Eqs. (88)-(91)) */
-} radau_variant;
-
-typedef struct radau_state {
-    const radau_variant *var;
-    mbs_dae_form *form;     /* for index1: an index-2 form, used for the dimensions only */
-    mbs_index1 *ix;         /* index-1 variant: KKT solve for v' and lambda */
-    double *lam1, *jy, *jf; /* index-1: multipliers of the last evaluation, FD work */
-    mbs_projection *proj;
-    size_t n, N; /* N = 3 n */
-    double kappa;
-    int kappa_set, nit;
-    double Ainv[3][3], c[3], u1, dd[3];
-    double Tm[3][3], TI[3][3], alpha, beta; /* A^-1 = T diag(u1, [alpha -beta; beta alpha]) T^-1 */
-    gsl_matrix *E0, *J0, *Es, *T1;
-    gsl_matrix_complex *Tc;
-    gsl_permutation *pc, *p1;
-    gsl_vector *b1, *x1;
-    gsl_vector_complex *bc, *xc;
-    double *W; /* transformed residual (3 n) */
-    double *y, *Z, *dZ, *R, *Yd, *F0, *F1, *F2, *cont, *scal, *rs, *cs, *err, *Ys, *Es_w;
-    double *yd0; /* y'(t_n) of the differential components (first-step predictor) */
-    gsl_matrix *Mw;
-    gsl_permutation *pm;
-    gsl_vector *bm, *xm;
-    int lsk;           /* parameter linsol: RADAU_LS_FULL or a structured backend */
-    double *Wx;        /* structured path: KKT solutions w1 | w2 | w3 (3 n) */
-    mbs_index1 *ix0;   /* structured path: y'(t_0) (first-step predictor) */
-    int *v_index2;     /* index-3 form: 1 for the velocities the constraints see
-                          (index-2 variables, error scaled by h), 0 for the others */
-} radau_state;
-
 static void radau_free(void *p)
 {
     radau_state *st = p;
@@ -203,70 +167,6 @@ static void radau_free(void *p)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(st);
-}
-
-/* Radau IIA (s = 3) coefficients (Hairer & Wanner II, Table IV.5.6) and the
- * constants of RADAU5's error estimate. */
-static int radau_tableau(radau_state *st)
-{
-    const double s6 = sqrt(6.0);
-    double A[9] = {(88.0 - 7.0 * s6) / 360.0,       (296.0 - 169.0 * s6) / 1800.0,
-                   (-2.0 + 3.0 * s6) / 225.0,       (296.0 + 169.0 * s6) / 1800.0,
-                   (88.0 + 7.0 * s6) / 360.0,       (-2.0 - 3.0 * s6) / 225.0,
-                   (16.0 - s6) / 36.0,              (16.0 + s6) / 36.0,
-                   1.0 / 9.0};
-    /* A^-1 = adj(A) / det(A) (3 x 3, no allocation: GSL's LU may allocate). */
-    double Ai[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            int r0 = (j + 1) % 3, r1 = (j + 2) % 3, c0 = (i + 1) % 3, c1 = (i + 2) % 3;
-            Ai[3 * i + j] = A[3 * r0 + c0] * A[3 * r1 + c1] - A[3 * r0 + c1] * A[3 * r1 + c0];
-        }
-    double det = A[0] * Ai[0] + A[1] * Ai[3] + A[2] * Ai[6];
-    if (!(fabs(det) > 0.0))
-        return MBS_LIBRARY_FAILURE;
-    for (int k = 0; k < 9; k++)
-        Ai[k] /= det;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            st->Ainv[i][j] = Ai[3 * i + j];
-    st->c[0] = (4.0 - s6) / 10.0;
-    st->c[1] = (4.0 + s6) / 10.0;
-    st->c[2] = 1.0;
-    st->u1 = 30.0 / (6.0 + cbrt(81.0) - cbrt(9.0)); /* real eigenvalue of A^-1 */
-    st->dd[0] = -(13.0 + 7.0 * s6) / 3.0;
-    st->dd[1] = (-13.0 + 7.0 * s6) / 3.0;
-    st->dd[2] = -1.0 / 3.0;
-    /* RADAU5's transformation matrices (T and T^-1 to 20 digits, Hairer &
-     * Wanner, code RADAU5): T^-1 A^-1 T = diag(u1, [alpha -beta; beta alpha]).
-     * The block structure is checked here rather than trusted. */
-    static const double T0[3][3] = {
-        {9.1232394870892942792e-02, -0.14125529502095420843, -3.0029194105147424492e-02},
-        {0.24171793270710701896, 0.20412935229379993199, 0.38294211275726193779},
-        {0.96604818261509293619, 1.0, 0.0}};
-    static const double TI0[3][3] = {
-        {4.3255798900631553510, 0.33919925181580986954, 0.54177053993587487119},
-        {-4.1787185915519047273, -0.32768282076106238708, 0.47662355450055045196},
-        {-0.50287263494578687595, 2.5719269498556054292, -0.59603920482822492497}};
-    double L[3][3];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            st->Tm[i][j] = T0[i][j];
-            st->TI[i][j] = TI0[i][j];
-            double sum = 0.0;
-            for (int k = 0; k < 3; k++)
-                for (int l = 0; l < 3; l++)
-                    sum += TI0[i][k] * st->Ainv[k][l] * T0[l][j];
-            L[i][j] = sum;
-        }
-    st->alpha = L[1][1];
-    st->beta = L[2][1];
-    const double tol = 1e-12 * 10.0;
-    if (fabs(L[0][0] - st->u1) > tol || fabs(L[0][1]) > tol || fabs(L[0][2]) > tol ||
-        fabs(L[1][0]) > tol || fabs(L[2][0]) > tol || fabs(L[2][2] - L[1][1]) > tol ||
-        fabs(L[1][2] + L[2][1]) > tol)
-        return MBS_LIBRARY_FAILURE;
-    return MBS_OK;
 }
 
 /* linsol.h backend of a structured `linsol` choice. */
@@ -311,7 +211,7 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     if (s == MBS_OK && var->index1)
         s = mbs_index1_alloc(&st->ix, ctx, rhs_linsol);
     if (s == MBS_OK)
-        s = radau_tableau(st);
+        s = mbs_radau_tableau(st);
     if (s != MBS_OK) {
         radau_free(st);
         return s;
@@ -364,443 +264,11 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     return MBS_OK;
 }
 
-/* Row and column scaling of the Newton systems (index-3 scaling, seed 002
- * Eqs. (69)-(70)): unknowns (dq / h, dv, h dlambda, dmu); rows: q 1, v h,
- * position-level constraints 1/h, velocity-level constraints 1. */
-static void scaling(const mbs_dae_form *f, double h, double *rs, double *cs)
-{
-    size_t nq = f->nq, nv = f->nv, nl = f->nl;
-    for (size_t i = 0; i < f->n; i++) {
-        if (i < nq) {
-            rs[i] = 1.0;
-            cs[i] = h;
-        } else if (i < nq + nv) {
-            rs[i] = h;
-            cs[i] = 1.0;
-        } else {
-            rs[i] = mbs_dae_form_position_row(f, i) ? 1.0 / h : 1.0;
-            cs[i] = i < nq + nv + nl ? 1.0 / h : 1.0;
-        }
-    }
-}
-
-/* T = diag(rs) ((1/h) A^-1 (x) E - I (x) J) diag(cs)  (3n x 3n). */
-static void assemble(double Ainv[3][3], size_t n, const gsl_matrix *E0,
-                     const gsl_matrix *J0, const double *rs, const double *cs, double h,
-                     gsl_matrix *T)
-{
-    const double *E = E0->data, *J = J0->data;
-    const size_t te = E0->tda, tj = J0->tda, tt = T->tda;
-    for (size_t bi = 0; bi < 3; bi++)
-        for (size_t bj = 0; bj < 3; bj++) {
-            double a = Ainv[bi][bj] / h;
-            for (size_t k = 0; k < n; k++) {
-                double *Trow = T->data + (bi * n + k) * tt + bj * n;
-                for (size_t l = 0; l < n; l++) {
-                    double v = a * E[k * te + l];
-                    if (bi == bj)
-                        v -= J[k * tj + l];
-                    Trow[l] = rs[k] * v * cs[l];
-                }
-            }
-        }
-}
-
-static int lu_singular(const gsl_matrix *LU)
-{
-    for (size_t i = 0; i < LU->size1; i++) {
-        double d = gsl_matrix_get(LU, i, i);
-        if (d == 0.0 || !isfinite(d))
-            return 1;
-    }
-    return 0;
-}
-
-/* Factor the scaled Newton matrices after RADAU5's transformation (Hairer &
- * Wanner II, Sect. IV.8): the real block u1/h E0 - J0 (also the matrix of the
- * error estimate) and the complex block (alpha + i beta)/h E0 - J0. */
-static int factor(radau_state *st, mbs_ctx *ctx, double t, double h)
-{
-    size_t n = st->n;
-    scaling(st->form, h, st->rs, st->cs);
-    const double *E = st->E0->data, *J = st->J0->data;
-    const size_t te = st->E0->tda, tj = st->J0->tda, t1 = st->T1->tda;
-    for (size_t k = 0; k < n; k++)
-        for (size_t l = 0; l < n; l++) {
-            double e = E[k * te + l], j = J[k * tj + l], sc = st->rs[k] * st->cs[l];
-            st->T1->data[k * t1 + l] = sc * (st->u1 / h * e - j);
-            gsl_matrix_complex_set(st->Tc, k, l,
-                                   gsl_complex_rect(sc * (st->alpha / h * e - j),
-                                                    sc * st->beta / h * e));
-        }
-    int sign;
-    mbs_count_factorization(ctx);
-    mbs_count_factorization(ctx);
-    int bad = gsl_linalg_LU_decomp(st->T1, st->p1, &sign) != GSL_SUCCESS || lu_singular(st->T1);
-    if (!bad)
-        bad = gsl_linalg_complex_LU_decomp(st->Tc, st->pc, &sign) != GSL_SUCCESS;
-    for (size_t k = 0; k < n && !bad; k++) {
-        gsl_complex d = gsl_matrix_complex_get(st->Tc, k, k);
-        bad = !(gsl_complex_abs(d) > 0.0) || !isfinite(GSL_REAL(d)) || !isfinite(GSL_IMAG(d));
-    }
-    if (bad)
-        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
-                        "singular Radau iteration matrix (rank %zu of %zu, h=%.3g)",
-                        mbs_lu_rank(st->T1), st->T1->size1,
-                        h);
-    return MBS_OK;
-}
-
-/* dZ = -T^-1 R: W = (T^-1 (x) I) R, one real and one complex scaled solve,
- * dZ = (T (x) I) dW (RADAU5's SLVRAD with our row/column scaling). */
-static int solve3(radau_state *st, mbs_ctx *ctx, double t)
-{
-    size_t n = st->n;
-    const double *R = st->R;
-    for (size_t a = 0; a < 3; a++)
-        for (size_t k = 0; k < n; k++)
-            st->W[a * n + k] =
-                st->TI[a][0] * R[k] + st->TI[a][1] * R[n + k] + st->TI[a][2] * R[2 * n + k];
-    if (st->Wx) {
-        /* structured path (dae_form.h, sparse mode): w1 = -(u1/h E - J~)^-1 W1,
-         * w2 + i w3 = -((alpha + i beta)/h E - J~)^-1 (W2 + i W3), both on the
-         * one real KKT factorisation; no row/column scaling (the KKT matrices
-         * do not depend on h) */
-        double *w = st->Wx, h = st->form->h;
-        int s = mbs_dae_form_kkt_solve(st->form, ctx, t, st->u1 / h, st->W, w);
-        if (s == MBS_OK)
-            s = mbs_dae_form_kkt_solve_complex(st->form, ctx, t, st->alpha / h, st->beta / h,
-                                               st->W + n, st->W + 2 * n, w + n, w + 2 * n);
-        if (s != MBS_OK)
-            return s;
-        for (size_t k = 0; k < n; k++)
-            for (size_t i = 0; i < 3; i++)
-                st->dZ[i * n + k] =
-                    st->Tm[i][0] * w[k] + st->Tm[i][1] * w[n + k] + st->Tm[i][2] * w[2 * n + k];
-        return MBS_OK;
-    }
-    for (size_t k = 0; k < n; k++) {
-        gsl_vector_set(st->b1, k, -st->rs[k] * st->W[k]);
-        gsl_vector_complex_set(st->bc, k,
-                               gsl_complex_rect(-st->rs[k] * st->W[n + k],
-                                                -st->rs[k] * st->W[2 * n + k]));
-    }
-    mbs_count_solve(ctx);
-    mbs_count_solve(ctx);
-    if (gsl_linalg_LU_solve(st->T1, st->p1, st->b1, st->x1) != GSL_SUCCESS ||
-        gsl_linalg_complex_LU_solve(st->Tc, st->pc, st->bc, st->xc) != GSL_SUCCESS)
-        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau Newton solve failed");
-    for (size_t k = 0; k < n; k++) {
-        gsl_complex x = gsl_vector_complex_get(st->xc, k);
-        double w1 = st->cs[k] * gsl_vector_get(st->x1, k), w2 = st->cs[k] * GSL_REAL(x),
-               w3 = st->cs[k] * GSL_IMAG(x);
-        for (size_t i = 0; i < 3; i++)
-            st->dZ[i * n + k] = st->Tm[i][0] * w1 + st->Tm[i][1] * w2 + st->Tm[i][2] * w3;
-    }
-    return MBS_OK;
-}
-
-/* err = (u1/h E0 - J0)^-1 rhs, through the scaled system. */
-static int solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs, double *e)
-{
-    size_t n = st->n;
-    if (st->Wx) { /* structured path: kkt_solve gives -(u1/h E - J~)^-1 (-rhs) */
-        for (size_t i = 0; i < n; i++)
-            st->Wx[i] = -rhs[i];
-        return mbs_dae_form_kkt_solve(st->form, ctx, t, st->u1 / st->form->h, st->Wx, e);
-    }
-    for (size_t i = 0; i < n; i++)
-        gsl_vector_set(st->b1, i, st->rs[i] * rhs[i]);
-    mbs_count_solve(ctx);
-    if (gsl_linalg_LU_solve(st->T1, st->p1, st->b1, st->x1) != GSL_SUCCESS)
-        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau error-estimate solve failed");
-    for (size_t i = 0; i < n; i++)
-        e[i] = st->cs[i] * gsl_vector_get(st->x1, i);
-    return MBS_OK;
-}
-
-/* ---- the formulation: the DAE forms of dae_form.h, or the index-1 ODE
- * y = (q, v), y' = (H v, v'(t, q, v)) with v' and lambda from the KKT solve of
- * methods/index1.h (seed 002 Eqs. (83)-(84); E = I). */
-static int form_mass(radau_state *st, mbs_ctx *ctx, double t, const double *y, gsl_matrix *E)
-{
-    if (!st->ix)
-        return mbs_dae_form_mass(st->form, ctx, t, y, E);
-    gsl_matrix_set_identity(E);
-    return MBS_OK;
-}
-
-static int form_rhs(radau_state *st, mbs_ctx *ctx, double t, const double *y, double *F)
-{
-    if (!st->ix)
-        return mbs_dae_form_rhs(st->form, ctx, t, y, F);
-    size_t nq = st->form->nq;
-    int s = mbs_qdot(ctx, y, y + nq, F);
-    if (s == MBS_OK)
-        s = mbs_index1_accel(st->ix, ctx, t, y, y + nq, F + nq, st->lam1);
-    return s;
-}
-
-/* dF/dy: dae_form's Jacobian, or forward differences of the index-1 ODE. */
-static int form_jac(radau_state *st, mbs_ctx *ctx, double t, const double *y, gsl_matrix *J)
-{
-    if (!st->ix)
-        return mbs_dae_form_jac(st->form, ctx, t, y, J);
-    size_t n = st->n;
-    int s = form_rhs(st, ctx, t, y, st->jf);
-    if (s != MBS_OK)
-        return s;
-    memcpy(st->jy, y, n * sizeof(double));
-    for (size_t j = 0; j < n; j++) {
-        double d = sqrt(DBL_EPSILON) * fmax(1.0, fabs(y[j]));
-        st->jy[j] = y[j] + d;
-        d = st->jy[j] - y[j];
-        s = form_rhs(st, ctx, t, st->jy, st->Es_w);
-        st->jy[j] = y[j];
-        if (s != MBS_OK)
-            return s;
-        for (size_t i = 0; i < n; i++)
-            gsl_matrix_set(J, i, j, (st->Es_w[i] - st->jf[i]) / d);
-    }
-    return MBS_OK;
-}
-
-static void form_from_state(radau_state *st, const double *state, double *y)
-{
-    if (!st->ix) {
-        mbs_dae_form_from_state(st->form, state, y);
-        return;
-    }
-    memcpy(y, state, st->n * sizeof(double));
-    memcpy(st->lam1, state + st->n, st->form->nl * sizeof(double));
-}
-
-static void form_to_state(radau_state *st, const double *y, double *state)
-{
-    if (!st->ix) {
-        mbs_dae_form_to_state(st->form, y, state);
-        return;
-    }
-    memcpy(state, y, st->n * sizeof(double));
-    memcpy(state + st->n, st->lam1, st->form->nl * sizeof(double));
-}
-
-/* Stage derivatives Yd_i = (1/h) sum_j (A^-1)_ij Z_j. */
-static void stage_derivatives(radau_state *st, double h)
-{
-    size_t n = st->n;
-    for (size_t i = 0; i < 3; i++)
-        for (size_t k = 0; k < n; k++)
-            st->Yd[i * n + k] = (st->Ainv[i][0] * st->Z[k] + st->Ainv[i][1] * st->Z[n + k] +
-                                 st->Ainv[i][2] * st->Z[2 * n + k]) /
-                                h;
-}
-
-/* R_i = E(Y_i) Yd_i - F(t + c_i h, Y_i)  (seed 002 Eq. (73d)). */
-static int residual(radau_state *st, mbs_ctx *ctx, double t, double h)
-{
-    size_t n = st->n;
-    int s;
-    stage_derivatives(st, h);
-    for (size_t i = 0; i < 3; i++) {
-        double ti = t + st->c[i] * h, *Ri = st->R + i * n, *Ydi = st->Yd + i * n;
-        for (size_t k = 0; k < n; k++)
-            st->Ys[k] = st->y[k] + st->Z[i * n + k];
-        if (st->Wx) { /* structured path: E(Y_i) Yd_i without forming E */
-            if ((s = mbs_dae_form_rhs(st->form, ctx, ti, st->Ys, Ri)) != MBS_OK ||
-                (s = mbs_dae_form_mass_times(st->form, ctx, ti, st->Ys, Ydi, st->Es_w)) !=
-                    MBS_OK)
-                return s;
-            for (size_t k = 0; k < n; k++)
-                Ri[k] = st->Es_w[k] - Ri[k];
-            continue;
-        }
-        if ((s = form_mass(st, ctx, ti, st->Ys, st->Es)) != MBS_OK ||
-            (s = form_rhs(st, ctx, ti, st->Ys, Ri)) != MBS_OK)
-            return s;
-        const double *Es = st->Es->data;
-        const size_t te = st->Es->tda;
-        for (size_t k = 0; k < n; k++) {
-            double e = 0.0;
-            for (size_t l = 0; l < n; l++)
-                e += Es[k * te + l] * Ydi[l];
-            Ri[k] = e - Ri[k];
-        }
-    }
-    return MBS_OK;
-}
-
-static double rms_scaled(const double *x, const double *scal, size_t len, size_t n)
-{
-    double sum = 0.0;
-    for (size_t i = 0; i < len; i++) {
-        double r = x[i] / scal[i % n];
-        sum += r * r;
-    }
-    return sqrt(sum / (double)len);
-}
-
-/* RADAU5's ESTRAD: embedded error estimate (scaled RMS norm). */
-static int estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int first_or_reject,
-                    int e0_current, double *errn)
-{
-    size_t n = st->n;
-    int s;
-    for (size_t k = 0; k < n; k++)
-        st->F1[k] = (st->dd[0] * st->Z[k] + st->dd[1] * st->Z[n + k] +
-                     st->dd[2] * st->Z[2 * n + k]) /
-                    h;
-    if (st->Wx) { /* structured path: E(y_n) instead of E at the last factorisation */
-        if ((s = mbs_dae_form_mass_times(st->form, ctx, t, st->y, st->F1, st->F2)) != MBS_OK)
-            return s;
-    } else {
-        /* ESTRAD needs E at (t_n, y_n).  E0 is E at the last Jacobian
-         * evaluation: stale whenever the Jacobian was kept over accepted
-         * steps, which for a q-dependent mass matrix leaves an O(1) term in
-         * the estimate (the scaled error stalls and h collapses). */
-        const gsl_matrix *E = st->E0;
-        if (!e0_current) {
-            if ((s = form_mass(st, ctx, t, st->y, st->Es)) != MBS_OK)
-                return s;
-            E = st->Es;
-        }
-        for (size_t k = 0; k < n; k++) {
-            double e = 0.0;
-            for (size_t l = 0; l < n; l++)
-                e += gsl_matrix_get(E, k, l) * st->F1[l];
-            st->F2[k] = e;
-        }
-    }
-    for (size_t k = 0; k < n; k++)
-        st->Es_w[k] = st->F2[k] + st->F0[k];
-    if ((s = solve1(st, ctx, t, st->Es_w, st->err)) != MBS_OK)
-        return s;
-    double e = fmax(rms_scaled(st->err, st->scal, n, n), 1e-10);
-    if (e >= 1.0 && first_or_reject) {
-        for (size_t k = 0; k < n; k++)
-            st->Ys[k] = st->y[k] + st->err[k];
-        if ((s = form_rhs(st, ctx, t, st->Ys, st->F1)) != MBS_OK)
-            return s;
-        for (size_t k = 0; k < n; k++)
-            st->Es_w[k] = st->F1[k] + st->F2[k];
-        if ((s = solve1(st, ctx, t, st->Es_w, st->err)) != MBS_OK)
-            return s;
-        e = fmax(rms_scaled(st->err, st->scal, n, n), 1e-10);
-    }
-    *errn = e;
-    return MBS_OK;
-}
-
-/* After an accepted step: y += Z_3 and the divided differences of the
- * collocation polynomial (RADAU5's CONT) for the next starting values. */
-static void update_solution(radau_state *st)
-{
-    size_t n = st->n;
-    const double c1 = st->c[0], c2 = st->c[1], c1m1 = c1 - 1.0, c2m1 = c2 - 1.0,
-                 c1mc2 = c1 - c2;
-    for (size_t k = 0; k < n; k++) {
-        double z1 = st->Z[k], z2 = st->Z[n + k], z3 = st->Z[2 * n + k];
-        st->y[k] += z3;
-        double c1k = (z2 - z3) / c2m1;
-        double ak = (z1 - z2) / c1mc2;
-        double acont3 = (ak - z1 / c1) / c2;
-        double c2k = (ak - c1k) / c1m1;
-        st->cont[k] = c1k;
-        st->cont[n + k] = c2k;
-        st->cont[2 * n + k] = c2k - acont3;
-    }
-}
-
-/* y'(t_n) of the differential components from E0 y' = F0 (q' = F0_q,
- * M v' = F0_v with the state's multipliers), for the first step's starting
- * values Z_i = c_i h y'_n.  Zero starting values make the first simplified
- * Newton iterates of the index-3 form oscillate (the linearisation about the
- * tangent misses the O(h) normal velocity), which this predictor avoids.  A
- * singular M (allowed on ker B) falls back to zero velocities' derivatives. */
-static void first_derivative(radau_state *st, mbs_ctx *ctx, double t)
-{
-    const mbs_dae_form *f = st->form;
-    size_t nq = f->nq, nv = f->nv;
-    memset(st->yd0, 0, st->n * sizeof(double));
-    memcpy(st->yd0, st->F0, nq * sizeof(double));
-    if (st->ix0) {
-        /* structured path: v' of the index-1 KKT solve (consistent multipliers
-         * into lam1, a scratch here); on failure zero, as below */
-        if (mbs_index1_accel(st->ix0, ctx, t, st->y, st->y + nq, st->yd0 + nq, st->lam1) !=
-            MBS_OK) {
-            memset(st->yd0 + nq, 0, nv * sizeof(double));
-            ctx->reason[0] = '\0';
-        }
-        return;
-    }
-    gsl_matrix_const_view M = gsl_matrix_const_submatrix(st->E0, nq, nq, nv, nv);
-    gsl_matrix_memcpy(st->Mw, &M.matrix);
-    int sign;
-    mbs_count_factorization(ctx);
-    if (gsl_linalg_LU_decomp(st->Mw, st->pm, &sign) != GSL_SUCCESS || lu_singular(st->Mw))
-        return;
-    for (size_t i = 0; i < nv; i++)
-        gsl_vector_set(st->bm, i, st->F0[nq + i]);
-    mbs_count_solve(ctx);
-    if (gsl_linalg_LU_solve(st->Mw, st->pm, st->bm, st->xm) != GSL_SUCCESS)
-        return;
-    for (size_t i = 0; i < nv; i++)
-        st->yd0[nq + i] = gsl_vector_get(st->xm, i);
-}
-
-/* Starting values: first step c_i h y'_n, later the previous collocation
- * polynomial extrapolated (RADAU5). */
-static void start_values(radau_state *st, int first, double h, double hold)
-{
-    size_t n = st->n;
-    if (first) {
-        for (size_t i = 0; i < 3; i++)
-            for (size_t k = 0; k < n; k++)
-                st->Z[i * n + k] = st->c[i] * h * st->yd0[k];
-        return;
-    }
-    const double c1m1 = st->c[0] - 1.0, c2m1 = st->c[1] - 1.0, c3q = h / hold;
-    for (size_t i = 0; i < 3; i++) {
-        double cq = st->c[i] * c3q;
-        for (size_t k = 0; k < n; k++)
-            st->Z[i * n + k] =
-                cq * (st->cont[k] +
-                      (cq - c2m1) * (st->cont[n + k] + (cq - c1m1) * st->cont[2 * n + k]));
-    }
-}
-
-/* Error weights: atol + rtol |y_i|, divided by h^(index_i - 1) (RADAU5's
- * NIND2/NIND3 scaling).  The index is the form's var_index, except that in the
- * index-3 form the velocities count as index-2 variables: in Hairer & Wanner's
- * index-3 system y' = f(y, z), z' = k(y, z, u), 0 = g(y) (Solving ODEs II,
- * Sect. VII.4) q is y, v is z (index 2, order h^s) and lambda is u (index 3),
- * and RADAU5 drivers (e.g. the Test Set's andrews) declare them so.  Without
- * it the estimate for v does not vanish as h -> 0 and the step collapses
- * (seen on andrews).  Unconstrained problems (n_lambda = 0) are plain ODEs. */
-static void set_scal(radau_state *st, double rtol, double atol, double h, int index_aware)
-{
-    const mbs_dae_form *f = st->form;
-    for (size_t k = 0; k < st->n; k++) {
-        double sc = atol + rtol * fabs(st->y[k]);
-        int idx = f->var_index[k];
-        if (f->kind == MBS_FORM_INDEX3 && f->nl > 0 && k >= f->nq && k < f->nq + f->nv)
-            idx = st->v_index2[k - f->nq] ? 2 : 1;
-        if (index_aware) {
-            if (idx == 2)
-                sc /= h;
-            else if (idx == 3)
-                sc /= h * h;
-        }
-        st->scal[k] = sc;
-    }
-}
-
-/* Accepted step: projection (proj- methods), report to the harness. */
 static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *ystate)
 {
     const mbs_dae_form *f = st->form;
     int s;
-    stage_derivatives(st, h); /* final Z: stage 3 derivative = polynomial at t_n+1 */
+    mbs_radau_stage_derivatives(st, h); /* final Z: stage 3 derivative = polynomial at t_n+1 */
     const double *vdot = st->Yd + 2 * st->n + f->nq;
     if (st->proj) {
         if ((s = mbs_project(st->proj, ctx, t, st->y, st->y + f->nq)) != MBS_OK)
@@ -808,11 +276,11 @@ static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *yst
     }
     if (st->ix) {
         /* index-1: multipliers (and v') of the KKT solve at the accepted point */
-        if ((s = form_rhs(st, ctx, t, st->y, st->F1)) != MBS_OK)
+        if ((s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F1)) != MBS_OK)
             return s;
         vdot = st->F1 + f->nq;
     }
-    form_to_state(st, st->y, ystate);
+    mbs_radau_form_to_state(st, st->y, ystate);
     return mbs_accept(ctx, t, ystate, vdot);
 }
 
@@ -826,7 +294,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
     size_t n = st->n, N = st->N;
     double t0 = *tp, t = t0, t_end = set->t_end, span = t_end - t0;
     int s = MBS_OK;
-    form_from_state(st, ystate, st->y);
+    mbs_radau_form_from_state(st, ystate, st->y);
     if (st->form && st->form->kind == MBS_FORM_INDEX3 &&
         (s = mbs_dae_form_index2_velocities(st->form, ctx, t0, ystate, st->v_index2)) != MBS_OK)
         return s;
@@ -889,27 +357,27 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                     break;
                 goto unexpected;
             }
-            if ((s = form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
+            if ((s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
                 goto failed_eval;
             need_jac = 0;
             jac_current = 1;
             if (first)
-                first_derivative(st, ctx, t);
+                mbs_radau_first_derivative(st, ctx, t);
         } else if (need_jac || fixed) {
-            if ((s = form_mass(st, ctx, t, st->y, st->E0)) != MBS_OK ||
-                (s = form_jac(st, ctx, t, st->y, st->J0)) != MBS_OK ||
-                (s = form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
+            if ((s = mbs_radau_form_mass(st, ctx, t, st->y, st->E0)) != MBS_OK ||
+                (s = mbs_radau_form_jac(st, ctx, t, st->y, st->J0)) != MBS_OK ||
+                (s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
                 goto failed_eval;
             need_jac = 0;
             jac_current = 1;
             h_fact = -1.0;
             if (first)
-                first_derivative(st, ctx, t);
+                mbs_radau_first_derivative(st, ctx, t);
         }
         if (sparse) {
             h_fact = h;
         } else if (h != h_fact) {
-            if ((s = factor(st, ctx, t, h)) != MBS_OK) {
+            if ((s = mbs_radau_factor(st, ctx, t, h)) != MBS_OK) {
                 if (fixed || ++nsing >= 5) {
                     mbs_fail(ctx, s, t, "singular Radau iteration matrix at h=%.3g", h);
                     break;
@@ -918,8 +386,8 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             }
             h_fact = h;
         }
-        set_scal(st, rtol, atol, h, 1);
-        start_values(st, first, h, hold);
+        mbs_radau_set_scal(st, rtol, atol, h, 1);
+        mbs_radau_start_values(st, first, h, hold);
 
         if (fixed) {
             /* Fixed-step mode: simplified Newton iterated to round-off
@@ -928,12 +396,12 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             int done = 0;
             double dprev = HUGE_VAL;
             for (int newt = 1; newt <= nit && !done; newt++) {
-                if ((s = residual(st, ctx, t, h)) != MBS_OK)
+                if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
                     goto failed_eval;
-                if ((s = solve3(st, ctx, t)) != MBS_OK)
+                if ((s = mbs_radau_solve3(st, ctx, t)) != MBS_OK)
                     goto newton_failed;
                 mbs_count_newton(ctx);
-                double dyno = rms_scaled(st->dZ, st->scal, N, n);
+                double dyno = mbs_radau_rms_scaled(st->dZ, st->scal, N, n);
                 if (!isfinite(dyno))
                     goto newton_failed;
                 for (size_t i = 0; i < N; i++)
@@ -945,7 +413,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 goto newton_failed;
             t = istep + 1 == nsteps ? t_end : t + h;
             istep++;
-            update_solution(st);
+            mbs_radau_update_solution(st);
             hold = h;
             first = 0;
             if ((s = report(st, ctx, t, h, ystate)) != MBS_OK)
@@ -961,13 +429,13 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         while (!converged) {
             if (newt >= nit)
                 goto newton_failed;
-            if ((s = residual(st, ctx, t, h)) != MBS_OK)
+            if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
                 goto failed_eval;
-            if ((s = solve3(st, ctx, t)) != MBS_OK)
+            if ((s = mbs_radau_solve3(st, ctx, t)) != MBS_OK)
                 goto newton_failed;
             newt++;
             mbs_count_newton(ctx);
-            double dyno = rms_scaled(st->dZ, st->scal, N, n);
+            double dyno = mbs_radau_rms_scaled(st->dZ, st->scal, N, n);
             if (!isfinite(dyno))
                 goto newton_failed;
             if (newt > 1 && newt < nit) {
@@ -999,7 +467,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
 
         /* Error estimate and step-size control (RADAU5). */
         double errn;
-        if ((s = estimate(st, ctx, t, h, first || reject, jac_current, &errn)) != MBS_OK)
+        if ((s = mbs_radau_estimate(st, ctx, t, h, first || reject, jac_current, &errn)) != MBS_OK)
             goto failed_eval;
         /* A scaled error that sits near 1 with the same value step after step
          * while the Jacobian (and E) are kept is the signature of a stale
@@ -1032,13 +500,13 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             erracc = fmax(1e-2, errn);
             hold = h;
             t = last ? t_end : t + h;
-            update_solution(st);
+            mbs_radau_update_solution(st);
             jac_current = 0;
             if ((s = report(st, ctx, t, h, ystate)) != MBS_OK)
                 break;
             if (last)
                 break;
-            if ((s = form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
+            if ((s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
                 goto failed_eval;
             hnew = fmin(hnew, hmax);
             if (reject)
@@ -1089,7 +557,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         s = MBS_OK;
         continue;
     }
-    form_to_state(st, st->y, ystate);
+    mbs_radau_form_to_state(st, st->y, ystate);
     *tp = t;
     if (sparse) {
         int kind = radau_ls_kind(st->lsk);
@@ -1115,17 +583,17 @@ int mbs_radau5_iteration_matrix(mbs_dae_form *f, mbs_ctx *ctx, double t, const d
     double *rs = malloc(n * sizeof(double)), *cs = malloc(n * sizeof(double));
     int s = (E && J && rs && cs) ? MBS_OK : MBS_NO_MEMORY;
     if (s == MBS_OK)
-        s = radau_tableau(&tab);
+        s = mbs_radau_tableau(&tab);
     f->h = h;
     if (s == MBS_OK && (s = mbs_dae_form_mass(f, ctx, t, y, E)) == MBS_OK &&
         (s = mbs_dae_form_jac(f, ctx, t, y, J)) == MBS_OK) {
         if (scaled) {
-            scaling(f, h, rs, cs);
+            mbs_radau_scaling(f, h, rs, cs);
         } else {
             for (size_t i = 0; i < n; i++)
                 rs[i] = cs[i] = 1.0;
         }
-        assemble(tab.Ainv, n, E, J, rs, cs, h, T);
+        mbs_radau_assemble(tab.Ainv, n, E, J, rs, cs, h, T);
     }
     gsl_matrix_free(E);
     gsl_matrix_free(J);

@@ -1,0 +1,80 @@
+/* Private to methods/radau5*.c (issue 19 split): the state of the Radau IIA
+ * methods, shared by radau5.c (methods, step loop, Newton, error estimate,
+ * controller), radau5_linalg.c (collocation coefficients and the linear
+ * systems of the simplified Newton iteration) and radau5_stages.c (the
+ * formulation, stage residual, error estimate, predictor, scaling). */
+#ifndef MBS_RADAU5_IMPL_H
+#define MBS_RADAU5_IMPL_H
+
+#include <gsl/gsl_linalg.h>
+
+#include "dae_form.h"
+#include "index1.h"
+#include "projection.h"
+
+/* Values of the parameter `linsol` (issue 10). */
+enum { RADAU_LS_FULL = 0, RADAU_LS_LU = 1, RADAU_LS_UMFPACK = 2, RADAU_LS_CHOLMOD = 3 };
+
+typedef struct radau_variant {
+    mbs_form_kind kind;
+    int index1;  /* index-1 formulation (Eqs. (83)-(84)) as an ODE, instead of kind */
+    int fixed;   /* fixed-step mode */
+    int project; /* projection after accepted steps (seed 002 Eqs. (88)-(91)) */
+} radau_variant;
+
+typedef struct radau_state {
+    const radau_variant *var;
+    mbs_dae_form *form;     /* for index1: an index-2 form, used for the dimensions only */
+    mbs_index1 *ix;         /* index-1 variant: KKT solve for v' and lambda */
+    double *lam1, *jy, *jf; /* index-1: multipliers of the last evaluation, FD work */
+    mbs_projection *proj;
+    size_t n, N; /* N = 3 n */
+    double kappa;
+    int kappa_set, nit;
+    double Ainv[3][3], c[3], u1, dd[3];
+    double Tm[3][3], TI[3][3], alpha, beta; /* A^-1 = T diag(u1, [alpha -beta; beta alpha]) T^-1 */
+    gsl_matrix *E0, *J0, *Es, *T1;
+    gsl_matrix_complex *Tc;
+    gsl_permutation *pc, *p1;
+    gsl_vector *b1, *x1;
+    gsl_vector_complex *bc, *xc;
+    double *W; /* transformed residual (3 n) */
+    double *y, *Z, *dZ, *R, *Yd, *F0, *F1, *F2, *cont, *scal, *rs, *cs, *err, *Ys, *Es_w;
+    double *yd0; /* y'(t_n) of the differential components (first-step predictor) */
+    gsl_matrix *Mw;
+    gsl_permutation *pm;
+    gsl_vector *bm, *xm;
+    int lsk;           /* parameter linsol: RADAU_LS_FULL or a structured backend */
+    double *Wx;        /* structured path: KKT solutions w1 | w2 | w3 (3 n) */
+    mbs_index1 *ix0;   /* structured path: y'(t_0) (first-step predictor) */
+    int *v_index2;     /* index-3 form: 1 for the velocities the constraints see
+                          (index-2 variables, error scaled by h), 0 for the others */
+} radau_state;
+
+int mbs_radau_tableau(radau_state *st);
+void mbs_radau_scaling(const mbs_dae_form *f, double h, double *rs, double *cs);
+void mbs_radau_assemble(double Ainv[3][3], size_t n, const gsl_matrix *E0,
+                     const gsl_matrix *J0, const double *rs, const double *cs, double h,
+                     gsl_matrix *T);
+int mbs_radau_lu_singular(const gsl_matrix *LU);
+int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h);
+int mbs_radau_solve3(radau_state *st, mbs_ctx *ctx, double t);
+int mbs_radau_solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs, double *e);
+
+/* radau5_stages.c */
+int mbs_radau_form_mass(radau_state *st, mbs_ctx *ctx, double t, const double *y, gsl_matrix *E);
+int mbs_radau_form_rhs(radau_state *st, mbs_ctx *ctx, double t, const double *y, double *F);
+int mbs_radau_form_jac(radau_state *st, mbs_ctx *ctx, double t, const double *y, gsl_matrix *J);
+void mbs_radau_form_from_state(radau_state *st, const double *state, double *y);
+void mbs_radau_form_to_state(radau_state *st, const double *y, double *state);
+void mbs_radau_stage_derivatives(radau_state *st, double h);
+int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h);
+double mbs_radau_rms_scaled(const double *x, const double *scal, size_t len, size_t n);
+int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int first_or_reject,
+                    int e0_current, double *errn);
+void mbs_radau_update_solution(radau_state *st);
+void mbs_radau_first_derivative(radau_state *st, mbs_ctx *ctx, double t);
+void mbs_radau_start_values(radau_state *st, int first, double h, double hold);
+void mbs_radau_set_scal(radau_state *st, double rtol, double atol, double h, int index_aware);
+
+#endif

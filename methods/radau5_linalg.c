@@ -1,0 +1,233 @@
+/* Radau IIA (s = 3) for methods/radau5.c: the collocation coefficients and
+ * RADAU5's transformation to one real and one complex system (Hairer & Wanner
+ * II, Sect. IV.8), and the linear systems of the simplified Newton iteration:
+ * the full dense path (real and complex LU of E/h - J blocks) and the structured
+ * KKT path (dae_form.h backends).  Split from radau5.c (issue 19). */
+#include <gsl/gsl_complex_math.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/gslalloc.h"
+#include "radau5_impl.h"
+
+/* Radau IIA (s = 3) coefficients (Hairer & Wanner II, Table IV.5.6) and the
+ * constants of RADAU5's error estimate. */
+int mbs_radau_tableau(radau_state *st)
+{
+    const double s6 = sqrt(6.0);
+    double A[9] = {(88.0 - 7.0 * s6) / 360.0,       (296.0 - 169.0 * s6) / 1800.0,
+                   (-2.0 + 3.0 * s6) / 225.0,       (296.0 + 169.0 * s6) / 1800.0,
+                   (88.0 + 7.0 * s6) / 360.0,       (-2.0 - 3.0 * s6) / 225.0,
+                   (16.0 - s6) / 36.0,              (16.0 + s6) / 36.0,
+                   1.0 / 9.0};
+    /* A^-1 = adj(A) / det(A) (3 x 3, no allocation: GSL's LU may allocate). */
+    double Ai[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            int r0 = (j + 1) % 3, r1 = (j + 2) % 3, c0 = (i + 1) % 3, c1 = (i + 2) % 3;
+            Ai[3 * i + j] = A[3 * r0 + c0] * A[3 * r1 + c1] - A[3 * r0 + c1] * A[3 * r1 + c0];
+        }
+    double det = A[0] * Ai[0] + A[1] * Ai[3] + A[2] * Ai[6];
+    if (!(fabs(det) > 0.0))
+        return MBS_LIBRARY_FAILURE;
+    for (int k = 0; k < 9; k++)
+        Ai[k] /= det;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            st->Ainv[i][j] = Ai[3 * i + j];
+    st->c[0] = (4.0 - s6) / 10.0;
+    st->c[1] = (4.0 + s6) / 10.0;
+    st->c[2] = 1.0;
+    st->u1 = 30.0 / (6.0 + cbrt(81.0) - cbrt(9.0)); /* real eigenvalue of A^-1 */
+    st->dd[0] = -(13.0 + 7.0 * s6) / 3.0;
+    st->dd[1] = (-13.0 + 7.0 * s6) / 3.0;
+    st->dd[2] = -1.0 / 3.0;
+    /* RADAU5's transformation matrices (T and T^-1 to 20 digits, Hairer &
+     * Wanner, code RADAU5): T^-1 A^-1 T = diag(u1, [alpha -beta; beta alpha]).
+     * The block structure is checked here rather than trusted. */
+    static const double T0[3][3] = {
+        {9.1232394870892942792e-02, -0.14125529502095420843, -3.0029194105147424492e-02},
+        {0.24171793270710701896, 0.20412935229379993199, 0.38294211275726193779},
+        {0.96604818261509293619, 1.0, 0.0}};
+    static const double TI0[3][3] = {
+        {4.3255798900631553510, 0.33919925181580986954, 0.54177053993587487119},
+        {-4.1787185915519047273, -0.32768282076106238708, 0.47662355450055045196},
+        {-0.50287263494578687595, 2.5719269498556054292, -0.59603920482822492497}};
+    double L[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            st->Tm[i][j] = T0[i][j];
+            st->TI[i][j] = TI0[i][j];
+            double sum = 0.0;
+            for (int k = 0; k < 3; k++)
+                for (int l = 0; l < 3; l++)
+                    sum += TI0[i][k] * st->Ainv[k][l] * T0[l][j];
+            L[i][j] = sum;
+        }
+    st->alpha = L[1][1];
+    st->beta = L[2][1];
+    const double tol = 1e-12 * 10.0;
+    if (fabs(L[0][0] - st->u1) > tol || fabs(L[0][1]) > tol || fabs(L[0][2]) > tol ||
+        fabs(L[1][0]) > tol || fabs(L[2][0]) > tol || fabs(L[2][2] - L[1][1]) > tol ||
+        fabs(L[1][2] + L[2][1]) > tol)
+        return MBS_LIBRARY_FAILURE;
+    return MBS_OK;
+}
+
+
+/* Row and column scaling of the Newton systems (index-3 scaling, seed 002
+ * Eqs. (69)-(70)): unknowns (dq / h, dv, h dlambda, dmu); rows: q 1, v h,
+ * position-level constraints 1/h, velocity-level constraints 1. */
+void mbs_radau_scaling(const mbs_dae_form *f, double h, double *rs, double *cs)
+{
+    size_t nq = f->nq, nv = f->nv, nl = f->nl;
+    for (size_t i = 0; i < f->n; i++) {
+        if (i < nq) {
+            rs[i] = 1.0;
+            cs[i] = h;
+        } else if (i < nq + nv) {
+            rs[i] = h;
+            cs[i] = 1.0;
+        } else {
+            rs[i] = mbs_dae_form_position_row(f, i) ? 1.0 / h : 1.0;
+            cs[i] = i < nq + nv + nl ? 1.0 / h : 1.0;
+        }
+    }
+}
+
+/* T = diag(rs) ((1/h) A^-1 (x) E - I (x) J) diag(cs)  (3n x 3n). */
+void mbs_radau_assemble(double Ainv[3][3], size_t n, const gsl_matrix *E0,
+                     const gsl_matrix *J0, const double *rs, const double *cs, double h,
+                     gsl_matrix *T)
+{
+    const double *E = E0->data, *J = J0->data;
+    const size_t te = E0->tda, tj = J0->tda, tt = T->tda;
+    for (size_t bi = 0; bi < 3; bi++)
+        for (size_t bj = 0; bj < 3; bj++) {
+            double a = Ainv[bi][bj] / h;
+            for (size_t k = 0; k < n; k++) {
+                double *Trow = T->data + (bi * n + k) * tt + bj * n;
+                for (size_t l = 0; l < n; l++) {
+                    double v = a * E[k * te + l];
+                    if (bi == bj)
+                        v -= J[k * tj + l];
+                    Trow[l] = rs[k] * v * cs[l];
+                }
+            }
+        }
+}
+
+int mbs_radau_lu_singular(const gsl_matrix *LU)
+{
+    for (size_t i = 0; i < LU->size1; i++) {
+        double d = gsl_matrix_get(LU, i, i);
+        if (d == 0.0 || !isfinite(d))
+            return 1;
+    }
+    return 0;
+}
+
+/* Factor the scaled Newton matrices after RADAU5's transformation (Hairer &
+ * Wanner II, Sect. IV.8): the real block u1/h E0 - J0 (also the matrix of the
+ * error estimate) and the complex block (alpha + i beta)/h E0 - J0. */
+int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
+{
+    size_t n = st->n;
+    mbs_radau_scaling(st->form, h, st->rs, st->cs);
+    const double *E = st->E0->data, *J = st->J0->data;
+    const size_t te = st->E0->tda, tj = st->J0->tda, t1 = st->T1->tda;
+    for (size_t k = 0; k < n; k++)
+        for (size_t l = 0; l < n; l++) {
+            double e = E[k * te + l], j = J[k * tj + l], sc = st->rs[k] * st->cs[l];
+            st->T1->data[k * t1 + l] = sc * (st->u1 / h * e - j);
+            gsl_matrix_complex_set(st->Tc, k, l,
+                                   gsl_complex_rect(sc * (st->alpha / h * e - j),
+                                                    sc * st->beta / h * e));
+        }
+    int sign;
+    mbs_count_factorization(ctx);
+    mbs_count_factorization(ctx);
+    int bad = gsl_linalg_LU_decomp(st->T1, st->p1, &sign) != GSL_SUCCESS || mbs_radau_lu_singular(st->T1);
+    if (!bad)
+        bad = gsl_linalg_complex_LU_decomp(st->Tc, st->pc, &sign) != GSL_SUCCESS;
+    for (size_t k = 0; k < n && !bad; k++) {
+        gsl_complex d = gsl_matrix_complex_get(st->Tc, k, k);
+        bad = !(gsl_complex_abs(d) > 0.0) || !isfinite(GSL_REAL(d)) || !isfinite(GSL_IMAG(d));
+    }
+    if (bad)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
+                        "singular Radau iteration matrix (rank %zu of %zu, h=%.3g)",
+                        mbs_lu_rank(st->T1), st->T1->size1,
+                        h);
+    return MBS_OK;
+}
+
+/* dZ = -T^-1 R: W = (T^-1 (x) I) R, one real and one complex scaled solve,
+ * dZ = (T (x) I) dW (RADAU5's SLVRAD with our row/column scaling). */
+int mbs_radau_solve3(radau_state *st, mbs_ctx *ctx, double t)
+{
+    size_t n = st->n;
+    const double *R = st->R;
+    for (size_t a = 0; a < 3; a++)
+        for (size_t k = 0; k < n; k++)
+            st->W[a * n + k] =
+                st->TI[a][0] * R[k] + st->TI[a][1] * R[n + k] + st->TI[a][2] * R[2 * n + k];
+    if (st->Wx) {
+        /* structured path (dae_form.h, sparse mode): w1 = -(u1/h E - J~)^-1 W1,
+         * w2 + i w3 = -((alpha + i beta)/h E - J~)^-1 (W2 + i W3), both on the
+         * one real KKT factorisation; no row/column scaling (the KKT matrices
+         * do not depend on h) */
+        double *w = st->Wx, h = st->form->h;
+        int s = mbs_dae_form_kkt_solve(st->form, ctx, t, st->u1 / h, st->W, w);
+        if (s == MBS_OK)
+            s = mbs_dae_form_kkt_solve_complex(st->form, ctx, t, st->alpha / h, st->beta / h,
+                                               st->W + n, st->W + 2 * n, w + n, w + 2 * n);
+        if (s != MBS_OK)
+            return s;
+        for (size_t k = 0; k < n; k++)
+            for (size_t i = 0; i < 3; i++)
+                st->dZ[i * n + k] =
+                    st->Tm[i][0] * w[k] + st->Tm[i][1] * w[n + k] + st->Tm[i][2] * w[2 * n + k];
+        return MBS_OK;
+    }
+    for (size_t k = 0; k < n; k++) {
+        gsl_vector_set(st->b1, k, -st->rs[k] * st->W[k]);
+        gsl_vector_complex_set(st->bc, k,
+                               gsl_complex_rect(-st->rs[k] * st->W[n + k],
+                                                -st->rs[k] * st->W[2 * n + k]));
+    }
+    mbs_count_solve(ctx);
+    mbs_count_solve(ctx);
+    if (gsl_linalg_LU_solve(st->T1, st->p1, st->b1, st->x1) != GSL_SUCCESS ||
+        gsl_linalg_complex_LU_solve(st->Tc, st->pc, st->bc, st->xc) != GSL_SUCCESS)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau Newton solve failed");
+    for (size_t k = 0; k < n; k++) {
+        gsl_complex x = gsl_vector_complex_get(st->xc, k);
+        double w1 = st->cs[k] * gsl_vector_get(st->x1, k), w2 = st->cs[k] * GSL_REAL(x),
+               w3 = st->cs[k] * GSL_IMAG(x);
+        for (size_t i = 0; i < 3; i++)
+            st->dZ[i * n + k] = st->Tm[i][0] * w1 + st->Tm[i][1] * w2 + st->Tm[i][2] * w3;
+    }
+    return MBS_OK;
+}
+
+/* err = (u1/h E0 - J0)^-1 rhs, through the scaled system. */
+int mbs_radau_solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs, double *e)
+{
+    size_t n = st->n;
+    if (st->Wx) { /* structured path: kkt_solve gives -(u1/h E - J~)^-1 (-rhs) */
+        for (size_t i = 0; i < n; i++)
+            st->Wx[i] = -rhs[i];
+        return mbs_dae_form_kkt_solve(st->form, ctx, t, st->u1 / st->form->h, st->Wx, e);
+    }
+    for (size_t i = 0; i < n; i++)
+        gsl_vector_set(st->b1, i, st->rs[i] * rhs[i]);
+    mbs_count_solve(ctx);
+    if (gsl_linalg_LU_solve(st->T1, st->p1, st->b1, st->x1) != GSL_SUCCESS)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau error-estimate solve failed");
+    for (size_t i = 0; i < n; i++)
+        e[i] = st->cs[i] * gsl_vector_get(st->x1, i);
+    return MBS_OK;
+}
+

@@ -1,0 +1,291 @@
+/* Radau IIA (s = 3) for methods/radau5.c: the formulation seen by the
+ * integrator (the DAE forms of dae_form.h, or the index-1 ODE), the stage
+ * residual of the collocation system, RADAU5's error estimate, the
+ * continuous-output update, the predictor for the next step's stages and the
+ * error scaling.  Split from radau5.c (issue 19). */
+#include <float.h>
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/gslalloc.h"
+#include "radau5_impl.h"
+
+/* ---- the formulation: the DAE forms of dae_form.h, or the index-1 ODE
+ * y = (q, v), y' = (H v, v'(t, q, v)) with v' and lambda from the KKT solve of
+ * methods/index1.h (seed 002 Eqs. (83)-(84); E = I). */
+int mbs_radau_form_mass(radau_state *st, mbs_ctx *ctx, double t, const double *y, gsl_matrix *E)
+{
+    if (!st->ix)
+        return mbs_dae_form_mass(st->form, ctx, t, y, E);
+    gsl_matrix_set_identity(E);
+    return MBS_OK;
+}
+
+int mbs_radau_form_rhs(radau_state *st, mbs_ctx *ctx, double t, const double *y, double *F)
+{
+    if (!st->ix)
+        return mbs_dae_form_rhs(st->form, ctx, t, y, F);
+    size_t nq = st->form->nq;
+    int s = mbs_qdot(ctx, y, y + nq, F);
+    if (s == MBS_OK)
+        s = mbs_index1_accel(st->ix, ctx, t, y, y + nq, F + nq, st->lam1);
+    return s;
+}
+
+/* dF/dy: dae_form's Jacobian, or forward differences of the index-1 ODE. */
+int mbs_radau_form_jac(radau_state *st, mbs_ctx *ctx, double t, const double *y, gsl_matrix *J)
+{
+    if (!st->ix)
+        return mbs_dae_form_jac(st->form, ctx, t, y, J);
+    size_t n = st->n;
+    int s = mbs_radau_form_rhs(st, ctx, t, y, st->jf);
+    if (s != MBS_OK)
+        return s;
+    memcpy(st->jy, y, n * sizeof(double));
+    for (size_t j = 0; j < n; j++) {
+        double d = sqrt(DBL_EPSILON) * fmax(1.0, fabs(y[j]));
+        st->jy[j] = y[j] + d;
+        d = st->jy[j] - y[j];
+        s = mbs_radau_form_rhs(st, ctx, t, st->jy, st->Es_w);
+        st->jy[j] = y[j];
+        if (s != MBS_OK)
+            return s;
+        for (size_t i = 0; i < n; i++)
+            gsl_matrix_set(J, i, j, (st->Es_w[i] - st->jf[i]) / d);
+    }
+    return MBS_OK;
+}
+
+void mbs_radau_form_from_state(radau_state *st, const double *state, double *y)
+{
+    if (!st->ix) {
+        mbs_dae_form_from_state(st->form, state, y);
+        return;
+    }
+    memcpy(y, state, st->n * sizeof(double));
+    memcpy(st->lam1, state + st->n, st->form->nl * sizeof(double));
+}
+
+void mbs_radau_form_to_state(radau_state *st, const double *y, double *state)
+{
+    if (!st->ix) {
+        mbs_dae_form_to_state(st->form, y, state);
+        return;
+    }
+    memcpy(state, y, st->n * sizeof(double));
+    memcpy(state + st->n, st->lam1, st->form->nl * sizeof(double));
+}
+
+/* Stage derivatives Yd_i = (1/h) sum_j (A^-1)_ij Z_j. */
+void mbs_radau_stage_derivatives(radau_state *st, double h)
+{
+    size_t n = st->n;
+    for (size_t i = 0; i < 3; i++)
+        for (size_t k = 0; k < n; k++)
+            st->Yd[i * n + k] = (st->Ainv[i][0] * st->Z[k] + st->Ainv[i][1] * st->Z[n + k] +
+                                 st->Ainv[i][2] * st->Z[2 * n + k]) /
+                                h;
+}
+
+/* R_i = E(Y_i) Yd_i - F(t + c_i h, Y_i)  (seed 002 Eq. (73d)). */
+int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
+{
+    size_t n = st->n;
+    int s;
+    mbs_radau_stage_derivatives(st, h);
+    for (size_t i = 0; i < 3; i++) {
+        double ti = t + st->c[i] * h, *Ri = st->R + i * n, *Ydi = st->Yd + i * n;
+        for (size_t k = 0; k < n; k++)
+            st->Ys[k] = st->y[k] + st->Z[i * n + k];
+        if (st->Wx) { /* structured path: E(Y_i) Yd_i without forming E */
+            if ((s = mbs_dae_form_rhs(st->form, ctx, ti, st->Ys, Ri)) != MBS_OK ||
+                (s = mbs_dae_form_mass_times(st->form, ctx, ti, st->Ys, Ydi, st->Es_w)) !=
+                    MBS_OK)
+                return s;
+            for (size_t k = 0; k < n; k++)
+                Ri[k] = st->Es_w[k] - Ri[k];
+            continue;
+        }
+        if ((s = mbs_radau_form_mass(st, ctx, ti, st->Ys, st->Es)) != MBS_OK ||
+            (s = mbs_radau_form_rhs(st, ctx, ti, st->Ys, Ri)) != MBS_OK)
+            return s;
+        const double *Es = st->Es->data;
+        const size_t te = st->Es->tda;
+        for (size_t k = 0; k < n; k++) {
+            double e = 0.0;
+            for (size_t l = 0; l < n; l++)
+                e += Es[k * te + l] * Ydi[l];
+            Ri[k] = e - Ri[k];
+        }
+    }
+    return MBS_OK;
+}
+
+double mbs_radau_rms_scaled(const double *x, const double *scal, size_t len, size_t n)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < len; i++) {
+        double r = x[i] / scal[i % n];
+        sum += r * r;
+    }
+    return sqrt(sum / (double)len);
+}
+
+/* RADAU5's ESTRAD: embedded error estimate (scaled RMS norm). */
+int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int first_or_reject,
+                    int e0_current, double *errn)
+{
+    size_t n = st->n;
+    int s;
+    for (size_t k = 0; k < n; k++)
+        st->F1[k] = (st->dd[0] * st->Z[k] + st->dd[1] * st->Z[n + k] +
+                     st->dd[2] * st->Z[2 * n + k]) /
+                    h;
+    if (st->Wx) { /* structured path: E(y_n) instead of E at the last factorisation */
+        if ((s = mbs_dae_form_mass_times(st->form, ctx, t, st->y, st->F1, st->F2)) != MBS_OK)
+            return s;
+    } else {
+        /* ESTRAD needs E at (t_n, y_n).  E0 is E at the last Jacobian
+         * evaluation: stale whenever the Jacobian was kept over accepted
+         * steps, which for a q-dependent mass matrix leaves an O(1) term in
+         * the estimate (the scaled error stalls and h collapses). */
+        const gsl_matrix *E = st->E0;
+        if (!e0_current) {
+            if ((s = mbs_radau_form_mass(st, ctx, t, st->y, st->Es)) != MBS_OK)
+                return s;
+            E = st->Es;
+        }
+        for (size_t k = 0; k < n; k++) {
+            double e = 0.0;
+            for (size_t l = 0; l < n; l++)
+                e += gsl_matrix_get(E, k, l) * st->F1[l];
+            st->F2[k] = e;
+        }
+    }
+    for (size_t k = 0; k < n; k++)
+        st->Es_w[k] = st->F2[k] + st->F0[k];
+    if ((s = mbs_radau_solve1(st, ctx, t, st->Es_w, st->err)) != MBS_OK)
+        return s;
+    double e = fmax(mbs_radau_rms_scaled(st->err, st->scal, n, n), 1e-10);
+    if (e >= 1.0 && first_or_reject) {
+        for (size_t k = 0; k < n; k++)
+            st->Ys[k] = st->y[k] + st->err[k];
+        if ((s = mbs_radau_form_rhs(st, ctx, t, st->Ys, st->F1)) != MBS_OK)
+            return s;
+        for (size_t k = 0; k < n; k++)
+            st->Es_w[k] = st->F1[k] + st->F2[k];
+        if ((s = mbs_radau_solve1(st, ctx, t, st->Es_w, st->err)) != MBS_OK)
+            return s;
+        e = fmax(mbs_radau_rms_scaled(st->err, st->scal, n, n), 1e-10);
+    }
+    *errn = e;
+    return MBS_OK;
+}
+
+/* After an accepted step: y += Z_3 and the divided differences of the
+ * collocation polynomial (RADAU5's CONT) for the next starting values. */
+void mbs_radau_update_solution(radau_state *st)
+{
+    size_t n = st->n;
+    const double c1 = st->c[0], c2 = st->c[1], c1m1 = c1 - 1.0, c2m1 = c2 - 1.0,
+                 c1mc2 = c1 - c2;
+    for (size_t k = 0; k < n; k++) {
+        double z1 = st->Z[k], z2 = st->Z[n + k], z3 = st->Z[2 * n + k];
+        st->y[k] += z3;
+        double c1k = (z2 - z3) / c2m1;
+        double ak = (z1 - z2) / c1mc2;
+        double acont3 = (ak - z1 / c1) / c2;
+        double c2k = (ak - c1k) / c1m1;
+        st->cont[k] = c1k;
+        st->cont[n + k] = c2k;
+        st->cont[2 * n + k] = c2k - acont3;
+    }
+}
+
+/* y'(t_n) of the differential components from E0 y' = F0 (q' = F0_q,
+ * M v' = F0_v with the state's multipliers), for the first step's starting
+ * values Z_i = c_i h y'_n.  Zero starting values make the first simplified
+ * Newton iterates of the index-3 form oscillate (the linearisation about the
+ * tangent misses the O(h) normal velocity), which this predictor avoids.  A
+ * singular M (allowed on ker B) falls back to zero velocities' derivatives. */
+void mbs_radau_first_derivative(radau_state *st, mbs_ctx *ctx, double t)
+{
+    const mbs_dae_form *f = st->form;
+    size_t nq = f->nq, nv = f->nv;
+    memset(st->yd0, 0, st->n * sizeof(double));
+    memcpy(st->yd0, st->F0, nq * sizeof(double));
+    if (st->ix0) {
+        /* structured path: v' of the index-1 KKT solve (consistent multipliers
+         * into lam1, a scratch here); on failure zero, as below */
+        if (mbs_index1_accel(st->ix0, ctx, t, st->y, st->y + nq, st->yd0 + nq, st->lam1) !=
+            MBS_OK) {
+            memset(st->yd0 + nq, 0, nv * sizeof(double));
+            ctx->reason[0] = '\0';
+        }
+        return;
+    }
+    gsl_matrix_const_view M = gsl_matrix_const_submatrix(st->E0, nq, nq, nv, nv);
+    gsl_matrix_memcpy(st->Mw, &M.matrix);
+    int sign;
+    mbs_count_factorization(ctx);
+    if (gsl_linalg_LU_decomp(st->Mw, st->pm, &sign) != GSL_SUCCESS || mbs_radau_lu_singular(st->Mw))
+        return;
+    for (size_t i = 0; i < nv; i++)
+        gsl_vector_set(st->bm, i, st->F0[nq + i]);
+    mbs_count_solve(ctx);
+    if (gsl_linalg_LU_solve(st->Mw, st->pm, st->bm, st->xm) != GSL_SUCCESS)
+        return;
+    for (size_t i = 0; i < nv; i++)
+        st->yd0[nq + i] = gsl_vector_get(st->xm, i);
+}
+
+/* Starting values: first step c_i h y'_n, later the previous collocation
+ * polynomial extrapolated (RADAU5). */
+void mbs_radau_start_values(radau_state *st, int first, double h, double hold)
+{
+    size_t n = st->n;
+    if (first) {
+        for (size_t i = 0; i < 3; i++)
+            for (size_t k = 0; k < n; k++)
+                st->Z[i * n + k] = st->c[i] * h * st->yd0[k];
+        return;
+    }
+    const double c1m1 = st->c[0] - 1.0, c2m1 = st->c[1] - 1.0, c3q = h / hold;
+    for (size_t i = 0; i < 3; i++) {
+        double cq = st->c[i] * c3q;
+        for (size_t k = 0; k < n; k++)
+            st->Z[i * n + k] =
+                cq * (st->cont[k] +
+                      (cq - c2m1) * (st->cont[n + k] + (cq - c1m1) * st->cont[2 * n + k]));
+    }
+}
+
+/* Error weights: atol + rtol |y_i|, divided by h^(index_i - 1) (RADAU5's
+ * NIND2/NIND3 scaling).  The index is the form's var_index, except that in the
+ * index-3 form the velocities count as index-2 variables: in Hairer & Wanner's
+ * index-3 system y' = f(y, z), z' = k(y, z, u), 0 = g(y) (Solving ODEs II,
+ * Sect. VII.4) q is y, v is z (index 2, order h^s) and lambda is u (index 3),
+ * and RADAU5 drivers (e.g. the Test Set's andrews) declare them so.  Without
+ * it the estimate for v does not vanish as h -> 0 and the step collapses
+ * (seen on andrews).  Unconstrained problems (n_lambda = 0) are plain ODEs. */
+void mbs_radau_set_scal(radau_state *st, double rtol, double atol, double h, int index_aware)
+{
+    const mbs_dae_form *f = st->form;
+    for (size_t k = 0; k < st->n; k++) {
+        double sc = atol + rtol * fabs(st->y[k]);
+        int idx = f->var_index[k];
+        if (f->kind == MBS_FORM_INDEX3 && f->nl > 0 && k >= f->nq && k < f->nq + f->nv)
+            idx = st->v_index2[k - f->nq] ? 2 : 1;
+        if (index_aware) {
+            if (idx == 2)
+                sc /= h;
+            else if (idx == 3)
+                sc /= h * h;
+        }
+        st->scal[k] = sc;
+    }
+}
+
+/* Accepted step: projection (proj- methods), report to the harness. */
