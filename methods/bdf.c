@@ -152,536 +152,7 @@
 #include "index1.h"
 #include "method.h"
 #include "projection.h"
-
-enum {
-    BDF_KMAX = 5,
-    BDF_NHIST = 8,     /* stored solution points (need k + 3 <= 8) */
-    BDF_MAXIT = 4,     /* Newton iterations per attempt (DASSL) */
-    BDF_MAXIT_FIXED = 10, /* fixed-step methods: no smaller step to fall back on */
-    BDF_MAXFAIL = 12   /* consecutive failed attempts before giving up */
-};
-
-/* Values of the parameter `linsol` (choices BDF_LINSOL_CHOICES). */
-enum { BDF_LS_FULL = 0, BDF_LS_LU = 1, BDF_LS_UMFPACK = 2, BDF_LS_CHOLMOD = 3 };
-#define BDF_LINSOL_CHOICES "full,lu,umfpack,cholmod"
-
-typedef struct bdf_variant {
-    mbs_form_kind kind;
-    int fixed;   /* fixed step, fixed order */
-    int project; /* projection after accepted steps */
-} bdf_variant;
-
-/* Parameter indices (tables below keep this order; absent ones are -1). */
-typedef struct bdf_state {
-    const bdf_variant *var;
-    mbs_dae_form *form;
-    mbs_projection *proj;
-    mbs_index1 *ix;
-    mbs_ctx *ctx; /* valid during integrate() */
-    size_t n, nq, nv, nl, nr;
-    double kappa, newton_tol;
-    int maxord, order;
-    int lsk;       /* parameter linsol: BDF_LS_FULL or a structured backend (below) */
-    /* history: hy[0] = y_n (newest), ht[0] = t_n */
-    double *hy[BDF_NHIST], ht[BDF_NHIST];
-    int nhist;
-    /* work vectors (length n) */
-    double *y, *yp, *ypred, *base, *R, *F, *dy, *w, *lte, *y0p, *tmp, *dd[BDF_NHIST];
-    double *state; /* q | v | lambda */
-    int *errmask;  /* error test: 1 in it, 2 in it scaled by h, 0 excluded */
-    int *newtmask; /* Newton norm: index of the component (scale h^(index-1)) */
-    double hnow;   /* step size of the current attempt */
-    double hbaum;  /* h in alpha0 = C/h (Baumgarte2) */
-    /* iteration matrix */
-    gsl_matrix *E, *J, *S;
-    gsl_permutation *perm;
-    gsl_vector *rhs;
-    double *rs, *cs; /* row and column scaling of S (length nr) */
-    double c0f;      /* c_0 at the factorisation (0: none) */
-    int jac_fresh;   /* J computed in this step attempt */
-    double snewt;    /* rho/(1 - rho) carried between steps (DASSL's S) */
-    /* starter (fixed-step methods) */
-    mbs_ode_solver *starter; /* rk8pd on the index-1 ODE at 1e-13 */
-    double starter_h;        /* its first trial step */
-    double *sy, *svd; /* (q, v) and v' of the starter */
-} bdf_state;
-
-/* ---- small helpers --------------------------------------------------------- */
-
-/* Weighted RMS norm of x over the components with mask[i] > 0, component i
- * multiplied by h^(mask[i] - 1) (h = step of the current attempt): the
- * index-aware scaling of RADAU5 (Hairer & Wanner, Sect. VII.8), index-2
- * components by h, index-3 components by h^2. */
-static double wnorm(const bdf_state *st, const double *x, const int *mask)
-{
-    double sum = 0.0, h = st->hnow;
-    size_t cnt = 0;
-    for (size_t i = 0; i < st->n; i++) {
-        if (!mask[i])
-            continue;
-        double s = mask[i] == 1 ? 1.0 : mask[i] == 2 ? h : h * h;
-        double r = s * x[i] / st->w[i];
-        sum += r * r;
-        cnt++;
-    }
-    return cnt ? sqrt(sum / (double)cnt) : 0.0;
-}
-
-static void set_weights(bdf_state *st, const double *y, double rtol, double atol)
-{
-    for (size_t i = 0; i < st->n; i++)
-        st->w[i] = rtol * fabs(y[i]) + atol;
-}
-
-/* Lagrange weights L_i(t) of the nodes ts[0..m-1] evaluated at t. */
-static void lagrange_weights(const double *ts, int m, double t, double *L)
-{
-    for (int i = 0; i < m; i++) {
-        double p = 1.0;
-        for (int j = 0; j < m; j++)
-            if (j != i)
-                p *= (t - ts[j]) / (ts[i] - ts[j]);
-        L[i] = p;
-    }
-}
-
-/* BDF coefficients: derivative at x[0] of the interpolant through x[0..k]. */
-static void bdf_coefficients(const double *x, int k, double *c)
-{
-    c[0] = 0.0;
-    for (int j = 1; j <= k; j++)
-        c[0] += 1.0 / (x[0] - x[j]);
-    for (int i = 1; i <= k; i++) {
-        double num = 1.0, den = 1.0;
-        for (int j = 1; j <= k; j++)
-            if (j != i)
-                num *= x[0] - x[j];
-        for (int j = 0; j <= k; j++)
-            if (j != i)
-                den *= x[i] - x[j];
-        c[i] = num / den;
-    }
-}
-
-/* (m-1)-th divided difference of the points (ts[i], ys[i]), i < m, into st->dd[0]. */
-static const double *divdiff(bdf_state *st, double *const *ys, const double *ts, int m)
-{
-    size_t n = st->n;
-    for (int i = 0; i < m; i++)
-        memcpy(st->dd[i], ys[i], n * sizeof(double));
-    for (int l = 1; l < m; l++)
-        for (int i = 0; i + l < m; i++) {
-            double d = ts[i] - ts[i + l];
-            for (size_t c = 0; c < n; c++)
-                st->dd[i][c] = (st->dd[i][c] - st->dd[i + 1][c]) / d;
-        }
-    return st->dd[0];
-}
-
-static double factorial(int k)
-{
-    double f = 1.0;
-    for (int i = 2; i <= k; i++)
-        f *= i;
-    return f;
-}
-
-static double harmonic(int k)
-{
-    double s = 0.0;
-    for (int j = 1; j <= k; j++)
-        s += 1.0 / j;
-    return s;
-}
-
-/* Estimated local error of BDF order p from the divided difference of order
- * p + 1 over the points (ts, ys)[0..p+1]: |h^(p+1) y^(p+1)| / ((p+1) H_p) with
- * y^(p+1) ~ (p+1)! dd. */
-static double order_estimate(bdf_state *st, double *const *ys, const double *ts, int p,
-                             double h)
-{
-    const double *d = divdiff(st, ys, ts, p + 2);
-    return factorial(p) * pow(h, p + 1) * wnorm(st, d, st->errmask) / harmonic(p);
-}
-
-/* ---- iteration matrix -------------------------------------------------------- */
-
-/* Evaluate J = dF/dy and E at (t, y) (fresh Jacobian). */
-static int new_jacobian(bdf_state *st, double t, const double *y)
-{
-    int s;
-    if (st->lsk != BDF_LS_FULL) {
-        /* structured path: the KKT matrices depend on q only (dae_form.h) */
-        if ((s = mbs_dae_form_kkt_factor(st->form, st->ctx, t, y)) != MBS_OK)
-            return s;
-        st->jac_fresh = 1;
-        return MBS_OK;
-    }
-    if ((s = mbs_dae_form_jac(st->form, st->ctx, t, y, st->J)) != MBS_OK ||
-        (s = mbs_dae_form_mass(st->form, st->ctx, t, y, st->E)) != MBS_OK)
-        return s;
-    st->jac_fresh = 1;
-    return MBS_OK;
-}
-
-/* Condensed, scaled iteration matrix for c0 and its LU factorisation:
- * S = A_rr - A_rq A_qr / c0 with A = c0 E - J (seed 002 Eq. (76)). */
-static int factor(bdf_state *st, double c0, double t)
-{
-    size_t nq = st->nq, nr = st->nr, nv = st->nv, nl = st->nl;
-    mbs_dae_form *f = st->form;
-    if (st->lsk != BDF_LS_FULL) {
-        /* structured path: c0 enters only the right-hand side (kkt_solve) */
-        st->c0f = c0;
-        return MBS_OK;
-    }
-    for (size_t i = 0; i < nr; i++) {
-        size_t gi = nq + i;
-        st->rs[i] = i < nv ? 1.0 / c0 : mbs_dae_form_position_row(f, gi) ? c0 : 1.0;
-        st->cs[i] = (i >= nv && i < nv + nl) ? c0 : 1.0; /* lambda unknowns ~ h lambda */
-    }
-    for (size_t i = 0; i < nr; i++)
-        for (size_t j = 0; j < nr; j++) {
-            double a = c0 * gsl_matrix_get(st->E, nq + i, nq + j) -
-                       gsl_matrix_get(st->J, nq + i, nq + j);
-            double corr = 0.0;
-            for (size_t k = 0; k < nq; k++)
-                corr += gsl_matrix_get(st->J, nq + i, k) * gsl_matrix_get(st->J, k, nq + j);
-            gsl_matrix_set(st->S, i, j, st->rs[i] * (a - corr / c0) * st->cs[j]);
-        }
-    /* Singular mass matrix without constraints: a v row of an algebraic
-     * equation (zero mass row, e.g. smallmass at m1 = 0) scaled by 1/c0 is
-     * O(1/c0) against O(1) rows, which the pivot test below would call
-     * singular; equilibrate the v rows (the same rs scales the right-hand side
-     * in solve()).  Constrained problems are factorised as before. */
-    if (nl == 0 && (st->ctx->pb->flags & MBS_PB_SINGULAR_MASS))
-        for (size_t i = 0; i < nv; i++) {
-            double rmax = 0.0;
-            for (size_t j = 0; j < nr; j++)
-                rmax = fmax(rmax, fabs(gsl_matrix_get(st->S, i, j)));
-            if (rmax > 0.0 && isfinite(rmax)) {
-                st->rs[i] /= rmax;
-                for (size_t j = 0; j < nr; j++)
-                    gsl_matrix_set(st->S, i, j, gsl_matrix_get(st->S, i, j) / rmax);
-            }
-        }
-    int sign;
-    mbs_count_factorization(st->ctx);
-    st->c0f = 0.0;
-    if (gsl_linalg_LU_decomp(st->S, st->perm, &sign) != GSL_SUCCESS)
-        return mbs_fail(st->ctx, MBS_SINGULAR_MATRIX, t, "LU of the BDF iteration matrix failed");
-    double dmax = 0.0, dmin = INFINITY;
-    for (size_t i = 0; i < nr; i++) {
-        double d = fabs(gsl_matrix_get(st->S, i, i));
-        dmax = fmax(dmax, d);
-        dmin = fmin(dmin, d);
-    }
-    if (!(dmin > 1e-14 * dmax) || !isfinite(dmax))
-        return mbs_fail(st->ctx, MBS_SINGULAR_MATRIX, t,
-                        "singular BDF iteration matrix (pivot ratio %.3g, rank %zu of %zu)",
-                        dmin / dmax, mbs_lu_rank(st->S), st->S->size1);
-    st->c0f = c0;
-    return MBS_OK;
-}
-
-/* Solve A dy = -R with the condensed factorisation (c0 = st->c0f); the
- * structured path solves with the current c0 (exact in c0). */
-static int solve(bdf_state *st, double t, double c0now, const double *R, double *dy)
-{
-    if (st->lsk != BDF_LS_FULL)
-        return mbs_dae_form_kkt_solve(st->form, st->ctx, t, c0now, R, dy);
-    size_t nq = st->nq, nr = st->nr;
-    double c0 = st->c0f;
-    /* b_r = -R_r - J_rq R_q / c0 */
-    for (size_t i = 0; i < nr; i++) {
-        double b = -R[nq + i];
-        for (size_t k = 0; k < nq; k++)
-            b -= gsl_matrix_get(st->J, nq + i, k) * R[k] / c0;
-        gsl_vector_set(st->rhs, i, st->rs[i] * b);
-    }
-    gsl_linalg_LU_svx(st->S, st->perm, st->rhs);
-    mbs_count_solve(st->ctx);
-    for (size_t i = 0; i < nr; i++)
-        dy[nq + i] = st->cs[i] * gsl_vector_get(st->rhs, i);
-    /* dq = (-R_q + J_qr dr) / c0 */
-    for (size_t k = 0; k < nq; k++) {
-        double b = -R[k];
-        for (size_t j = 0; j < nr; j++)
-            b += gsl_matrix_get(st->J, k, nq + j) * dy[nq + j];
-        dy[k] = b / c0;
-    }
-    return MBS_OK;
-}
-
-/* Residual R = E(y) y' - F(t, y). */
-static int residual(bdf_state *st, double t, const double *y, const double *yp, double *R)
-{
-    int s;
-    size_t nq = st->nq, nv = st->nv;
-    if (st->lsk != BDF_LS_FULL) {
-        if ((s = mbs_dae_form_rhs(st->form, st->ctx, t, y, st->F)) != MBS_OK ||
-            (s = mbs_dae_form_mass_times(st->form, st->ctx, t, y, yp, R)) != MBS_OK)
-            return s;
-        for (size_t i = 0; i < st->n; i++)
-            R[i] -= st->F[i];
-        return MBS_OK;
-    }
-    if ((s = mbs_dae_form_rhs(st->form, st->ctx, t, y, st->F)) != MBS_OK ||
-        (s = mbs_dae_form_mass(st->form, st->ctx, t, y, st->E)) != MBS_OK)
-        return s;
-    for (size_t i = 0; i < nq; i++)
-        R[i] = yp[i] - st->F[i];
-    for (size_t i = 0; i < nv; i++) {
-        double r = -st->F[nq + i];
-        for (size_t j = 0; j < nv; j++)
-            r += gsl_matrix_get(st->E, nq + i, nq + j) * yp[nq + j];
-        R[nq + i] = r;
-    }
-    for (size_t i = nq + nv; i < st->n; i++)
-        R[i] = -st->F[i];
-    return MBS_OK;
-}
-
-/* The corrector: Newton from y = ypred for y' = c0 y + base at t.
- * Returns MBS_OK, a positive status (no convergence, singular matrix, callback
- * failure: retry with a smaller step) or a fatal status. */
-static int corrector(bdf_state *st, double t, double h, double c0)
-{
-    size_t n = st->n;
-    mbs_ctx *ctx = st->ctx;
-    int s;
-    st->form->h = st->var->kind == MBS_FORM_BAUMGARTE2 ? st->hbaum : h;
-    for (;;) {
-        int fresh = st->jac_fresh;
-        double ratio = st->c0f > 0.0 ? c0 / st->c0f : 0.0;
-        if (st->c0f == 0.0 || ratio < 0.6 || ratio > 1.0 / 0.6) {
-            if (!fresh) {
-                if ((s = new_jacobian(st, t, st->ypred)) != MBS_OK)
-                    return s;
-                fresh = 1;
-            }
-            if ((s = factor(st, c0, t)) != MBS_OK)
-                return s;
-            st->snewt = 100.0;
-            ratio = 1.0;
-        }
-        if (st->lsk != BDF_LS_FULL)
-            ratio = 1.0; /* the structured solve uses the current c0 */
-        memcpy(st->y, st->ypred, n * sizeof(double));
-        double norm0 = 0.0, rho = 0.0;
-        int converged = 0;
-        s = MBS_OK;
-        int maxit = st->var->fixed ? BDF_MAXIT_FIXED : BDF_MAXIT;
-        for (int m = 0; m < maxit; m++) {
-            for (size_t i = 0; i < n; i++)
-                st->yp[i] = c0 * st->y[i] + st->base[i];
-            if ((s = residual(st, t, st->y, st->yp, st->R)) != MBS_OK)
-                break;
-            if ((s = solve(st, t, c0, st->R, st->dy)) != MBS_OK)
-                break;
-            mbs_count_newton(ctx);
-            if (ratio != 1.0)
-                for (size_t i = 0; i < n; i++)
-                    st->dy[i] *= 2.0 / (1.0 + ratio);
-            int finite = 1;
-            for (size_t i = 0; i < n; i++) {
-                st->y[i] += st->dy[i];
-                finite = finite && isfinite(st->y[i]);
-            }
-            if (!finite) {
-                s = MBS_NEWTON_DIVERGED;
-                break;
-            }
-            double nrm = wnorm(st, st->dy, st->newtmask);
-            if (m == 0) {
-                norm0 = nrm;
-                if (nrm <= 100.0 * 2.2e-16 * wnorm(st, st->ypred, st->newtmask)) {
-                    converged = 1;
-                    break;
-                }
-            } else {
-                rho = pow(nrm / norm0, 1.0 / m);
-                if (rho > 0.9) {
-                    s = MBS_NEWTON_DIVERGED;
-                    break;
-                }
-                st->snewt = rho / (1.0 - rho);
-            }
-            /* A rate carried over from an earlier step (or measured in the
-             * quadratic phase of a fresh Jacobian) is trusted only down to
-             * 0.5 for acceptance after the first iteration. */
-            double sfac = m == 0 ? fmax(st->snewt, 0.5) : st->snewt;
-            if (sfac * nrm <= st->kappa) {
-                converged = 1;
-                break;
-            }
-        }
-        if (s < 0)
-            return s;
-        if (converged) {
-            for (size_t i = 0; i < n; i++)
-                st->yp[i] = c0 * st->y[i] + st->base[i];
-            return MBS_OK;
-        }
-        if (fresh)
-            return mbs_fail(ctx, s > 0 ? s : MBS_NEWTON_DIVERGED, t,
-                            "Newton did not converge in %d iterations (h=%.3g)", maxit, h);
-        /* Old matrix: re-evaluate the Jacobian and retry with the same step. */
-        ctx->reason[0] = '\0';
-        if ((s = new_jacobian(st, t, st->ypred)) != MBS_OK)
-            return s;
-        st->c0f = 0.0;
-    }
-}
-
-/* ---- one step attempt ---------------------------------------------------------- */
-
-/* Predictor and corrector coefficients for a step t_n -> t_n + h of order k,
- * then the corrector.  On success st->y, st->yp hold y_{n+1}, y'_{n+1}; *err is
- * the weighted local error estimate (adaptive) and st->lte the error vector. */
-static int attempt(bdf_state *st, double h, int k, double *err)
-{
-    size_t n = st->n;
-    double t1 = st->ht[0] + h;
-    st->hnow = h;
-    double x[BDF_NHIST + 1], c[BDF_KMAX + 1], L[BDF_NHIST];
-    /* predictor: interpolant through min(k+1, nhist) stored points; from the
-     * initial point alone: y0 + h y'0 (lambda, mu constant). */
-    int mp = k + 1 < st->nhist ? k + 1 : st->nhist;
-    if (mp == 1) {
-        for (size_t i = 0; i < n; i++)
-            st->ypred[i] = st->hy[0][i] + h * st->y0p[i];
-    } else {
-        lagrange_weights(st->ht, mp, t1, L);
-        for (size_t i = 0; i < n; i++) {
-            double s = 0.0;
-            for (int j = 0; j < mp; j++)
-                s += L[j] * st->hy[j][i];
-            st->ypred[i] = s;
-        }
-    }
-    /* corrector coefficients on t1, t_n, ..., t_{n+1-k} */
-    x[0] = t1;
-    for (int j = 1; j <= k; j++)
-        x[j] = st->ht[j - 1];
-    bdf_coefficients(x, k, c);
-    for (size_t i = 0; i < n; i++) {
-        double s = 0.0;
-        for (int j = 1; j <= k; j++)
-            s += c[j] * st->hy[j - 1][i];
-        st->base[i] = s;
-    }
-    int s = corrector(st, t1, h, c[0]);
-    if (s != MBS_OK)
-        return s;
-    /* LTE ~ (y - y^P) / (c0 (t_{n+1} - t_{n-k})); the oldest predictor node
-     * t_{n-k} is t_n - h when only y_0 was available (Euler predictor). */
-    double told = mp == 1 ? st->ht[0] - h : st->ht[mp - 1];
-    double fac = 1.0 / (c[0] * (t1 - told));
-    for (size_t i = 0; i < n; i++)
-        st->lte[i] = fac * (st->y[i] - st->ypred[i]);
-    *err = wnorm(st, st->lte, st->errmask);
-    return MBS_OK;
-}
-
-/* Make y_{n+1} (st->y at t) the newest history point. */
-static void push_history(bdf_state *st, double t)
-{
-    double *oldest = st->hy[BDF_NHIST - 1];
-    for (int j = BDF_NHIST - 1; j > 0; j--) {
-        st->hy[j] = st->hy[j - 1];
-        st->ht[j] = st->ht[j - 1];
-    }
-    st->hy[0] = oldest;
-    st->ht[0] = t;
-    memcpy(oldest, st->y, st->n * sizeof(double));
-    if (st->nhist < BDF_NHIST)
-        st->nhist++;
-}
-
-/* Report the newest point as an accepted step (projected first for proj-). */
-static int report(bdf_state *st, double t)
-{
-    if (st->proj) {
-        int s = mbs_project(st->proj, st->ctx, t, st->hy[0], st->hy[0] + st->nq);
-        if (s != MBS_OK)
-            return s;
-    }
-    mbs_dae_form_to_state(st->form, st->hy[0], st->state);
-    st->jac_fresh = 0;
-    return mbs_accept(st->ctx, t, st->state, st->yp + st->nq);
-}
-
-/* v'_0 without constraints and with a singular mass matrix (smallmass at
- * m1 = 0, the first-order DAE of seed 000 Eq. (6)), where M v' = f does not
- * determine v': the rows of M that vanish are algebraic equations 0 = F_i(t, q, v);
- * they are replaced by their time derivative
- *     dF_i/dt + dF_i/dq q'_0 + dF_i/dv v'_0 = 0
- * (dF/dt by a forward difference), the other rows stay E_i v'_0 = F_i.  Uses
- * the iteration-matrix workspace (n_r = n_v here); factorised again before the
- * first step. */
-static int initial_derivative_singular(bdf_state *st, double t, const double *y)
-{
-    size_t nq = st->nq, nv = st->nv;
-    mbs_ctx *ctx = st->ctx;
-    int s;
-    if ((s = new_jacobian(st, t, y)) != MBS_OK ||
-        (s = mbs_dae_form_rhs(st->form, ctx, t, y, st->F)) != MBS_OK)
-        return s;
-    double dt = 1e-7 * fmax(1.0, fabs(t));
-    if ((s = mbs_dae_form_rhs(st->form, ctx, t + dt, y, st->tmp)) != MBS_OK)
-        return s;
-    for (size_t i = 0; i < nv; i++) {
-        double emax = 0.0;
-        for (size_t j = 0; j < nv; j++)
-            emax = fmax(emax, fabs(gsl_matrix_get(st->E, nq + i, nq + j)));
-        int alg = emax == 0.0;
-        double b = st->F[nq + i];
-        if (alg) {
-            b = -(st->tmp[nq + i] - st->F[nq + i]) / dt;
-            for (size_t k = 0; k < nq; k++)
-                b -= gsl_matrix_get(st->J, nq + i, k) * st->y0p[k];
-        }
-        for (size_t j = 0; j < nv; j++)
-            gsl_matrix_set(st->S, i, j,
-                           alg ? gsl_matrix_get(st->J, nq + i, nq + j)
-                               : gsl_matrix_get(st->E, nq + i, nq + j));
-        gsl_vector_set(st->rhs, i, b);
-    }
-    st->c0f = 0.0;
-    st->jac_fresh = 0;
-    int sign;
-    mbs_count_factorization(ctx);
-    if (gsl_linalg_LU_decomp(st->S, st->perm, &sign) != GSL_SUCCESS ||
-        gsl_linalg_LU_svx(st->S, st->perm, st->rhs) != GSL_SUCCESS)
-        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
-                        "singular-mass DAE: initial v' undetermined (only zero rows of M "
-                        "are differentiated)");
-    mbs_count_solve(ctx);
-    for (size_t i = 0; i < nv; i++) {
-        double d = gsl_vector_get(st->rhs, i);
-        if (!isfinite(d))
-            return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
-                            "singular-mass DAE: initial v' undetermined (only zero rows of "
-                            "M are differentiated)");
-        st->y0p[nq + i] = d;
-    }
-    return MBS_OK;
-}
-
-/* y'_0 for the differential components from the index-1 system (seed 002
- * Eqs. (83)-(84)); zero for the multipliers. */
-static int initial_derivative(bdf_state *st, double t, const double *y)
-{
-    size_t nq = st->nq;
-    memset(st->y0p, 0, st->n * sizeof(double));
-    int s = mbs_qdot(st->ctx, y, y + nq, st->y0p);
-    if (s != MBS_OK)
-        return s;
-    if (st->nl == 0 && st->nr == st->nv && (st->ctx->pb->flags & MBS_PB_SINGULAR_MASS))
-        return initial_derivative_singular(st, t, y);
-    return mbs_index1_accel(st->ix, st->ctx, t, y, y + nq, st->y0p + nq, NULL);
-}
+#include "bdf_impl.h"
 
 /* ---- starter of the fixed-step methods ----------------------------------------- */
 
@@ -725,9 +196,9 @@ static int integrate_fixed(bdf_state *st, const mbs_settings *set, double *tp)
     int k = st->order, s;
     double t = t0;
     st->hbaum = h;
-    if ((s = initial_derivative(st, t, st->hy[0])) != MBS_OK)
+    if ((s = mbs_bdf_initial_derivative(st, t, st->hy[0])) != MBS_OK)
         return s;
-    set_weights(st, st->hy[0], st->newton_tol, st->newton_tol);
+    mbs_bdf_set_weights(st, st->hy[0], st->newton_tol, st->newton_tol);
     st->starter_h = h / 16.0;
     for (long i = 1; i <= nsteps; i++) {
         if ((s = mbs_budget(ctx, t)) != MBS_OK)
@@ -737,8 +208,8 @@ static int integrate_fixed(bdf_state *st, const mbs_settings *set, double *tp)
             s = starter_step(st, tn);
         } else {
             double err;
-            set_weights(st, st->hy[0], st->newton_tol, st->newton_tol);
-            s = attempt(st, tn - t, k, &err);
+            mbs_bdf_set_weights(st, st->hy[0], st->newton_tol, st->newton_tol);
+            s = mbs_bdf_attempt(st, tn - t, k, &err);
         }
         if (s != MBS_OK) {
             if (s > 0)
@@ -748,47 +219,12 @@ static int integrate_fixed(bdf_state *st, const mbs_settings *set, double *tp)
             break;
         }
         t = tn;
-        push_history(st, t);
-        if ((s = report(st, t)) != MBS_OK)
+        mbs_bdf_push_history(st, t);
+        if ((s = mbs_bdf_report(st, t)) != MBS_OK)
             break;
     }
     *tp = st->ht[0];
     return s;
-}
-
-/* Order selection after an accepted step (points hy[0..] include y_{n+1});
- * returns the new order and its error estimate in *est. */
-static int select_order(bdf_state *st, int k, double err, double h, int nconst, double *est)
-{
-    double *const *ys = st->hy;
-    const double *ts = st->ht;
-    int knew = k;
-    *est = err;
-    if (k > 1 && st->nhist >= k + 1) {
-        double ekm1 = order_estimate(st, ys, ts, k - 1, h);
-        double ekm2 = k > 2 ? order_estimate(st, ys, ts, k - 2, h) : 0.0;
-        if ((k == 2 && ekm1 <= 0.5 * err) || (k > 2 && fmax(ekm1, ekm2) <= err)) {
-            *est = ekm1;
-            return k - 1;
-        }
-        if (k < st->maxord && nconst >= k + 1 && st->nhist >= k + 3) {
-            double ekp1 = order_estimate(st, ys, ts, k + 1, h);
-            if (ekm1 <= fmin(err, ekp1)) {
-                knew = k - 1;
-                *est = ekm1;
-            } else if (ekp1 < err) {
-                knew = k + 1;
-                *est = ekp1;
-            }
-        }
-    } else if (k == 1 && k < st->maxord && nconst >= 2 && st->nhist >= 4) {
-        double ekp1 = order_estimate(st, ys, ts, 2, h);
-        if (ekp1 < 0.5 * err) {
-            knew = 2;
-            *est = ekp1;
-        }
-    }
-    return knew;
 }
 
 static int integrate_adaptive(bdf_state *st, const mbs_settings *set, double *tp)
@@ -798,14 +234,14 @@ static int integrate_adaptive(bdf_state *st, const mbs_settings *set, double *tp
     double hmin = 1e-14 * fmax(fabs(t), fabs(t_end)) + 1e-300;
     double rtol = set->rtol, atol = set->atol;
     int s;
-    if ((s = initial_derivative(st, t, st->hy[0])) != MBS_OK)
+    if ((s = mbs_bdf_initial_derivative(st, t, st->hy[0])) != MBS_OK)
         return s;
-    set_weights(st, st->hy[0], rtol, atol);
+    mbs_bdf_set_weights(st, st->hy[0], rtol, atol);
     double h = set->h;
     if (!(h > 0.0)) {
         h = 1e-3 * span;
         st->hnow = h;
-        double ypn = wnorm(st, st->y0p, st->errmask);
+        double ypn = mbs_bdf_wnorm(st, st->y0p, st->errmask);
         if (ypn > 0.5 / h)
             h = 0.5 / ypn;
     }
@@ -820,9 +256,9 @@ static int integrate_adaptive(bdf_state *st, const mbs_settings *set, double *tp
             h = t_end - t;
         else if (t + 2.0 * h > t_end)
             h = 0.5 * (t_end - t);
-        set_weights(st, st->hy[0], rtol, atol);
+        mbs_bdf_set_weights(st, st->hy[0], rtol, atol);
         double err = 0.0;
-        s = attempt(st, h, k, &err);
+        s = mbs_bdf_attempt(st, h, k, &err);
         if (s < 0)
             break;
         if (s > 0) {
@@ -863,7 +299,7 @@ static int integrate_adaptive(bdf_state *st, const mbs_settings *set, double *tp
                         ys[j] = st->hy[j - 1];
                         ts[j] = st->ht[j - 1];
                     }
-                    double ekm1 = order_estimate(st, ys, ts, k - 1, h);
+                    double ekm1 = mbs_bdf_order_estimate(st, ys, ts, k - 1, h);
                     if (ekm1 < err) {
                         knew = k - 1;
                         est = ekm1;
@@ -889,8 +325,8 @@ static int integrate_adaptive(bdf_state *st, const mbs_settings *set, double *tp
         }
         /* accepted */
         t = last ? t_end : t + h;
-        push_history(st, t);
-        if ((s = report(st, t)) != MBS_OK)
+        mbs_bdf_push_history(st, t);
+        if ((s = mbs_bdf_report(st, t)) != MBS_OK)
             break;
         nfail = nfail_err = 0;
         nconst++;
@@ -899,7 +335,7 @@ static int integrate_adaptive(bdf_state *st, const mbs_settings *set, double *tp
         double hnew;
         if (phase == 0) {
             double est;
-            int knew = select_order(st, k, err, h, k + 1, &est);
+            int knew = mbs_bdf_select_order(st, k, err, h, k + 1, &est);
             if (knew < k || k >= st->maxord) {
                 phase = 1;
                 k = knew;
@@ -914,7 +350,7 @@ static int integrate_adaptive(bdf_state *st, const mbs_settings *set, double *tp
             }
         } else {
             double est;
-            int knew = select_order(st, k, err, h, nconst, &est);
+            int knew = mbs_bdf_select_order(st, k, err, h, nconst, &est);
             if (knew > kmax_avail)
                 knew = kmax_avail;
             if (knew != k)
