@@ -47,8 +47,8 @@
  *   3 (q_j - q_i)/h = -[(v_f - v_i) - a (v_j - v_i)]/2                (26)
  *   g(t_f, q_f) = 0                                                    (9)
  * with B_g, B_h the discrete gradients of Eqs. (27), (28) (B_g carries the
- * rheonomic term a_g between t_j = t_i and t_f), F_g = fbar(q_j, q_f) and
- *   F_h = (fbar(q_i, q_j) - fbar(q_j, q_f))/3 + (a/6)(f(t_i,q_j,v_j) - f(t_i,q_i,v_i)),
+ * rheonomic term a_g between t_j = t_i and t_f), F_g = mbs_energy_fbar(q_j, q_f) and
+ *   F_h = (mbs_energy_fbar(q_i, q_j) - mbs_energy_fbar(q_j, q_f))/3 + (a/6)(f(t_i,q_j,v_j) - f(t_i,q_i,v_i)),
  * so that (q_f - q_i).F_g + 3 (q_j - q_i).F_h = -(V_f - V_i) - (a/2) c_E^2 with
  * c_E^2 = (q_j - q_i).(grad V(q_j) - grad V(q_i)) (= |q_j - q_i|_K^2 for a
  * linear spring K, >= 0 for convex V; 0 for gravity).  The garbled Eqs. (24),
@@ -93,11 +93,7 @@
 #include <string.h>
 
 #include "index1.h"
-
-enum { P_TOL, P_MAXIT, P_FORCE, P_LAMBDA, P_FJAC, P_A };
-enum { FJAC_AUTO, FJAC_NONE, FJAC_FD };
-enum { FORCE_AUTO, FORCE_GRADIENT, FORCE_MIDPOINT };
-enum { LAMBDA_END, LAMBDA_MID };
+#include "energy_impl.h"
 
 #define COMMON_PARAMS                                                                        \
     [P_TOL] = {"newton_tol", 1e-12, 1e-15, 1e-3,                                             \
@@ -126,34 +122,6 @@ static const mbs_param_def ed_params[] = {
              0},
 };
 
-typedef struct energy_ws {
-    int ed;             /* 0: ep/midpoint, 1: ed/tdg */
-    double a;           /* ED dissipation */
-    double tol;
-    long maxit;
-    int gradient;       /* resolved force mode: 1 discrete gradient, 0 midpoint */
-    int lambda_end;
-    int rheo;           /* constraint depends on t */
-    size_t n, nl, nlc, nx;
-    gsl_matrix *M, *Bg, *Bh, *Gf, *Gt, *J;
-    gsl_permutation *perm;
-    gsl_vector *r, *dx;
-    double *qi, *vi, *qf, *vf, *qj, *vj, *lam, *lam0;
-    double *qm, *vm, *dq, *zero, *fg, *fh, *ga, *gb, *gc, *gd, *ag, *gf, *tmp;
-    mbs_index1 *ix;     /* lambda=end: index-1 multipliers at the step ends */
-    double *acc, *lend; /* v' and lambda of the index-1 system at the step end */
-    double *fi, *fj;    /* ED: f(t_i, q_i, v_i) and f(t_i, q_j, v_j) */
-    int use_fjac;       /* force Jacobians f_q, f_v in the Newton matrix */
-    double t_last, h_last; /* the last step (mbs_energy_last_step) */
-    double *adiag;
-    gsl_matrix *Fq, *Fv;
-    double *f0, *f1, *qx, *vx;
-    /* GGL Eq. (37) system (ep only) */
-    gsl_matrix *Jg;
-    gsl_permutation *pg;
-    gsl_vector *rg, *dg;
-} energy_ws;
-
 static void ws_free(void *state)
 {
     energy_ws *w = state;
@@ -179,93 +147,6 @@ static void ws_free(void *state)
     for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++)
         free(arr[i]);
     free(w);
-}
-
-static double inf_norm(const double *x, size_t n)
-{
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (fabs(x[i]) > m || isnan(x[i]))
-            m = fabs(x[i]);
-    return m;
-}
-
-/* Does f equal -grad V, V = energy(t0, q, 0), and not depend on v, at (q0, v0)? */
-static int force_is_gradient(mbs_ctx *ctx, energy_ws *w, double t0, const double *q0,
-                             const double *v0)
-{
-    const mbs_problem *pb = ctx->pb;
-    size_t n = w->n;
-    if (!pb->def->energy)
-        return 0;
-    if (mbs_force(ctx, t0, q0, v0, w->fg) != MBS_OK ||
-        mbs_force(ctx, t0, q0, w->zero, w->fh) != MBS_OK)
-        return 0;
-    double fs = inf_norm(w->fg, n);
-    for (size_t i = 0; i < n; i++)
-        if (fabs(w->fg[i] - w->fh[i]) > 1e-12 * (1.0 + fs))
-            return 0;
-    memcpy(w->tmp, q0, n * sizeof(double));
-    for (size_t i = 0; i < n; i++) {
-        double d = 1e-5 * (1.0 + fabs(q0[i]));
-        w->tmp[i] = q0[i] + d;
-        double Vp = pb->def->energy(pb, t0, w->tmp, w->zero);
-        w->tmp[i] = q0[i] - d;
-        double Vm = pb->def->energy(pb, t0, w->tmp, w->zero);
-        w->tmp[i] = q0[i];
-        double dV = (Vp - Vm) / (2.0 * d);
-        if (!isfinite(dV) || fabs(dV + w->fg[i]) > 1e-6 * (1.0 + fs))
-            return 0;
-    }
-    return 1;
-}
-
-/* Does f stay exactly the same when q or v is perturbed (gravity, no load)? */
-static int force_is_constant(mbs_ctx *ctx, energy_ws *w, double t0, const double *q0,
-                             const double *v0)
-{
-    size_t n = w->n;
-    if (mbs_force(ctx, t0, q0, v0, w->f0) != MBS_OK)
-        return 0;
-    memcpy(w->qx, q0, n * sizeof(double));
-    memcpy(w->vx, v0, n * sizeof(double));
-    for (size_t j = 0; j < 2 * n; j++) {
-        double *x = j < n ? w->qx + j : w->vx + (j - n);
-        double x0 = *x;
-        *x = x0 + 1e-3 * (1.0 + fabs(x0));
-        int s = mbs_force(ctx, t0, w->qx, w->vx, w->f1);
-        *x = x0;
-        if (s != MBS_OK || memcmp(w->f0, w->f1, n * sizeof(double)) != 0)
-            return 0;
-    }
-    return 1;
-}
-
-/* f_q and f_v at (t, q, v) by forward differences (2 n + 1 force evaluations). */
-static int force_jacobian(energy_ws *w, mbs_ctx *ctx, double t, const double *q,
-                          const double *v)
-{
-    size_t n = w->n;
-    int s = mbs_force(ctx, t, q, v, w->f0);
-    if (s != MBS_OK)
-        return s;
-    memcpy(w->qx, q, n * sizeof(double));
-    memcpy(w->vx, v, n * sizeof(double));
-    for (size_t j = 0; j < 2 * n; j++) {
-        double *x = j < n ? w->qx + j : w->vx + (j - n);
-        double x0 = *x, d = 1.5e-8 * fmax(1.0, fabs(x0));
-        *x = x0 + d;
-        d = *x - x0;
-        s = mbs_force(ctx, t, w->qx, w->vx, w->f1);
-        *x = x0;
-        if (s != MBS_OK)
-            return s;
-        gsl_matrix *F = j < n ? w->Fq : w->Fv;
-        size_t c = j < n ? j : j - n;
-        for (size_t i = 0; i < n; i++)
-            gsl_matrix_set(F, i, c, (w->f1[i] - w->f0[i]) / d);
-    }
-    return MBS_OK;
 }
 
 static int ws_alloc(const mbs_method_def *m, const mbs_params *params, mbs_ctx *ctx,
@@ -350,7 +231,7 @@ static int ws_alloc(const mbs_method_def *m, const mbs_params *params, mbs_ctx *
     if (mode == FORCE_AUTO) {
         int have_lambda = 0;
         int s = pb->def->initial(pb, w->qf, w->vf, w->lam, &have_lambda);
-        w->gradient = s == MBS_OK && force_is_gradient(ctx, w, pb->t0, w->qf, w->vf);
+        w->gradient = s == MBS_OK && mbs_energy_force_is_gradient(ctx, w, pb->t0, w->qf, w->vf);
         ctx->reason[0] = '\0';
     } else {
         w->gradient = mode == FORCE_GRADIENT;
@@ -360,165 +241,11 @@ static int ws_alloc(const mbs_method_def *m, const mbs_params *params, mbs_ctx *
     if (fj == FJAC_AUTO) {
         int have_lambda = 0;
         int s = pb->def->initial(pb, w->qf, w->vf, w->lam, &have_lambda);
-        w->use_fjac = s != MBS_OK || !force_is_constant(ctx, w, pb->t0, w->qf, w->vf);
+        w->use_fjac = s != MBS_OK || !mbs_energy_force_is_constant(ctx, w, pb->t0, w->qf, w->vf);
         ctx->reason[0] = '\0';
     }
     *state = w;
     return MBS_OK;
-}
-
-/* See energy.h.  Uses w->qm, w->dq, w->Gt, w->ga..gd. */
-static int dgrad(energy_ws *w, mbs_ctx *ctx, double ta, const double *qa, double tb,
-                 const double *qb, gsl_matrix *B, double *a, double *gbout)
-{
-    size_t n = w->n, nl = w->nl;
-    if (nl == 0)
-        return MBS_OK;
-    int split = w->rheo && tb != ta;
-    gsl_matrix_view Bv = gsl_matrix_submatrix(B, 0, 0, nl, n);
-    gsl_matrix_view Gv = gsl_matrix_submatrix(w->Gt, 0, 0, nl, n);
-    double dq2 = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        w->qm[i] = 0.5 * (qa[i] + qb[i]);
-        w->dq[i] = qb[i] - qa[i];
-        dq2 += w->dq[i] * w->dq[i];
-    }
-    int s;
-    if ((s = mbs_constraint_jacobian(ctx, ta, w->qm, &Bv.matrix)) != MBS_OK)
-        return s;
-    /* ga = g(ta,qa), gb = g(tb,qb), gc = g(tb,qa), gd = g(ta,qb) */
-    if ((s = mbs_constraint(ctx, ta, qa, w->ga)) != MBS_OK ||
-        (s = mbs_constraint(ctx, tb, qb, w->gb)) != MBS_OK)
-        return s;
-    if (split) {
-        if ((s = mbs_constraint_jacobian(ctx, tb, w->qm, &Gv.matrix)) != MBS_OK ||
-            (s = mbs_constraint(ctx, tb, qa, w->gc)) != MBS_OK ||
-            (s = mbs_constraint(ctx, ta, qb, w->gd)) != MBS_OK)
-            return s;
-        gsl_matrix_add(&Bv.matrix, &Gv.matrix);
-        gsl_matrix_scale(&Bv.matrix, 0.5);
-    }
-    size_t nh0 = nl - ctx->pb->nnh; /* rows nh0.. are non-holonomic (Eq. (22) below) */
-    for (size_t k = 0; k < nh0; k++) {
-        double gbar_a = split ? 0.5 * (w->ga[k] + w->gc[k]) : w->ga[k];
-        double gbar_b = split ? 0.5 * (w->gd[k] + w->gb[k]) : w->gb[k];
-        if (a)
-            a[k] = split ? 0.5 * ((w->gc[k] - w->ga[k]) + (w->gb[k] - w->gd[k])) : 0.0;
-        double num = gbar_b - gbar_a, scale = fabs(gbar_a) + fabs(gbar_b);
-        for (size_t j = 0; j < n; j++) {
-            double t = gsl_matrix_get(&Bv.matrix, k, j) * w->dq[j];
-            num -= t;
-            scale += fabs(t);
-        }
-        /* Gonzalez correction only where Eq. (6) fails beyond round-off. */
-        if (dq2 > 0.0 && fabs(num) > 64.0 * DBL_EPSILON * scale) {
-            double c = num / dq2;
-            for (size_t j = 0; j < n; j++)
-                gsl_matrix_set(&Bv.matrix, k, j, gsl_matrix_get(&Bv.matrix, k, j) + c * w->dq[j]);
-        }
-    }
-    if (nh0 < nl) {
-        /* Non-holonomic rows A(t,q) v + a(t,q) = 0 (problem.h; seed 001 Sect. 3.3,
-         * Eq. (22)): B_k = A_k at the midpoint (the jacobian rows, averaged over
-         * ta, tb when rheonomic: second order), a_k = (tb - ta) a_k(t_m, q_m), and
-         * the "g(tb, qb)" handed back is (tb - ta) times the Eq. (22) residual,
-         *     B_k (qb - qa) + a_k = (tb - ta) (A_k(q_m) v_m + a_k(t_m, q_m)),
-         * v_m = (qb - qa)/(tb - ta), so that the step equation g_f = 0 enforces
-         * Eq. (22) and the work of these forces is a . lambda as for rheonomic
-         * constraints (Eqs. (20), (21); 0 when a = 0).  No Gonzalez correction. */
-        double hs = tb - ta;
-        if ((s = mbs_constraint_t(ctx, ta + 0.5 * hs, w->qm, w->gc)) != MBS_OK)
-            return s;
-        for (size_t k = nh0; k < nl; k++) {
-            double ak = hs * w->gc[k], r = ak;
-            for (size_t j = 0; j < n; j++)
-                r += gsl_matrix_get(&Bv.matrix, k, j) * w->dq[j];
-            if (a)
-                a[k] = ak;
-            w->gb[k] = r;
-        }
-    }
-    if (gbout)
-        memcpy(gbout, w->gb, nl * sizeof(double));
-    return MBS_OK;
-}
-
-int mbs_energy_discrete_gradient(void *state, mbs_ctx *ctx, double ta, const double *qa,
-                                 double tb, const double *qb, gsl_matrix *B, double *a,
-                                 double *gb)
-{
-    return dgrad(state, ctx, ta, qa, tb, qb, B, a, gb);
-}
-
-/* Applied force between (qa, va) and (qb, vb) at time t (see the head comment):
- * out = f(t, q_m, v_m), plus with force=gradient the correction that makes
- * (qb - qa) . out = -(V(qb) - V(qa)).  Uses w->tmp as q_m, w->vm. */
-static int fbar(energy_ws *w, mbs_ctx *ctx, double t, const double *qa, const double *va,
-                const double *qb, const double *vb, double *out)
-{
-    const mbs_problem *pb = ctx->pb;
-    size_t n = w->n;
-    double dq2 = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        w->tmp[i] = 0.5 * (qa[i] + qb[i]);
-        w->vm[i] = 0.5 * (va[i] + vb[i]);
-        double d = qb[i] - qa[i];
-        dq2 += d * d;
-    }
-    int s = mbs_force(ctx, t, w->tmp, w->vm, out);
-    if (s != MBS_OK || !w->gradient)
-        return s;
-    double Va = pb->def->energy(pb, t, qa, w->zero), Vb = pb->def->energy(pb, t, qb, w->zero);
-    double num = -(Vb - Va), scale = fabs(Va) + fabs(Vb);
-    for (size_t i = 0; i < n; i++) {
-        double p = out[i] * (qb[i] - qa[i]);
-        num -= p;
-        scale += fabs(p);
-    }
-    if (dq2 > 0.0 && fabs(num) > 64.0 * DBL_EPSILON * scale) {
-        double c = num / dq2;
-        for (size_t i = 0; i < n; i++)
-            out[i] += c * (qb[i] - qa[i]);
-    }
-    return MBS_OK;
-}
-
-static int factor(mbs_ctx *ctx, gsl_matrix *J, gsl_permutation *p, double t)
-{
-    int sign;
-    mbs_count_factorization(ctx);
-    if (gsl_linalg_LU_decomp(J, p, &sign) != GSL_SUCCESS)
-        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
-                        "LU factorisation of the Newton matrix failed");
-    for (size_t i = 0; i < J->size1; i++)
-        if (gsl_matrix_get(J, i, i) == 0.0 || !isfinite(gsl_matrix_get(J, i, i)))
-            return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
-                            "singular Newton matrix (redundant constraints or singular mass?)");
-    return MBS_OK;
-}
-
-static int lu_solve(mbs_ctx *ctx, const gsl_matrix *LU, const gsl_permutation *p,
-                    const gsl_vector *r, gsl_vector *dx, double t)
-{
-    mbs_count_solve(ctx);
-    if (gsl_linalg_LU_solve(LU, p, r, dx) != GSL_SUCCESS)
-        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "LU solve of the Newton system failed");
-    return MBS_OK;
-}
-
-static int solve(mbs_ctx *ctx, gsl_matrix *J, gsl_permutation *p, const gsl_vector *r,
-                 gsl_vector *dx, double t)
-{
-    int s = factor(ctx, J, p, t);
-    return s == MBS_OK ? lu_solve(ctx, J, p, r, dx, t) : s;
-}
-
-static double mass_scale(const gsl_matrix *M)
-{
-    double s = 0.0;
-    for (size_t i = 0; i < M->size1; i++)
-        s = fmax(s, fabs(gsl_matrix_get(M, i, i)));
-    return s > 0.0 ? s : 1.0;
 }
 
 /* One EP step from (w->qi, w->vi) at t; result in w->qf, w->vf, w->lam. */
@@ -532,7 +259,7 @@ static int ep_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
     }
     int s0, refresh = 1;
     double prev = INFINITY;
-    if (w->use_fjac && (s0 = force_jacobian(w, ctx, tm, w->qm, w->vi)) != MBS_OK)
+    if (w->use_fjac && (s0 = mbs_energy_force_jacobian(w, ctx, tm, w->qm, w->vi)) != MBS_OK)
         return s0;
     for (long it = 1;; it++) {
         if (it > w->maxit)
@@ -542,8 +269,8 @@ static int ep_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
         int s;
         for (size_t i = 0; i < n; i++)
             w->vf[i] = 2.0 * (w->qf[i] - w->qi[i]) / h - w->vi[i];
-        if ((s = dgrad(w, ctx, t, w->qi, tf, w->qf, w->Bg, w->ag, w->gf)) != MBS_OK ||
-            (s = fbar(w, ctx, tm, w->qi, w->vi, w->qf, w->vf, w->fg)) != MBS_OK)
+        if ((s = mbs_energy_dgrad(w, ctx, t, w->qi, tf, w->qf, w->Bg, w->ag, w->gf)) != MBS_OK ||
+            (s = mbs_energy_fbar(w, ctx, tm, w->qi, w->vi, w->qf, w->vf, w->fg)) != MBS_OK)
             return s;
         for (size_t i = 0; i < n; i++)
             w->qm[i] = 0.5 * (w->qi[i] + w->qf[i]);
@@ -582,11 +309,11 @@ static int ep_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
                     gsl_matrix_set(w->J, n + k, j,
                                    gsl_matrix_get(k < nh0 ? w->Gf : w->Bg, k, j));
                 }
-            if ((s = factor(ctx, w->J, w->perm, t)) != MBS_OK)
+            if ((s = mbs_energy_factor(ctx, w->J, w->perm, t)) != MBS_OK)
                 return s;
         }
-        double ms = mass_scale(w->M);
-        if ((s = lu_solve(ctx, w->J, w->perm, w->r, w->dx, t)) != MBS_OK)
+        double ms = mbs_energy_mass_scale(w->M);
+        if ((s = mbs_energy_lu_solve(ctx, w->J, w->perm, w->r, w->dx, t)) != MBS_OK)
             return s;
         double dqn = 0.0, dln = 0.0;
         for (size_t i = 0; i < n; i++) {
@@ -640,7 +367,7 @@ static int ed_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
         return s0;
     for (size_t i = 0; i < n; i++)
         w->qm[i] = w->qi[i] + 0.5 * h * w->vi[i];
-    if (w->use_fjac && (s0 = force_jacobian(w, ctx, tm, w->qm, w->vi)) != MBS_OK)
+    if (w->use_fjac && (s0 = mbs_energy_force_jacobian(w, ctx, tm, w->qm, w->vi)) != MBS_OK)
         return s0;
     int refresh = 1;
     double prev = INFINITY;
@@ -653,11 +380,11 @@ static int ed_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
         ed_velocities(w, h);
         /* B_g between (t_j = t_i, q_j) and (t_f, q_f): Eq. (27); B_h between q_i and
          * q_j at t_i: Eq. (28). */
-        if ((s = dgrad(w, ctx, t, w->qj, tf, w->qf, w->Bg, w->ag, w->gf)) != MBS_OK ||
-            (s = dgrad(w, ctx, t, w->qi, t, w->qj, w->Bh, NULL, NULL)) != MBS_OK)
+        if ((s = mbs_energy_dgrad(w, ctx, t, w->qj, tf, w->qf, w->Bg, w->ag, w->gf)) != MBS_OK ||
+            (s = mbs_energy_dgrad(w, ctx, t, w->qi, t, w->qj, w->Bh, NULL, NULL)) != MBS_OK)
             return s;
-        if ((s = fbar(w, ctx, t, w->qi, w->vi, w->qj, w->vj, w->fh)) != MBS_OK ||
-            (s = fbar(w, ctx, tm, w->qj, w->vj, w->qf, w->vf, w->fg)) != MBS_OK)
+        if ((s = mbs_energy_fbar(w, ctx, t, w->qi, w->vi, w->qj, w->vj, w->fh)) != MBS_OK ||
+            (s = mbs_energy_fbar(w, ctx, tm, w->qj, w->vj, w->qf, w->vf, w->fg)) != MBS_OK)
             return s;
         if (a > 0.0 && (s = mbs_force(ctx, t, w->qj, w->vj, w->fj)) != MBS_OK)
             return s;
@@ -730,11 +457,11 @@ static int ed_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
                         gsl_matrix_set(w->J, 2 * n + k, n + j, bh - bg);
                     }
                 }
-            if ((s = factor(ctx, w->J, w->perm, t)) != MBS_OK)
+            if ((s = mbs_energy_factor(ctx, w->J, w->perm, t)) != MBS_OK)
                 return s;
         }
-        double ms = mass_scale(w->M);
-        if ((s = lu_solve(ctx, w->J, w->perm, w->r, w->dx, t)) != MBS_OK)
+        double ms = mbs_energy_mass_scale(w->M);
+        if ((s = mbs_energy_lu_solve(ctx, w->J, w->perm, w->r, w->dx, t)) != MBS_OK)
             return s;
         double dqn = 0.0, dln = 0.0;
         for (size_t i = 0; i < n; i++) {
@@ -813,7 +540,7 @@ int mbs_energy_last_step(void *state, mbs_ctx *ctx, double *work, double *dissip
     *work = 0.0;
     *dissipation = 0.0;
     /* rheonomic work a . lambda, Eqs. (20), (32) */
-    int s = dgrad(w, ctx, t, w->ed ? w->qj : w->qi, tf, w->qf, w->Bh, w->adiag, NULL);
+    int s = mbs_energy_dgrad(w, ctx, t, w->ed ? w->qj : w->qi, tf, w->qf, w->Bh, w->adiag, NULL);
     if (s != MBS_OK)
         return s;
     for (size_t k = 0; k < nl; k++)
@@ -834,99 +561,6 @@ int mbs_energy_last_step(void *state, mbs_ctx *ctx, double *work, double *dissip
         el -= (w->qj[i] - w->qi[i]) * (w->f1[i] - w->f0[i]);
     }
     *dissipation = 0.5 * w->a * (kin + el);
-    return MBS_OK;
-}
-
-/* ---- GGL, seed 001 Eq. (37) ---------------------------------------------------- */
-
-int mbs_energy_ggl_step(void *state, mbs_ctx *ctx, double t, double h, double *y, double *mu)
-{
-    energy_ws *w = state;
-    if (!w || w->ed)
-        return mbs_fail(ctx, MBS_BAD_INPUT, t, "the GGL step needs an ep/midpoint workspace");
-    if (ctx->pb->nnh > 0)
-        return mbs_fail(ctx, MBS_UNSUPPORTED, t,
-                        "the GGL step of Eq. (37) is for holonomic constraints only");
-    size_t n = w->n, nl = w->nl;
-    double tf = t + h, tm = t + 0.5 * h;
-    memcpy(w->qi, y, n * sizeof(double));
-    memcpy(w->vi, y + n, n * sizeof(double));
-    memcpy(w->lam, y + 2 * n, nl * sizeof(double));
-    for (size_t k = 0; k < nl; k++)
-        mu[k] = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        w->qf[i] = w->qi[i] + h * w->vi[i];
-        w->vf[i] = w->vi[i];
-    }
-    for (long it = 1;; it++) {
-        if (it > w->maxit)
-            return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t, "GGL Newton did not converge");
-        mbs_count_newton(ctx);
-        int s;
-        if ((s = dgrad(w, ctx, t, w->qi, tf, w->qf, w->Bg, w->ag, w->gf)) != MBS_OK ||
-            (s = fbar(w, ctx, tm, w->qi, w->vi, w->qf, w->vf, w->fg)) != MBS_OK)
-            return s;
-        for (size_t i = 0; i < n; i++)
-            w->qm[i] = 0.5 * (w->qi[i] + w->qf[i]);
-        if ((s = mbs_mass(ctx, tm, w->qm, w->M)) != MBS_OK ||
-            (nl && (s = mbs_constraint_jacobian(ctx, tf, w->qf, w->Gf)) != MBS_OK))
-            return s;
-        /* Rows: (4) x h | (37) x h | (9) | (11)/(18); unknowns q_f | v_f | lambda | mu. */
-        gsl_matrix_set_zero(w->Jg);
-        for (size_t i = 0; i < n; i++) {
-            double r1 = -h * w->fg[i];
-            double r2 = (w->qf[i] - w->qi[i]) - 0.5 * h * (w->vf[i] + w->vi[i]);
-            for (size_t j = 0; j < n; j++) {
-                double mij = gsl_matrix_get(w->M, i, j);
-                r1 += mij * (w->vf[j] - w->vi[j]);
-                gsl_matrix_set(w->Jg, i, n + j, mij);
-            }
-            for (size_t k = 0; k < nl; k++) {
-                double b = gsl_matrix_get(w->Bg, k, i);
-                r1 += h * b * w->lam[k];
-                r2 += h * b * mu[k];
-                gsl_matrix_set(w->Jg, i, 2 * n + k, h * b);
-                gsl_matrix_set(w->Jg, n + i, 2 * n + nl + k, h * b);
-            }
-            gsl_matrix_set(w->Jg, n + i, i, 1.0);
-            gsl_matrix_set(w->Jg, n + i, n + i, -0.5 * h);
-            gsl_vector_set(w->rg, i, -r1);
-            gsl_vector_set(w->rg, n + i, -r2);
-        }
-        for (size_t k = 0; k < nl; k++) {
-            double r4 = w->ag[k] / h;
-            for (size_t j = 0; j < n; j++) {
-                double b = gsl_matrix_get(w->Bg, k, j);
-                r4 += b * 0.5 * (w->vf[j] + w->vi[j]);
-                gsl_matrix_set(w->Jg, 2 * n + k, j, gsl_matrix_get(w->Gf, k, j));
-                gsl_matrix_set(w->Jg, 2 * n + nl + k, n + j, 0.5 * b);
-            }
-            gsl_vector_set(w->rg, 2 * n + k, -w->gf[k]);
-            gsl_vector_set(w->rg, 2 * n + nl + k, -r4);
-        }
-        if ((s = solve(ctx, w->Jg, w->pg, w->rg, w->dg, t)) != MBS_OK)
-            return s;
-        double d = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            w->qf[i] += gsl_vector_get(w->dg, i);
-            w->vf[i] += gsl_vector_get(w->dg, n + i);
-            d = fmax(d, fabs(gsl_vector_get(w->dg, i)));
-            d = fmax(d, h * fabs(gsl_vector_get(w->dg, n + i)));
-        }
-        for (size_t k = 0; k < nl; k++) {
-            w->lam[k] += gsl_vector_get(w->dg, 2 * n + k);
-            mu[k] += gsl_vector_get(w->dg, 2 * n + nl + k);
-            d = fmax(d, h * h * fabs(gsl_vector_get(w->dg, 2 * n + k)) / mass_scale(w->M));
-            d = fmax(d, h * fabs(gsl_vector_get(w->dg, 2 * n + nl + k)));
-        }
-        if (!isfinite(d))
-            return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t, "GGL Newton produced NaN/Inf");
-        if (d <= w->tol * (1.0 + inf_norm(w->qf, n)))
-            break;
-    }
-    memcpy(y, w->qf, n * sizeof(double));
-    memcpy(y + n, w->vf, n * sizeof(double));
-    memcpy(y + 2 * n, w->lam, nl * sizeof(double));
     return MBS_OK;
 }
 

@@ -1,0 +1,76 @@
+/* Private to methods/linsol*.c (issue 19 split): the solver object and the
+ * compressed-column patterns shared by linsol.c (interface, dense and UMFPACK
+ * backends) and linsol_cholmod.c (the CHOLMOD range-space backend). */
+#ifndef MBS_LINSOL_IMPL_H
+#define MBS_LINSOL_IMPL_H
+
+#include <cholmod.h>
+#include <gsl/gsl_linalg.h>
+#include <umfpack.h>
+
+#include "linsol.h"
+
+/* A sparse pattern in compressed-column form with a map from the triplets. */
+typedef struct csc {
+    size_t nr, nc, nzt; /* rows, columns, number of triplets */
+    int *p, *i;         /* column pointers (nc + 1), row indices (nnz) */
+    double *x;          /* values (nnz) */
+    int *map;           /* triplet k -> position in i/x (nzt) */
+    size_t nnz;
+} csc;
+
+struct mbs_linsol {
+    int kind;
+    size_t nv, nl, n;
+    double aug;
+    mbs_linsol_stats st;
+    int analysed;
+    /* pattern of the last analysis */
+    size_t pm_n, pb_n;
+    size_t *pm_r, *pm_c, *pb_r, *pb_c;
+    /* triplet index lists (int) of the current pattern */
+    int *ti, *tj;
+    size_t tcap;
+    /* dense */
+    gsl_matrix *K;
+    gsl_permutation *perm;
+    gsl_vector *rhs, *sol;
+    /* umfpack: KKT in CSC */
+    csc Kc;
+    void *sym, *num;
+    double ctrl[UMFPACK_CONTROL], info[UMFPACK_INFO];
+    int *Wi;
+    double *W, *kb, *kx;
+    /* cholmod */
+    cholmod_common cc;
+    int cc_on;
+    csc Ac;   /* upper triangle of A = M (+ w B^T B) */
+    csc Br;   /* B^T in CSC = B by rows (nv x nl) */
+    csc Bc;   /* B in CSC (nl x nv) */
+    size_t nzt_m; /* triplets of M in Ac (the rest are B^T B products) */
+    int *bt_pair; /* for each B^T B triplet: positions (in B triplets) of its two factors */
+    double wgt;   /* augmentation weight actually used */
+    cholmod_factor *LA, *LS;
+    int *Sp, *Si, *Sp0, *Si0;
+    double *Sx;
+    size_t Scap, Snz, Snz0;
+    cholmod_dense *bd, *XA, *YA, *EA, *XS, *YS, *ES, *Xc, *Yc, *Ec;
+    cholmod_sparse *bset, *xset;
+    double *acc, *tv, *rl;
+    int *mark, *list, *mark2;
+    int *Yp, *Yi, *Yrp, *Yrc; /* Y = L^-1 P B^T by columns and rows */
+    double *Yx, *Yrx;
+    size_t Ycap;
+};
+
+int mbs_ls_chm_analyse_A(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets *B,
+                         char *msg, size_t len);
+int mbs_ls_chm_analyse_B(mbs_linsol *ls, const mbs_triplets *B);
+int mbs_ls_chm_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets *B,
+                      char *msg, size_t len);
+int mbs_ls_chm_solve(mbs_linsol *ls, const double *f, const double *gam, double *a,
+                     double *lambda, char *msg, size_t len);
+int mbs_ls_csc_build(csc *A, size_t nr, size_t nc, size_t nzt, const int *ti, const int *tj);
+int mbs_ls_reserve_tij(mbs_linsol *ls, size_t n);
+
+#endif
