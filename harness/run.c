@@ -15,6 +15,7 @@
 #include "../methods/kkt_eval.h"
 #include "../problems/triplets.h"
 #include "fit.h"
+#include "observe.h"
 #include "reference.h"
 
 double mbs_cpu_seconds(void)
@@ -22,201 +23,6 @@ double mbs_cpu_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Observer state of the measuring run.  It evaluates the problem through its own
- * context so that the method's work counters are not touched. */
-typedef struct observer {
-    mbs_ctx dctx;
-    const mbs_problem *pb;
-    int exact;
-    double *ex;              /* exact q | v | lambda */
-    gsl_matrix *B;        /* dense B = G H (NULL when sparse) */
-    int sparse;           /* MBS_PB_SPARSE with H = I: B as triplets, nothing n_l x n_v */
-    mbs_triplets Bt;
-    double *g, *gt, *gam;
-    int have_energy;
-    double E0;
-    mbs_err3 emax;
-    double pos_max, vel_max, acc_max, edrift;
-    double pos_last, vel_last;
-    mbs_drift drift;
-    FILE *series;            /* optional time-series side file (spec->series) */
-    double s_next, s_factor; /* end of the current log-spaced bin, bin growth */
-    double s_g, s_gv, s_e;   /* maxima in the current bin */
-    double s_t;
-    int s_pending;
-} observer;
-
-/* max_i |a_i - b_i| / (1 + |b_i|) */
-static double max_mixed_diff(const double *a, const double *b, size_t n)
-{
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs(a[i] - b[i]) / (1.0 + fabs(b[i]));
-        if (d > m || isnan(d))
-            m = d;
-    }
-    return m;
-}
-
-static double max_abs_diff(const double *a, const double *b, size_t n)
-{
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs(a[i] - b[i]);
-        if (d > m || isnan(d))
-            m = d;
-    }
-    return m;
-}
-
-/* Time series: the maxima of |g|, |B v + g_t|, |E - E0|/|E0| over bins of t - t0
- * that are log-spaced (50 per decade, from span * 1e-6), written at the last time of
- * each bin, so a run of any length gives at most ~300 lines. */
-static void series_flush(observer *o)
-{
-    if (o->series && o->s_pending)
-        fprintf(o->series, "%.10e %.6e %.6e %.6e\n", o->s_t, o->s_g, o->s_gv, o->s_e);
-    o->s_pending = 0;
-    o->s_g = o->s_gv = o->s_e = 0.0;
-}
-
-static void series_add(observer *o, double t, double g, double gv, double e)
-{
-    if (!o->series)
-        return;
-    double dt = t - o->pb->t0;
-    if (o->s_pending && dt > o->s_next) {
-        series_flush(o);
-        while (o->s_next < dt)
-            o->s_next *= o->s_factor;
-    }
-    o->s_t = t;
-    o->s_g = fmax(o->s_g, g);
-    o->s_gv = fmax(o->s_gv, gv);
-    o->s_e = isnan(e) ? e : fmax(o->s_e, e);
-    o->s_pending = 1;
-    if (dt <= 0.0)
-        series_flush(o); /* the initial point on its own line */
-}
-
-static void observer_free(observer *o)
-{
-    if (o->series) {
-        series_flush(o);
-        fclose(o->series);
-        o->series = NULL;
-    }
-    mbs_ctx_free(&o->dctx);
-    free(o->ex);
-    if (o->B)
-        gsl_matrix_free(o->B);
-    mbs_triplets_free(&o->Bt);
-    free(o->g);
-    free(o->gt);
-    free(o->gam);
-}
-
-static int observer_init(observer *o, const mbs_problem *pb, double t_end)
-{
-    memset(o, 0, sizeof *o);
-    o->pb = pb;
-    size_t nlc = pb->nl ? pb->nl : 1;
-    if (mbs_ctx_init(&o->dctx, pb) != MBS_OK)
-        return MBS_NO_MEMORY;
-    o->exact = pb->def->exact != NULL;
-    o->ex = calloc(mbs_ny(pb), sizeof(double));
-    o->sparse = (pb->flags & MBS_PB_SPARSE) && pb->def->jacobian_sparse && !pb->def->kinematic;
-    o->B = o->sparse ? NULL : mbs_matrix_alloc(nlc, pb->nv);
-    o->g = calloc(nlc, sizeof(double));
-    o->gt = calloc(nlc, sizeof(double));
-    o->gam = calloc(nlc, sizeof(double));
-    if (!o->ex || (!o->sparse && !o->B) || !o->g || !o->gt || !o->gam) {
-        observer_free(o);
-        return MBS_NO_MEMORY;
-    }
-    o->have_energy = pb->def->energy != NULL;
-    o->emax = (mbs_err3){0.0, 0.0, 0.0};
-    mbs_drift_init(&o->drift, pb->t0, t_end);
-    return MBS_OK;
-}
-
-static double inf_norm(const double *x, size_t n)
-{
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (fabs(x[i]) > m || isnan(x[i]))
-            m = fabs(x[i]);
-    return m;
-}
-
-static int observe(void *data, double t, const double *q, const double *v, const double *vdot,
-                   const double *lambda)
-{
-    observer *o = data;
-    const mbs_problem *pb = o->pb;
-    size_t nq = pb->nq, nv = pb->nv, nl = pb->nl;
-    if (o->exact) {
-        if (pb->def->exact(pb, t, o->ex, o->ex + nq, o->ex + nq + nv) != MBS_OK)
-            return MBS_CALLBACK_FAILED;
-        o->emax.q = fmax(o->emax.q, max_abs_diff(q, o->ex, nq));
-        o->emax.v = fmax(o->emax.v, max_abs_diff(v, o->ex + nq, nv));
-        o->emax.lambda = fmax(o->emax.lambda, max_abs_diff(lambda, o->ex + nq + nv, nl));
-    }
-    if (nl > 0) {
-        gsl_matrix_view B = {{0}};
-        if (!o->sparse)
-            B = gsl_matrix_submatrix(o->B, 0, 0, nl, nv);
-        if (mbs_constraint(&o->dctx, t, q, o->g) != MBS_OK ||
-            mbs_constraint_t(&o->dctx, t, q, o->gt) != MBS_OK ||
-            (o->sparse ? mbs_jacobian_sparse(&o->dctx, t, q, &o->Bt)
-                       : mbs_constraint_jacobian(&o->dctx, t, q, &B.matrix)) != MBS_OK)
-            return MBS_CALLBACK_FAILED;
-        o->pos_last = inf_norm(o->g, nl);
-        if (o->sparse) {
-            mbs_triplets_gemv(&o->Bt, 0, 1.0, v, o->gt); /* g_t + B v */
-        } else {
-            for (size_t i = 0; i < nl; i++) {
-                double r = o->gt[i];
-                for (size_t j = 0; j < nv; j++)
-                    r += gsl_matrix_get(&B.matrix, i, j) * v[j];
-                o->gt[i] = r;
-            }
-        }
-        o->vel_last = inf_norm(o->gt, nl);
-        o->pos_max = fmax(o->pos_max, o->pos_last);
-        o->vel_max = fmax(o->vel_max, o->vel_last);
-        mbs_drift_add(&o->drift, t, o->pos_last);
-        if (vdot) {
-            if (mbs_gamma(&o->dctx, t, q, v, o->gam) != MBS_OK)
-                return MBS_CALLBACK_FAILED;
-            for (size_t i = 0; i < nl; i++)
-                o->gam[i] = -o->gam[i];
-            if (o->sparse)
-                mbs_triplets_gemv(&o->Bt, 0, 1.0, vdot, o->gam); /* B v' - gamma */
-            else
-                for (size_t i = 0; i < nl; i++) {
-                    double r = o->gam[i];
-                    for (size_t j = 0; j < nv; j++)
-                        r += gsl_matrix_get(&B.matrix, i, j) * vdot[j];
-                    o->gam[i] = r;
-                }
-            o->acc_max = fmax(o->acc_max, inf_norm(o->gam, nl));
-        } else {
-            o->acc_max = NAN;
-        }
-    }
-    if (o->have_energy) {
-        double E = pb->def->energy(pb, t, q, v);
-        double scale = fabs(o->E0) > 0.0 ? fabs(o->E0) : 1.0;
-        o->edrift = fmax(o->edrift, fabs(E - o->E0) / scale);
-        series_add(o, t, nl ? o->pos_last : 0.0, nl ? o->vel_last : 0.0,
-                   fabs(E - o->E0) / scale);
-    } else {
-        series_add(o, t, nl ? o->pos_last : 0.0, nl ? o->vel_last : 0.0, NAN);
-    }
-    return 0;
 }
 
 void mbs_record_free(mbs_record *rec)
@@ -498,77 +304,6 @@ static void fail_record(mbs_record *rec, const mbs_ctx *ctx, int status)
     rec->fail_t = ctx->fail_t;
 }
 
-/* ---- memory budget (issue 17) ------------------------------------------------ */
-
-double mbs_memory_available(void)
-{
-    double avail = INFINITY;
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (f) {
-        char line[256];
-        double kb;
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
-                avail = kb * 1024.0;
-        fclose(f);
-    }
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        avail = fmin(avail, (double)rl.rlim_cur);
-    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        avail = fmin(avail, (double)rl.rlim_cur);
-    return avail;
-}
-
-static void human_bytes(double b, char *buf, size_t len)
-{
-    if (b >= 1e9)
-        snprintf(buf, len, "%.3g GB", b / 1e9);
-    else if (b >= 1e6)
-        snprintf(buf, len, "%.3g MB", b / 1e6);
-    else
-        snprintf(buf, len, "%.3g kB", b / 1e3);
-}
-
-/* A lower bound of the dense workspace: one n x n matrix of doubles, n = n_v + n_l
- * (the KKT matrix [M B^T; B 0] of the index-1 solves, the dense Newton or
- * projection systems) or n = n_y for the `full` iteration matrices of the implicit
- * DAE integrators (methods/dae_form.h).  Sparse backends (linsol=umfpack,
- * cholmod) and the O(n) tree recursions (recursive/, dca/ on problems with
- * native triplet callbacks) have no dense path. */
-double mbs_run_memory_estimate(const mbs_method_def *m, const mbs_params *mp,
-                               const mbs_problem *pb, char *what, size_t whatlen,
-                               char *remedy, size_t remedylen)
-{
-    char ls[32] = "";
-    int ip = mbs_params_find(mp, "linsol");
-    const char *choices = ip >= 0 ? mp->defs[ip].choices : NULL;
-    if (choices)
-        mbs_choice_name(choices, (int)mp->val[ip], ls, sizeof ls);
-    what[0] = remedy[0] = '\0';
-    if (strcmp(ls, "umfpack") == 0 || strcmp(ls, "cholmod") == 0)
-        return 0.0;
-    if (strncmp(m->name, "recursive/", 10) == 0)
-        return 0.0;
-    if (strncmp(m->name, "dca/", 4) == 0 && pb->def->mass_sparse && pb->def->jacobian_sparse &&
-        !pb->def->kinematic)
-        return 0.0;
-    double n = (double)(pb->nv + pb->nl);
-    const char *mat = "KKT";
-    if (strcmp(ls, "full") == 0) {
-        n = (double)mbs_ny(pb);
-        mat = "iteration";
-    }
-    snprintf(what, whatlen, "dense %.0f x %.0f %s matrix", n, n, mat);
-    if (choices && strstr(choices, "umfpack"))
-        snprintf(remedy, remedylen, "use %s:linsol=umfpack (or linsol=cholmod)", m->name);
-    else
-        snprintf(remedy, remedylen,
-                 "use a sparse method, e.g. index1/dopri5:linsol=umfpack or "
-                 "index1/rk4:linsol=cholmod");
-    return 8.0 * n * n;
-}
-
 /* Linear-solver statistics after one integrate() (issue 10).  Methods report
  * the statistics of their mbs_linsol backends through mbs_ctx_report_linsol,
  * whose counts (analyses, factorisations, solves) are cumulative over the
@@ -612,9 +347,9 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
     if (o->have_energy)
         o->E0 = pb->def->energy(pb, t, y, y + nq);
     mbs_ctx_reset(ctx);
-    ctx->observer = observe;
+    ctx->observer = mbs_observe;
     ctx->observer_data = o;
-    int s = observe(o, t, y, y + nq, NULL, y + nq + nv);
+    int s = mbs_observe(o, t, y, y + nq, NULL, y + nq + nv);
     if (s == MBS_OK)
         s = m->ops->integrate(state, ctx, set, &t, y);
     ctx->observer = NULL;
@@ -641,10 +376,10 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
         rec->err_max = o->emax;
         if (rec->status == MBS_OK &&
             pb->def->exact(pb, t, o->ex, o->ex + nq, o->ex + nq + nv) == MBS_OK) {
-            rec->err.q = max_abs_diff(y, o->ex, nq);
-            rec->err.v = max_abs_diff(y + nq, o->ex + nq, nv);
-            rec->err_mixed_qv = max_mixed_diff(y, o->ex, nq + nv);
-            rec->err.lambda = nl ? max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
+            rec->err.q = mbs_max_abs_diff(y, o->ex, nq);
+            rec->err.v = mbs_max_abs_diff(y + nq, o->ex + nq, nv);
+            rec->err_mixed_qv = mbs_max_mixed_diff(y, o->ex, nq + nv);
+            rec->err.lambda = nl ? mbs_max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
             correct_digits(pb, t, y, o->ex, &rec->scd, &rec->mescd);
         }
         if (nl == 0)
@@ -653,10 +388,10 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
         rec->have_ref = 1;
         strcpy(rec->ref_kind, "reference");
         if (rec->status == MBS_OK) {
-            rec->err.q = max_abs_diff(y, o->ex, nq);
-            rec->err.v = max_abs_diff(y + nq, o->ex + nq, nv);
-            rec->err_mixed_qv = max_mixed_diff(y, o->ex, nq + nv);
-            rec->err.lambda = nl ? max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
+            rec->err.q = mbs_max_abs_diff(y, o->ex, nq);
+            rec->err.v = mbs_max_abs_diff(y + nq, o->ex + nq, nv);
+            rec->err_mixed_qv = mbs_max_mixed_diff(y, o->ex, nq + nv);
+            rec->err.lambda = nl ? mbs_max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
             correct_digits(pb, t, y, o->ex, &rec->scd, &rec->mescd);
         }
     }
@@ -855,8 +590,8 @@ int mbs_run_local(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t e
         double have = spec->max_mem > 0.0 ? spec->max_mem : mbs_memory_available();
         if (need > have) {
             char sneed[32], shave[32];
-            human_bytes(need, sneed, sizeof sneed);
-            human_bytes(have, shave, sizeof shave);
+            mbs_human_bytes(need, sneed, sizeof sneed);
+            mbs_human_bytes(have, shave, sizeof shave);
             mbs_fail(&ctx, MBS_NO_MEMORY, pb.t0,
                      "out-of-memory: %s needs >= %s (%s), %s available%s; %s", m->name, sneed,
                      what, shave, spec->max_mem > 0.0 ? " (--max-mem)" : "", remedy);
@@ -874,7 +609,7 @@ int mbs_run_local(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t e
         goto done;
     }
     if (spec->measure) {
-        if (observer_init(&obs, &pb, t_end) != MBS_OK) {
+        if (mbs_observer_init(&obs, &pb, t_end) != MBS_OK) {
             mbs_fail(&ctx, MBS_NO_MEMORY, pb.t0,
                      "out-of-memory: allocating the harness observer failed");
             fail_record(rec, &ctx, MBS_NO_MEMORY);
@@ -924,7 +659,7 @@ int mbs_run_local(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t e
 done:
     fill_published(rec, &pb);
     if (have_obs)
-        observer_free(&obs);
+        mbs_observer_free(&obs);
     if (state)
         m->ops->free_state(state);
     mbs_ctx_free(&ctx);

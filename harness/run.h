@@ -114,6 +114,8 @@ double mbs_run_memory_estimate(const mbs_method_def *m, const mbs_params *mp,
 /* The memory available to a run in bytes (MemAvailable, capped by RLIMIT_AS and
  * RLIMIT_DATA); +Inf when unknown. */
 double mbs_memory_available(void);
+/* A byte count for messages ("28.8 GB"); membudget.c. */
+void mbs_human_bytes(double b, char *buf, size_t len);
 void mbs_record_free(mbs_record *rec);
 /* The two tolerance modes behind mbs_run (harness/runmode.c dispatches on
  * spec->tol_mode): one integration as specified (run.c; tol_mode is ignored),
