@@ -10,15 +10,13 @@
 #include "html.h"
 #include "io.h"
 #include "results.h"
+#include "report_impl.h"
 
-enum { MAXN = 64 };
+const char *const mbs_report_groups[3] = {"q", "v", "lambda"};
+const char *const mbs_report_group_tex[3] = {"q", "v", "\\lambda"};
+const char *const mbs_report_group_gp[3] = {"q", "v", "{/Symbol l}"};
 
-typedef struct names {
-    char s[MAXN][512];
-    int n;
-} names;
-
-static int name_index(names *v, const char *s, int add)
+int mbs_report_name_index(names *v, const char *s, int add)
 {
     for (int i = 0; i < v->n; i++)
         if (strcmp(v->s[i], s) == 0)
@@ -29,25 +27,7 @@ static int name_index(names *v, const char *s, int add)
     return v->n++;
 }
 
-static const char *const groups[] = {"q", "v", "lambda"};
-static const char *const group_tex[] = {"q", "v", "\\lambda"};
-static const char *const group_gp[] = {"q", "v", "{/Symbol l}"};
-
-typedef struct ctx {
-    const mbs_results *r;
-    const char *out;
-    names probs, meths;
-    FILE *gp;        /* gnuplot script */
-    int n_plots;
-    char plots[96][96]; /* file stems of the figures, with captions below */
-    char captions[96][256];
-} ctx;
-
 /* ---- helpers -------------------------------------------------------------------- */
-
-typedef struct pt {
-    double x, y;
-} pt;
 
 static int by_x(const void *a, const void *b)
 {
@@ -89,7 +69,7 @@ static FILE *data_file(ctx *c, const char *name)
 }
 
 /* The points (cost, err.<group>) of one problem/method over its ok runs. */
-static int wp_points(ctx *c, int p, int m, double t_end, const char *cost, const char *group,
+int mbs_report_wp_points(ctx *c, int p, int m, double t_end, const char *cost, const char *group,
                      pt *out)
 {
     char f[32];
@@ -154,7 +134,7 @@ static int wp_panels(ctx *c, const char *cost, int g, wp_panel *out)
         for (int k = 0; k < nte; k++) {
             int first = n;
             for (int m = 0; m < c->meths.n; m++) {
-                if (wp_points(c, p, m, te[k], cost, groups[g], pts) == 0)
+                if (mbs_report_wp_points(c, p, m, te[k], cost, mbs_report_groups[g], pts) == 0)
                     continue;
                 if (n == first || out[n - 1].nm == CURVES_PER_PANEL) {
                     if (n == MAX_PANELS)
@@ -194,12 +174,12 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
     layout(panels, &rows, &cols);
     char stem[96], dname[160];
     snprintf(stem, sizeof stem, "wp-%s-%s", strcmp(cost, "cpu.median") ? "fevals" : "cpu",
-             groups[g]);
+             mbs_report_groups[g]);
     fprintf(b, "set multiplot layout %d,%d\nset logscale xy\nset grid\n", rows, cols);
     fprintf(b, "set format x '10^{%%L}'\nset format y '10^{%%L}'\n");
     fprintf(b, "set key outside right top vertical font ',8' noenhanced\n");
     fprintf(b, "set xlabel '%s'\nset ylabel 'error in %s at t_{end} (max-norm)'\n", cost_label,
-            group_gp[g]);
+            mbs_report_group_gp[g]);
     for (int k = 0; k < panels; k++) {
         const wp_panel *w = &pan[k];
         snprintf(dname, sizeof dname, "%s-%d.dat", stem, k);
@@ -212,7 +192,7 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
         fprintf(b, "set title '%s, t_{end} = %g s%s' noenhanced\nplot ", c->probs.s[w->p],
                 w->t_end, part);
         for (int i = 0; i < w->nm; i++) {
-            int n = wp_points(c, w->p, w->m[i], w->t_end, cost, groups[g], pts);
+            int n = mbs_report_wp_points(c, w->p, w->m[i], w->t_end, cost, mbs_report_groups[g], pts);
             fprintf(d, "# %s\n", c->meths.s[w->m[i]]);
             for (int j = 0; j < n; j++)
                 fprintf(d, "%.8e %.8e\n", pts[j].x, pts[j].y);
@@ -227,7 +207,7 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
     fclose(b);
     char cap[256];
     snprintf(cap, sizeof cap, "Work-precision: error in %s at t_end against %s; one panel per "
-                              "problem and t_end, at most 8 methods each.", groups[g], cost_label);
+                              "problem and t_end, at most 8 methods each.", mbs_report_groups[g], cost_label);
     figure(c, stem, cap, body, rows, cols);
     free(body);
     free(pan);
@@ -247,7 +227,7 @@ static int conv_series(ctx *c, int p, const char *f, json_t *o_want, int want)
             continue;
         char k1[1200], k2[1200];
         mbs_rec_series_key(o, k1, sizeof k1);
-        if (name_index(&seen, k1, 0) >= 0 || name_index(&seen, k1, 1) < 0)
+        if (mbs_report_name_index(&seen, k1, 0) >= 0 || mbs_report_name_index(&seen, k1, 1) < 0)
             continue;
         int n = 0;
         for (size_t j = 0; j < c->r->n; j++) {
@@ -273,7 +253,7 @@ static void convergence(ctx *c, int g)
     if (!b)
         return;
     char f[32];
-    snprintf(f, sizeof f, "err.%s", groups[g]);
+    snprintf(f, sizeof f, "err.%s", mbs_report_groups[g]);
     /* panels: (problem, chunk of at most 8 series) */
     int panels = 0, pidx[MAX_PANELS], pchunk[MAX_PANELS];
     for (int p = 0; p < c->probs.n && panels < MAX_PANELS; p++) {
@@ -291,12 +271,12 @@ static void convergence(ctx *c, int g)
     int rows, cols;
     layout(panels, &rows, &cols);
     char stem[96], dname[128];
-    snprintf(stem, sizeof stem, "conv-%s", groups[g]);
+    snprintf(stem, sizeof stem, "conv-%s", mbs_report_groups[g]);
     fprintf(b, "set multiplot layout %d,%d\nset logscale xy\nset grid\n", rows, cols);
     fprintf(b, "set format x '10^{%%L}'\nset format y '10^{%%L}'\n");
     fprintf(b, "set key outside right top vertical font ',8' noenhanced\n");
     fprintf(b, "set xlabel 'step size h [s]'\nset ylabel 'error in %s at t_{end} (max-norm)'\n",
-            group_gp[g]);
+            mbs_report_group_gp[g]);
     for (int k = 0; k < panels; k++) {
         int p = pidx[k], chunk = pchunk[k], si = -1;
         int nchunks = (conv_series(c, p, f, NULL, 0) + CURVES_PER_PANEL - 1) / CURVES_PER_PANEL;
@@ -316,7 +296,7 @@ static void convergence(ctx *c, int g)
                 continue;
             char key[1200];
             mbs_rec_series_key(o, key, sizeof key);
-            if (name_index(&series, key, 0) >= 0 || name_index(&series, key, 1) < 0)
+            if (mbs_report_name_index(&series, key, 0) >= 0 || mbs_report_name_index(&series, key, 1) < 0)
                 continue;
             /* the points of this series */
             pt pts[256];
@@ -338,7 +318,7 @@ static void convergence(ctx *c, int g)
             mbs_order_fit fit;
             size_t nl;
             char label[400];
-            int have_fit = mbs_results_order(c->r, o, groups[g], &fit, &nl) == 0 && fit.established;
+            int have_fit = mbs_results_order(c->r, o, mbs_report_groups[g], &fit, &nl) == 0 && fit.established;
             const char *ms = mbs_jstr(o, "method_spec");
             char tend[48] = "";
             double te[16];
@@ -398,7 +378,7 @@ static void convergence(ctx *c, int g)
     char cap[256];
     snprintf(cap, sizeof cap, "Convergence: error in %s at t_end against h; dashed: least-squares "
                               "fit over the asymptotic window, order p with its 95%% CI.",
-             groups[g]);
+             mbs_report_groups[g]);
     figure(c, stem, cap, body, rows, cols);
     free(body);
 }
@@ -500,282 +480,6 @@ static void drift(ctx *c, const char *results_dir)
     }
 }
 
-/* ---- tables --------------------------------------------------------------------- */
-
-/* The record of problem p, method m with the most levels in its series (orders). */
-static json_t *order_rec(ctx *c, int p, int m, size_t *levels)
-{
-    json_t *best = NULL;
-    size_t bl = 0;
-    for (size_t i = 0; i < c->r->n; i++) {
-        json_t *o = c->r->recs[i];
-        if (strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) ||
-            strcmp(mbs_jstr(o, "method_spec"), c->meths.s[m]) || !isfinite(mbs_jnum(o, "h")))
-            continue;
-        mbs_order_fit f;
-        size_t nl = 0;
-        mbs_results_order(c->r, o, "q", &f, &nl);
-        if (nl > bl) {
-            bl = nl;
-            best = o;
-        }
-    }
-    *levels = bl;
-    return best;
-}
-
-static void order_cell(ctx *c, int p, int m, char *buf, size_t len, int tex)
-{
-    size_t nl;
-    json_t *o = order_rec(c, p, m, &nl);
-    if (!o || nl < 3) {
-        snprintf(buf, len, "%s", tex ? "--" : "—");
-        return;
-    }
-    buf[0] = '\0';
-    for (int g = 0; g < 3; g++) {
-        mbs_order_fit f;
-        size_t n2;
-        char one[64];
-        if (mbs_results_order(c->r, o, groups[g], &f, &n2) != 0)
-            continue;
-        if (g == 2 && mbs_jnum(o, "dims.nl") == 0)
-            continue;
-        char val[16];
-        if (f.established)
-            snprintf(val, sizeof val, "%.2f", f.p);
-        else
-            snprintf(val, sizeof val, "n/e");
-        if (tex)
-            snprintf(one, sizeof one, "%s$%s$~%s", g ? " / " : "", group_tex[g], val);
-        else
-            snprintf(one, sizeof one, "%s%s %s", g ? " / " : "", groups[g], val);
-        size_t u = strlen(buf);
-        snprintf(buf + u, len - u, "%s", one);
-    }
-}
-
-/* Reference cost of problem p: the geometric mean of f_evals over its ok runs with
- * an error; digits = -log10 err.q interpolated (log-log) at that cost. */
-static double ref_cost(ctx *c, int p)
-{
-    double s = 0.0;
-    int n = 0;
-    for (size_t i = 0; i < c->r->n; i++) {
-        json_t *o = c->r->recs[i];
-        double fe = mbs_jnum(o, "counters.f_evals");
-        if (!strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) && mbs_rec_ok(o) && fe > 0.0 &&
-            mbs_jnum(o, "err.q") > 0.0) {
-            s += log(fe);
-            n++;
-        }
-    }
-    return n ? exp(s / n) : NAN;
-}
-
-static double digits_at(ctx *c, int p, int m, double cost)
-{
-    pt pts[256];
-    int n = wp_points(c, p, m, NAN, "counters.f_evals", "q", pts);
-    for (int i = 0; i + 1 < n; i++)
-        if (pts[i].x <= cost && cost <= pts[i + 1].x && pts[i + 1].x > pts[i].x) {
-            double w = (log(cost) - log(pts[i].x)) / (log(pts[i + 1].x) - log(pts[i].x));
-            return -((1.0 - w) * log10(pts[i].y) + w * log10(pts[i + 1].y));
-        }
-    for (int i = 0; i < n; i++)
-        if (pts[i].x == cost)
-            return -log10(pts[i].y);
-    return NAN;
-}
-
-/* Drift exponent of the longest, finest run of p, m. */
-static json_t *drift_rec(ctx *c, int p, int m)
-{
-    json_t *best = NULL;
-    for (size_t i = 0; i < c->r->n; i++) {
-        json_t *o = c->r->recs[i];
-        if (strcmp(mbs_jstr(o, "problem_spec"), c->probs.s[p]) ||
-            strcmp(mbs_jstr(o, "method_spec"), c->meths.s[m]) || !mbs_rec_ok(o) ||
-            !isfinite(mbs_jnum(o, "drift_exponent")))
-            continue;
-        if (!best) {
-            best = o;
-            continue;
-        }
-        double t = mbs_jnum(o, "t_end"), tb = mbs_jnum(best, "t_end");
-        double s = isfinite(mbs_jnum(o, "h")) ? mbs_jnum(o, "h") : mbs_jnum(o, "tol");
-        double sb = isfinite(mbs_jnum(best, "h")) ? mbs_jnum(best, "h") : mbs_jnum(best, "tol");
-        if (t > tb || (t == tb && s < sb))
-            best = o;
-    }
-    return best;
-}
-
-static void tex_escape(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (strchr("_&%$#{}", *s))
-            fprintf(f, "\\%c", *s);
-        else if (*s == '~' || *s == '^' || *s == '\\')
-            fprintf(f, "\\textasciitilde{}");
-        else
-            fputc(*s, f);
-    }
-}
-
-typedef void (*cell_fn)(ctx *c, int p, int m, char *buf, size_t len, int tex);
-
-static void digits_cell(ctx *c, int p, int m, char *buf, size_t len, int tex)
-{
-    double d = digits_at(c, p, m, ref_cost(c, p));
-    if (isfinite(d))
-        snprintf(buf, len, "%.1f", d);
-    else
-        snprintf(buf, len, "%s", tex ? "--" : "—");
-}
-
-static void drift_cell(ctx *c, int p, int m, char *buf, size_t len, int tex)
-{
-    json_t *o = drift_rec(c, p, m);
-    if (!o)
-        snprintf(buf, len, "%s", tex ? "--" : "—");
-    else if (tex)
-        snprintf(buf, len, "%.2f (rms %.2f)", mbs_jnum(o, "drift_exponent"),
-                 mbs_jnum(o, "drift_rms"));
-    else
-        snprintf(buf, len, "%.2f (rms %.2f, g_max %.1e)", mbs_jnum(o, "drift_exponent"),
-                 mbs_jnum(o, "drift_rms"), mbs_jnum(o, "residual.pos_max"));
-}
-
-static void md_table(ctx *c, FILE *f, cell_fn cell)
-{
-    fprintf(f, "| method |");
-    for (int p = 0; p < c->probs.n; p++)
-        fprintf(f, " %s |", c->probs.s[p]);
-    fprintf(f, "\n|---|");
-    for (int p = 0; p < c->probs.n; p++)
-        fprintf(f, "---|");
-    fprintf(f, "\n");
-    for (int m = 0; m < c->meths.n; m++) {
-        fprintf(f, "| `%s` |", c->meths.s[m]);
-        for (int p = 0; p < c->probs.n; p++) {
-            char buf[256];
-            cell(c, p, m, buf, sizeof buf, 0);
-            fprintf(f, " %s |", buf);
-        }
-        fprintf(f, "\n");
-    }
-    fprintf(f, "\n");
-}
-
-static void tex_table(ctx *c, FILE *f, cell_fn cell, const char *caption, const char *label)
-{
-    fprintf(f, "\\begin{table}\n\\centering\n\\caption{");
-    tex_escape(f, caption);
-    fprintf(f, "}\n\\label{%s}\n\\begin{tabular}{l", label);
-    for (int p = 0; p < c->probs.n; p++)
-        fprintf(f, "l");
-    fprintf(f, "}\n\\toprule\nmethod");
-    for (int p = 0; p < c->probs.n; p++) {
-        fprintf(f, " & ");
-        tex_escape(f, c->probs.s[p]);
-    }
-    fprintf(f, " \\\\\n\\midrule\n");
-    for (int m = 0; m < c->meths.n; m++) {
-        fprintf(f, "\\texttt{");
-        tex_escape(f, c->meths.s[m]);
-        fprintf(f, "}");
-        for (int p = 0; p < c->probs.n; p++) {
-            char buf[256];
-            cell(c, p, m, buf, sizeof buf, 1);
-            fprintf(f, " & %s", buf);
-        }
-        fprintf(f, " \\\\\n");
-    }
-    fprintf(f, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n");
-}
-
-static void failures(ctx *c, FILE *md, FILE *tex)
-{
-    int n = 0;
-    for (size_t i = 0; i < c->r->n; i++)
-        n += !mbs_rec_ok(c->r->recs[i]);
-    fprintf(md, "## Failures\n\n");
-    if (n == 0) {
-        fprintf(md, "None: all %zu runs ok.\n\n", c->r->n);
-    } else {
-        fprintf(md, "%d of %zu runs failed.\n\n| problem | method | h / tol | status | t | reason |\n"
-                    "|---|---|---|---|---|---|\n",
-                n, c->r->n);
-    }
-    if (tex && n) {
-        fprintf(tex, "\\begin{table}\n\\centering\n\\caption{Failed runs}\n\\label{tab:failures}\n"
-                     "\\begin{tabular}{lllllp{6cm}}\n\\toprule\nproblem & method & $h$ / tol & "
-                     "status & $t$ & reason \\\\\n\\midrule\n");
-    }
-    for (size_t i = 0; i < c->r->n; i++) {
-        json_t *o = c->r->recs[i];
-        if (mbs_rec_ok(o))
-            continue;
-        double h = mbs_jnum(o, "h");
-        char step[48];
-        snprintf(step, sizeof step, "%s=%g", isfinite(h) ? "h" : "tol",
-                 isfinite(h) ? h : mbs_jnum(o, "tol"));
-        fprintf(md, "| %s | `%s` | %s | %s | %g | %s |\n", mbs_jstr(o, "problem_spec"),
-                mbs_jstr(o, "method_spec"), step, mbs_jstr(o, "status"), mbs_jnum(o, "fail_t"),
-                mbs_jstr(o, "reason"));
-        if (tex) {
-            const char *cells[] = {mbs_jstr(o, "problem_spec"), mbs_jstr(o, "method_spec"), step,
-                                   mbs_jstr(o, "status")};
-            for (int k = 0; k < 4; k++) {
-                tex_escape(tex, cells[k]);
-                fprintf(tex, " & ");
-            }
-            fprintf(tex, "%g & ", mbs_jnum(o, "fail_t"));
-            tex_escape(tex, mbs_jstr(o, "reason"));
-            fprintf(tex, " \\\\\n");
-        }
-    }
-    fprintf(md, "\n");
-    if (tex && n)
-        fprintf(tex, "\\bottomrule\n\\end{tabular}\n\\end{table}\n");
-}
-
-static void environment(ctx *c, FILE *md)
-{
-    fprintf(md, "## Appendix: environment\n\n");
-    if (!c->r->meta) {
-        fprintf(md, "No meta.json in the results directory.\n");
-        return;
-    }
-    const char *k;
-    json_t *v, *from = json_object_get(c->r->meta, "merged_from");
-    if (json_is_array(from)) { /* merged shards (issue 21): each ran on its own node */
-        size_t i;
-        fprintf(md, "Merged from %zu directories (`mbsbench merge`); each record's `node` names "
-                    "the host it ran on.\n\n| directory | shard | host | cpu | cores | "
-                    "calibration [s] | runs |\n|---|---|---|---|---|---|---|\n",
-                json_array_size(from));
-        json_array_foreach(from, i, v)
-        {
-            fprintf(md, "| %s | %s | %s | %s | %.0f | %.4g | %.0f |\n", mbs_jstr(v, "dir"),
-                    mbs_jstr(v, "shard"), mbs_jstr(v, "host"), mbs_jstr(v, "cpu"),
-                    mbs_jnum(v, "cores"), mbs_jnum(v, "calibration_s"), mbs_jnum(v, "runs"));
-        }
-        fprintf(md, "\n");
-    }
-    fprintf(md, "| key | value |\n|---|---|\n");
-    json_object_foreach(c->r->meta, k, v)
-    {
-        if (strcmp(k, "merged_from") == 0)
-            continue;
-        char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        fprintf(md, "| %s | %s |\n", k, s ? s : json_string_value(v));
-        free(s);
-    }
-    fprintf(md, "\n");
-}
-
 int mbs_report(const char *results_dir, const char *out_dir, int latex)
 {
     mbs_results r;
@@ -795,8 +499,8 @@ int mbs_report(const char *results_dir, const char *out_dir, int latex)
     c->r = &r;
     c->out = out_dir;
     for (size_t i = 0; i < r.n; i++) {
-        name_index(&c->probs, mbs_jstr(r.recs[i], "problem_spec"), 1);
-        name_index(&c->meths, mbs_jstr(r.recs[i], "method_spec"), 1);
+        mbs_report_name_index(&c->probs, mbs_jstr(r.recs[i], "problem_spec"), 1);
+        mbs_report_name_index(&c->meths, mbs_jstr(r.recs[i], "method_spec"), 1);
     }
     snprintf(path, sizeof path, "%s/report.gp", out_dir);
     c->gp = fopen(path, "w");
@@ -858,28 +562,28 @@ int mbs_report(const char *results_dir, const char *out_dir, int latex)
     fprintf(md, "## Observed orders\n\nLeast-squares slope of log err(t_end) against log h over "
                 "the asymptotic window (harness/fit.h) of the longest fixed-step series; n/e: "
                 "order not established; —: fewer than 3 step sizes.\n\n");
-    md_table(c, md, order_cell);
+    mbs_report_md_table(c, md, mbs_report_order_cell);
     fprintf(md, "## Digits at fixed cost\n\n-log10 of the error in q at t_end, interpolated "
                 "log-log at a reference cost per problem (geometric mean of the force evaluations "
                 "of its runs):");
     for (int p = 0; p < c->probs.n; p++) {
-        double rc = ref_cost(c, p);
+        double rc = mbs_report_ref_cost(c, p);
         if (isfinite(rc))
             fprintf(md, " %s: %.0f;", c->probs.s[p], rc);
     }
     fprintf(md, " —: the method's runs do not bracket that cost.\n\n");
-    md_table(c, md, digits_cell);
+    mbs_report_md_table(c, md, mbs_report_digits_cell);
     fprintf(md, "## Drift exponents\n\nk of |g(q(t))| ~ C t^k (longest, finest run); rms in "
                 "decades (large: oscillation rather than growth).\n\n");
-    md_table(c, md, drift_cell);
+    mbs_report_md_table(c, md, mbs_report_drift_cell);
     if (tex) {
         fprintf(tex, "%% generated by mbsbench report from %s; needs \\usepackage{booktabs}\n\n",
                 results_dir);
-        tex_table(c, tex, order_cell, "Observed orders (q / v / lambda)", "tab:orders");
-        tex_table(c, tex, digits_cell, "Correct digits in q at fixed cost", "tab:digits");
-        tex_table(c, tex, drift_cell, "Drift exponents", "tab:drift");
+        mbs_report_tex_table(c, tex, mbs_report_order_cell, "Observed orders (q / v / lambda)", "tab:orders");
+        mbs_report_tex_table(c, tex, mbs_report_digits_cell, "Correct digits in q at fixed cost", "tab:digits");
+        mbs_report_tex_table(c, tex, mbs_report_drift_cell, "Drift exponents", "tab:drift");
     }
-    failures(c, md, tex);
+    mbs_report_failures(c, md, tex);
     fprintf(md, "## Figures\n\nPNG shown; SVG next to each; gnuplot script `report.gp`, data in "
                 "`data/`.\n\n");
     for (int i = 0; i < c->n_plots; i++)
@@ -892,7 +596,7 @@ int mbs_report(const char *results_dir, const char *out_dir, int latex)
     fprintf(md, "\n## Sources\n\nEach method's source (seed paper and equation numbers): "
                 "`mbsbench list methods --long`; each problem's: `mbsbench list problems`; the "
                 "papers and the Test Set for IVP Solvers: `references.bib`.\n\n");
-    environment(c, md);
+    mbs_report_environment(c, md);
     fclose(md);
     if (tex)
         fclose(tex);
