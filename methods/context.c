@@ -88,10 +88,15 @@ void mbs_ctx_report_linsol(mbs_ctx *ctx, const mbs_linsol *ls, int kind)
 
 int mbs_fail(mbs_ctx *ctx, int status, double t, const char *fmt, ...)
 {
+    /* Formatted apart first: callers pass ctx->reason itself as an argument
+     * ("...: %s", ctx->reason), and vsnprintf into its own source is undefined
+     * (it printed the new text twice and lost the cause). */
+    char msg[sizeof ctx->reason];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->reason, sizeof ctx->reason, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(ctx->reason, msg, sizeof msg);
     ctx->fail_t = t;
     return status;
 }

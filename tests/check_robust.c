@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../harness/io.h"
+#include "../harness/run.h"
 #include "../harness/sweep.h"
 #include "testutil.h"
 
@@ -297,6 +298,30 @@ START_TEST(fuzz_regressions_replay)
 }
 END_TEST
 
+/* A failure reason that quotes the cause (mbs_fail with ctx->reason as an
+ * argument) keeps the cause: before, vsnprintf into its own source printed the
+ * new text twice and lost "mass callback failed". */
+static const char *const reason_methods[] = {"index1/dopri5", "index2/hem4-adapt",
+                                             "index1/hedopri5"};
+
+START_TEST(failure_reason_keeps_its_cause)
+{
+    mbs_run_spec spec = {.problem = "pendulum", .method = reason_methods[_i], .h = NAN,
+                         .tol = 1e-6, .t_end = 1.0, .repeat = 0, .measure = 1,
+                         .inject_fail_t = 0.5};
+    mbs_record rec;
+    char err[512];
+    ck_assert_int_eq(mbs_run(&spec, &rec, err, sizeof err), MBS_OK);
+    ck_assert_int_ne(rec.status, MBS_OK);
+    ck_assert_msg(strstr(rec.reason, "callback failed (injected at t >= 0.5)"), "%s: %s",
+                  reason_methods[_i], rec.reason);
+    const char *first = strstr(rec.reason, "below hmin");
+    ck_assert_msg(!first || !strstr(first + 1, "below hmin"), "%s: %s", reason_methods[_i],
+                  rec.reason);
+    mbs_record_free(&rec);
+}
+END_TEST
+
 Suite *mbs_suite_robust(void)
 {
     Suite *s = suite_create("robust");
@@ -309,6 +334,8 @@ Suite *mbs_suite_robust(void)
     tcase_add_test(tc, injected_failure_is_recorded_and_sweep_goes_on);
     tcase_add_test(tc, fuzz_regressions_replay);
     tcase_add_test(tc, killed_worker_is_recorded);
+    tcase_add_loop_test(tc, failure_reason_keeps_its_cause, 0,
+                        (int)(sizeof reason_methods / sizeof *reason_methods));
     suite_add_tcase(s, tc);
     return s;
 }
