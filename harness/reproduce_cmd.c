@@ -1,0 +1,221 @@
+/* `mbsbench reproduce` (harness/reproduce.h): lists the reproductions, runs each
+ * one's suite and checks it with mbs_reproduce_check (reproduce.c), and with
+ * --page writes the page of all reproductions. */
+#include "reproduce.h"
+#include "reproduce_impl.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "html.h"
+#include "io.h"
+#include "sweep.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorted names of the .expect files in dir (malloc'ed array of malloc'ed names). */
+static char **list_names(const char *dir, size_t *n)
+{
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return NULL;
+    char **names = NULL;
+    size_t cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len <= 7 || strcmp(de->d_name + len - 7, ".expect") != 0)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (!nn)
+                break;
+            names = nn;
+        }
+        names[*n] = strndup(de->d_name, len - 7);
+        if (names[*n])
+            (*n)++;
+    }
+    closedir(d);
+    if (*n)
+        qsort(names, *n, sizeof *names, cmp_str);
+    return names;
+}
+
+static int run_one(const char *dir, const char *name, const char *results, const char *outdir,
+                   int jobs, FILE *out)
+{
+    char path[4096], rdir[4096], why[512] = "";
+    snprintf(path, sizeof path, "%s/%s.expect", dir, name);
+    expect *e = malloc(sizeof *e);
+    if (!e)
+        return 2;
+    if (mbs_repro_load_expect(path, e) != 0) {
+        fputs(e->err, stderr);
+        free(e);
+        return 2;
+    }
+    if (!mbs_repro_available(e, why, sizeof why)) {
+        fprintf(stderr, "mbsbench: reproduction %s is not available: %s\n", name, why);
+        free(e);
+        return 2;
+    }
+    if (results) {
+        snprintf(rdir, sizeof rdir, "%s", results);
+    } else {
+        mbs_suite s;
+        char err[8192];
+        char suite_path[4096];
+        mbs_data_path(e->suite, suite_path, sizeof suite_path);
+        if (mbs_suite_load(suite_path, &s, err, sizeof err) != MBS_OK) {
+            fputs(err, stderr);
+            free(e);
+            return 2;
+        }
+        if (outdir)
+            snprintf(rdir, sizeof rdir, "%s", outdir);
+        else {
+            char stamp[32];
+            time_t now = time(NULL);
+            struct tm tm;
+            localtime_r(&now, &tm);
+            strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+            snprintf(rdir, sizeof rdir, "results/reproduce-%s-%s", name, stamp);
+        }
+        fprintf(out, "running %s into %s ...\n", e->suite, rdir);
+        fflush(out);
+        FILE *sink = fopen("/dev/null", "w");
+        mbs_sweep_options opt = {.jobs = jobs};
+        int st = mbs_sweep(&s, rdir, &opt, sink ? sink : out);
+        if (sink)
+            fclose(sink);
+        mbs_suite_free(&s);
+        if (st == 2 || st >= 128) {
+            free(e);
+            return 2;
+        }
+    }
+    free(e);
+    return mbs_reproduce_check(path, rdir, out);
+}
+
+int mbs_cmd_reproduce(int argc, char **argv)
+{
+    const char *dir = "reproductions", *results = NULL, *outdir = NULL, *name = NULL, *page = NULL;
+    int list = 0, all = 0;
+    long jobs = 2;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--list") == 0)
+            list = 1;
+        else if (strcmp(a, "--all") == 0)
+            all = 1;
+        else if (strcmp(a, "--dir") == 0 && v)
+            dir = v, i++;
+        else if (strcmp(a, "--results") == 0 && v)
+            results = v, i++;
+        else if (strcmp(a, "--out") == 0 && v)
+            outdir = v, i++;
+        else if (strcmp(a, "--page") == 0 && v)
+            page = v, i++;
+        else if (strcmp(a, "-j") == 0 && v && mbs_parse_long(v, &jobs) == 0 && jobs >= 1 &&
+                 jobs <= 256)
+            i++;
+        else if (a[0] != '-' && !name)
+            name = a;
+        else {
+            fprintf(stderr, "mbsbench: reproduce: unexpected argument '%s'\n", a);
+            return 2;
+        }
+    }
+    char data_dir[2048];
+    if (strcmp(dir, "reproductions") == 0) { /* the default: source tree or installed */
+        mbs_data_path(dir, data_dir, sizeof data_dir);
+        dir = data_dir;
+    }
+    if (list + all + (name != NULL) != 1) {
+        fprintf(stderr, "mbsbench: usage: mbsbench reproduce --list | --all | NAME "
+                        "[--results DIR] [--out DIR] [--dir DIR] [-j N] [--page DIR]\n");
+        return 2;
+    }
+    if (name)
+        return run_one(dir, name, results, outdir, (int)jobs, stdout);
+    /* --page DIR: index.md and index.html with each reproduction's table (the
+     * paper's value and ours side by side), for --all */
+    FILE *md = NULL;
+    if (page && all) {
+        char mdp[4200];
+        snprintf(mdp, sizeof mdp, "%s/index.md", page);
+        if (mbs_mkdir_p(page) != 0 || !(md = fopen(mdp, "w"))) {
+            fprintf(stderr, "mbsbench: reproduce: cannot write %s\n", mdp);
+            return 2;
+        }
+        fprintf(md, "# mbsbench: reproductions of published tables and figures\n\n"
+                    "Each table gives the published value, ours, their ratio, the tolerance "
+                    "and the verdict; below it, how the published number was read.\n\n");
+    }
+    size_t n;
+    char **names = list_names(dir, &n);
+    int worst = 0, n_ok = 0, n_run = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[8192], why[512] = "";
+        snprintf(path, sizeof path, "%s/%s.expect", dir, names[i]);
+        expect *e = malloc(sizeof *e);
+        int ok = e && mbs_repro_load_expect(path, e) == 0;
+        if (ok && mbs_repro_available(e, why, sizeof why)) {
+            if (list)
+                printf("%-22s %s\n%-22s   %s; %d quantities; suite %s\n", names[i], e->title, "",
+                       e->citation, e->n, e->suite);
+            else {
+                printf("==== %s\n", names[i]);
+                /* the check's text, also kept for the page (--page) */
+                char *txt = NULL;
+                size_t tlen = 0;
+                FILE *mem = page ? open_memstream(&txt, &tlen) : NULL;
+                int st = run_one(dir, names[i], NULL, NULL, (int)jobs, mem ? mem : stdout);
+                if (mem) {
+                    fclose(mem);
+                    fputs(txt ? txt : "", stdout);
+                    if (md)
+                        fprintf(md, "## %s: %s\n\n%s\n\n```\n%s```\n\n", names[i],
+                                st == 0 ? "reproduced" : "NOT reproduced", e->citation,
+                                txt ? txt : "");
+                    free(txt);
+                }
+                n_run++;
+                n_ok += st == 0;
+                worst = st > worst ? st : worst;
+                printf("\n");
+            }
+        } else if (!ok && e) {
+            fprintf(stderr, "mbsbench: %s: invalid:\n%s", path, e->err);
+            worst = 2;
+        }
+        free(e);
+        free(names[i]);
+    }
+    free(names);
+    if (all)
+        printf("%d of %d reproductions reproduced\n", n_ok, n_run);
+    if (md) {
+        fprintf(md, "Summary: %d of %d reproductions reproduced.\n", n_ok, n_run);
+        fclose(md);
+        char mdp[4200], htmlp[4200];
+        snprintf(mdp, sizeof mdp, "%s/index.md", page);
+        snprintf(htmlp, sizeof htmlp, "%s/index.html", page);
+        if (mbs_md_to_html(mdp, htmlp, "mbsbench: reproductions") != 0) {
+            fprintf(stderr, "mbsbench: cannot write %s\n", htmlp);
+            worst = worst > 2 ? worst : 2;
+        } else {
+            printf("page: %s\n", htmlp);
+        }
+    }
+    return worst;
+}
