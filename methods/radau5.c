@@ -625,7 +625,7 @@ static const mbs_method_ops radau_ops = {
         .flags = ((fixedv) ? MBS_M_FIXED_STEP : MBS_M_ADAPTIVE) | MBS_M_IMPLICIT |          \
                  MBS_M_NEEDS_FULL_RANK | ((projv) ? MBS_M_PROJECTING : 0u) |                \
                  /* extended problems (problem.h): index-2/-3 DAE forms only */             \
-                 ((!(idx1v) && !(projv) && (kindv) != MBS_FORM_GGL) ? MBS_M_EXTENDED_OK      \
+                 ((!(idx1v) && (kindv) != MBS_FORM_GGL) ? MBS_M_EXTENDED_OK      \
                                                                    : 0u),                   \
         .params = prm,                                                                      \
         .n_params = sizeof prm / sizeof prm[0],                                             \
