@@ -212,6 +212,15 @@ int mbs_qdot(mbs_ctx *ctx, const double *q, const double *v, double *qdot)
     return MBS_OK;
 }
 
+int mbs_lie_exp(mbs_ctx *ctx, const double *q, const double *w, double *q1)
+{
+    const mbs_problem *pb = ctx->pb;
+    if (!(pb->flags & MBS_PB_LIEGROUP) || !pb->def->lie)
+        return mbs_fail(ctx, MBS_UNSUPPORTED, NAN, "%s is not a Lie-group problem",
+                        pb->def->name);
+    return callback(ctx, pb->def->lie->compose_exp(pb, q, w, q1), NAN, "compose_exp");
+}
+
 int mbs_budget(mbs_ctx *ctx, double t)
 {
     long n = ctx->cnt.steps + ctx->cnt.rejected;

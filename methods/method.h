@@ -148,6 +148,9 @@ int mbs_constraint_t(mbs_ctx *ctx, double t, const double *q, double *gt);
 int mbs_gamma(mbs_ctx *ctx, double t, const double *q, const double *v, double *gam);
 /* q' = H(q) v. */
 int mbs_qdot(mbs_ctx *ctx, const double *q, const double *v, double *qdot);
+/* Lie-group problems (problems/problem.h, mbs_liegroup; MBS_PB_LIEGROUP):
+ * q1 = q o exp(w), w in R^{n_v}; not counted (kinematics, like mbs_qdot). */
+int mbs_lie_exp(mbs_ctx *ctx, const double *q, const double *w, double *q1);
 /* Extended problems (problems/problem.h, mbs_extension): E(t, y) (ny x ny) and
  * F(t, y) of the whole system, y = q | v | lambda | x; counted as a mass-matrix
  * and a force evaluation. */

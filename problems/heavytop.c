@@ -8,7 +8,7 @@
  * (0, 150, -4.61538) rad/s (the Lie-group literature's variant).
  *
  * Parametrisations (`coords`):
- *  euler      q = (phi, theta, psi), R = Rz(phi) Ry(theta) Rz(psi) (Remark 6a; see euler_R),
+ *  euler      q = (phi, theta, psi), R = Rz(phi) Ry(theta) Rz(psi) (Remark 6a),
  *             v = Omega, q' = H0^-1(q) v (Eq. (36)), no constraints; singular at
  *             theta = 0 (so `fast=1`, R(0) = I, is rejected).
  *  quaternion q = p (4), v = Omega (3), q' = H(p) v with H of Eq. (39).
@@ -16,6 +16,14 @@
  *             M = diag(m I, J), J = Jbar + m X~ X~ (inertia about the centre of
  *             mass), joint constraint 0 = x - R(p) X (index 3), lambda = the
  *             force the joint exerts on the top, with the sign of M v' = f - B^T lambda.
+ *  rotmat     the Lie-group form on SO(3) x R^3 (seed 002 Remark 5a-b, Eq. (33);
+ *             Brüls and Cardona, seed 002 ref. [28]): q = (x, R) (12, R row-major),
+ *             v = (u, Omega) (6) with x' = u, R' = R Omega~, M and the joint
+ *             constraint 0 = x - R X as for `absolute` (the same lambda).  Flagged
+ *             MBS_PB_LIEGROUP: (x, R) o exp(w) = (x + w_u, R exp(w_Omega~)) keeps
+ *             R orthogonal (liegroup/genalpha); methods that treat q as a vector
+ *             integrate R' = R Omega~ in R^9 and lose orthogonality at the size of
+ *             their local errors.
  * |p| = 1 is an invariant of p' = H(p) Omega (seed 002 Eq. (40)).  `norm=1`
  * also states it as the constraint 0 = |p|^2 - 1 of Remark 7c; since
  * B = G H = 2 p^T H(p) = 0 identically, its multiplier is undetermined (we
@@ -35,15 +43,17 @@
 
 #include "../core/status.h"
 #include "problem.h"
+#include "so3.h"
 
 enum { P_COORDS, P_FAST, P_NORM, P_M, P_G };
-enum { C_EULER = 0, C_QUAT = 1, C_ABS = 2 };
+enum { C_EULER = 0, C_QUAT = 1, C_ABS = 2, C_ROT = 3 };
 
 static const mbs_param_def params[] = {
-    [P_COORDS] = {"coords", C_EULER, 0, 2,
+    [P_COORDS] = {"coords", C_EULER, 0, 3,
                   "parametrisation: euler (Z-Y-Z, Remark 6), quaternion (Remark 7), "
-                  "absolute (x, p with joint constraint x = R X, index 3)",
-                  "euler,quaternion,absolute", 1},
+                  "absolute (x, p with joint constraint x = R X, index 3), rotmat (x, R "
+                  "on the Lie group SO(3) x R^3, same constraint)",
+                  "euler,quaternion,absolute,rotmat", 1},
     [P_FAST] = {"fast", 0, 0, 1, "1: fast top, R(0) = I, Omega(0) = (0, 150, -4.61538)", NULL,
                 1},
     [P_NORM] = {"norm", 0, 0, 1,
@@ -59,13 +69,6 @@ static const double XC[3] = {0.0, 1.0, 0.0};                   /* centre of mass
 #define COORDS(pb) ((int)mbs_pb_param(pb, P_COORDS))
 #define NORM(pb) (mbs_pb_param(pb, P_NORM) != 0.0)
 
-static void cross(const double *a, const double *b, double *c)
-{
-    c[0] = a[1] * b[2] - a[2] * b[1];
-    c[1] = a[2] * b[0] - a[0] * b[2];
-    c[2] = a[0] * b[1] - a[1] * b[0];
-}
-
 /* R (row-major) from Euler angles q = (phi, theta, psi): R = Rz(phi) Ry(theta) Rz(psi),
  * precession phi about the inertial z axis, nutation theta, spin psi about the
  * body axis.  The extraction of seed 002 Remark 6a prints the factors as
@@ -73,66 +76,40 @@ static void cross(const double *a, const double *b, double *c)
  * these two are consistent only for the order used here with phi and psi
  * exchanged inside H0 (we checked R^T R' = Omega~ numerically; the battery's
  * kinematic test keeps checking it).  theta, and so the nutation minimum of
- * Remark 6d, is the same in both readings. */
-static void euler_R(const double *q, double *R)
-{
-    double cf = cos(q[0]), sf = sin(q[0]), ct = cos(q[1]), st = sin(q[1]);
-    double cp = cos(q[2]), sp = sin(q[2]);
-    /* A = Ry(theta) Rz(psi) */
-    double A[9] = {ct * cp, -ct * sp, st, sp, cp, 0.0, -st * cp, st * sp, ct};
-    for (int j = 0; j < 3; j++) {
-        R[0 + j] = cf * A[j] - sf * A[3 + j];
-        R[3 + j] = sf * A[j] + cf * A[3 + j];
-        R[6 + j] = A[6 + j];
-    }
-}
+ * Remark 6d, is the same in both readings.  (mbs_euler_zyz_to_R, problems/so3.c, is
+ * that R; rotation() below gives R for every parametrisation.) */
 
-/* R(p) of Remark 7b (|p|^2 times a rotation for non-unit p). */
-static void quat_R(const double *p, double *R)
-{
-    double p0 = p[0], p1 = p[1], p2 = p[2], p3 = p[3];
-    R[0] = p0 * p0 + p1 * p1 - p2 * p2 - p3 * p3;
-    R[1] = 2 * p1 * p2 - 2 * p0 * p3;
-    R[2] = 2 * p1 * p3 + 2 * p0 * p2;
-    R[3] = 2 * p1 * p2 + 2 * p0 * p3;
-    R[4] = p0 * p0 - p1 * p1 + p2 * p2 - p3 * p3;
-    R[5] = 2 * p2 * p3 - 2 * p0 * p1;
-    R[6] = 2 * p1 * p3 - 2 * p0 * p2;
-    R[7] = 2 * p2 * p3 + 2 * p0 * p1;
-    R[8] = p0 * p0 - p1 * p1 - p2 * p2 + p3 * p3;
-}
-
-static void matvec(const double *R, const double *w, double *out)
-{
-    for (int i = 0; i < 3; i++)
-        out[i] = R[3 * i] * w[0] + R[3 * i + 1] * w[1] + R[3 * i + 2] * w[2];
-}
-
-static void matTvec(const double *R, const double *w, double *out)
-{
-    for (int i = 0; i < 3; i++)
-        out[i] = R[i] * w[0] + R[3 + i] * w[1] + R[6 + i] * w[2];
-}
-
-/* Rotation part of q (either parametrisation). */
+/* Rotation part of q (any parametrisation). */
 static void rotation(const mbs_problem *pb, const double *q, double *R)
 {
     switch (COORDS(pb)) {
     case C_EULER:
-        euler_R(q, R);
+        mbs_euler_zyz_to_R(q, R);
         break;
     case C_QUAT:
-        quat_R(q, R);
+        mbs_quat_to_R(q, R);
+        break;
+    case C_ROT:
+        memcpy(R, q + 3, 9 * sizeof *R);
         break;
     default:
-        quat_R(q + 3, R);
+        mbs_quat_to_R(q + 3, R);
         break;
     }
 }
 
+/* Rotation part of q of the coordinates with a joint constraint (absolute, rotmat). */
+static void joint_R(const mbs_problem *pb, const double *q, double *R)
+{
+    if (COORDS(pb) == C_ROT)
+        memcpy(R, q + 3, 9 * sizeof *R);
+    else
+        mbs_quat_to_R(q + 3, R);
+}
+
 static size_t n_constraints(const mbs_problem *pb)
 {
-    size_t n = COORDS(pb) == C_ABS ? 3 : 0;
+    size_t n = COORDS(pb) >= C_ABS ? 3 : 0;
     if (COORDS(pb) != C_EULER && NORM(pb))
         n++;
     return n;
@@ -146,6 +123,9 @@ static int dims(const mbs_problem *pb, size_t *nq, size_t *nv, size_t *nl)
         break;
     case C_QUAT:
         *nq = 4, *nv = 3;
+        break;
+    case C_ROT:
+        *nq = 12, *nv = 6;
         break;
     default:
         *nq = 7, *nv = 6;
@@ -162,10 +142,12 @@ static int setup(mbs_problem *pb, char *err, size_t errlen)
                               "(theta = 0, Remark 6a); use coords=quaternion or absolute");
         return MBS_BAD_INPUT;
     }
-    if (COORDS(pb) == C_EULER && NORM(pb)) {
+    if ((COORDS(pb) == C_EULER || COORDS(pb) == C_ROT) && NORM(pb)) {
         snprintf(err, errlen, "heavytop: norm=1 needs coords=quaternion or absolute");
         return MBS_BAD_INPUT;
     }
+    if (COORDS(pb) == C_ROT)
+        pb->flags |= MBS_PB_LIEGROUP;
     if (NORM(pb))
         pb->flags |= MBS_PB_REDUNDANT;
     if (COORDS(pb) == C_EULER)
@@ -184,38 +166,6 @@ static void initial_R_omega(const mbs_problem *pb, double *R, double *W)
         memcpy(R, R0, sizeof R0);
         W[0] = 0.0, W[1] = 1.5, W[2] = -0.0461538;
     }
-}
-
-/* Unit quaternion of a rotation matrix (Shepperd's method), sign chosen
- * closest to `prev` (or p0 >= 0 when prev is NULL). */
-static void R_to_quat(const double *R, const double *prev, double *p)
-{
-    double tr = R[0] + R[4] + R[8];
-    double c[4] = {1 + tr, 1 + 2 * R[0] - tr, 1 + 2 * R[4] - tr, 1 + 2 * R[8] - tr};
-    int k = 0;
-    for (int i = 1; i < 4; i++)
-        if (c[i] > c[k])
-            k = i;
-    double s = 0.5 * sqrt(c[k]);
-    double f = 0.25 / s;
-    switch (k) {
-    case 0:
-        p[0] = s, p[1] = (R[7] - R[5]) * f, p[2] = (R[2] - R[6]) * f, p[3] = (R[3] - R[1]) * f;
-        break;
-    case 1:
-        p[1] = s, p[0] = (R[7] - R[5]) * f, p[2] = (R[1] + R[3]) * f, p[3] = (R[2] + R[6]) * f;
-        break;
-    case 2:
-        p[2] = s, p[0] = (R[2] - R[6]) * f, p[1] = (R[1] + R[3]) * f, p[3] = (R[5] + R[7]) * f;
-        break;
-    default:
-        p[3] = s, p[0] = (R[3] - R[1]) * f, p[1] = (R[2] + R[6]) * f, p[2] = (R[5] + R[7]) * f;
-        break;
-    }
-    double dot = prev ? prev[0] * p[0] + prev[1] * p[1] + prev[2] * p[2] + prev[3] * p[3] : p[0];
-    if (dot < 0.0)
-        for (int i = 0; i < 4; i++)
-            p[i] = -p[i];
 }
 
 static double unwrap(double a, double prev)
@@ -244,15 +194,18 @@ static void from_R(const mbs_problem *pb, const double *R, const double *W, cons
         memcpy(v, W, 3 * sizeof *W);
         break;
     case C_QUAT:
-        R_to_quat(R, prev, q);
+        mbs_R_to_quat(R, prev, q);
         memcpy(v, W, 3 * sizeof *W);
         break;
     default: {
         double wx[3];
-        matvec(R, XC, q);
-        R_to_quat(R, prev ? prev + 3 : NULL, q + 3);
-        cross(W, XC, wx);
-        matvec(R, wx, v); /* x' = R Omega~ X */
+        mbs_matvec3(R, XC, q);
+        if (COORDS(pb) == C_ROT)
+            memcpy(q + 3, R, 9 * sizeof *R);
+        else
+            mbs_R_to_quat(R, prev ? prev + 3 : NULL, q + 3);
+        mbs_cross(W, XC, wx);
+        mbs_matvec3(R, wx, v); /* x' = R Omega~ X */
         memcpy(v + 3, W, 3 * sizeof *W);
         break;
     }
@@ -273,12 +226,12 @@ static void joint_lambda(const mbs_problem *pb, const double *y, double *lambda)
     top_ode o = {PAR(P_M), PAR(P_G)};
     double dy[12], a[3], b[3], c[3], d[3], Ra[3];
     top_rhs(0.0, y, dy, &o);
-    cross(y + 9, XC, a);
-    cross(y + 9, a, b);
-    cross(dy + 9, XC, c);
+    mbs_cross(y + 9, XC, a);
+    mbs_cross(y + 9, a, b);
+    mbs_cross(dy + 9, XC, c);
     for (int i = 0; i < 3; i++)
         d[i] = b[i] + c[i];
-    matvec(y, d, Ra);
+    mbs_matvec3(y, d, Ra);
     for (int i = 0; i < 3; i++)
         lambda[i] = (i == 2 ? -o.m * o.g : 0.0) - o.m * Ra[i];
     if (NORM(pb))
@@ -299,7 +252,7 @@ static int initial(const mbs_problem *pb, double *q0, double *v0, double *lambda
     if (pb->nl > 0 && NORM(pb) && COORDS(pb) == C_QUAT) {
         lambda0[0] = 0.0; /* B = 0: minimum-norm multiplier */
         *have_lambda = 1;
-    } else if (COORDS(pb) == C_ABS) {
+    } else if (COORDS(pb) >= C_ABS) {
         double y[12];
         initial_R_omega(pb, y, y + 9);
         joint_lambda(pb, y, lambda0);
@@ -314,7 +267,7 @@ static int mass(const mbs_problem *pb, double t, const double *q, gsl_matrix *M)
 {
     (void)t, (void)q;
     gsl_matrix_set_zero(M);
-    if (COORDS(pb) == C_ABS) {
+    if (COORDS(pb) >= C_ABS) {
         double m = PAR(P_M);
         for (int i = 0; i < 3; i++)
             gsl_matrix_set(M, (size_t)i, (size_t)i, m);
@@ -335,7 +288,7 @@ static int force(const mbs_problem *pb, double t, const double *q, const double 
 {
     (void)t;
     double m = PAR(P_M), mg[3] = {0.0, 0.0, -m * PAR(P_G)};
-    if (COORDS(pb) == C_ABS) {
+    if (COORDS(pb) >= C_ABS) {
         const double *W = v + 3;
         double JW[3], X2 = XC[0] * XC[0] + XC[1] * XC[1] + XC[2] * XC[2];
         for (int i = 0; i < 3; i++) {
@@ -343,18 +296,18 @@ static int force(const mbs_problem *pb, double t, const double *q, const double 
                     m * XC[i] * (XC[0] * W[0] + XC[1] * W[1] + XC[2] * W[2]);
             f[i] = mg[i];
         }
-        cross(W, JW, f + 3);
+        mbs_cross(W, JW, f + 3);
         for (int i = 3; i < 6; i++)
             f[i] = -f[i];
         return MBS_OK;
     }
     double R[9], RtG[3], JW[3], a[3], b[3];
     rotation(pb, q, R);
-    matTvec(R, mg, RtG);
+    mbs_matTvec3(R, mg, RtG);
     for (int i = 0; i < 3; i++)
         JW[i] = JBAR[i] * v[i];
-    cross(v, JW, a);
-    cross(XC, RtG, b);
+    mbs_cross(v, JW, a);
+    mbs_cross(XC, RtG, b);
     for (int i = 0; i < 3; i++)
         f[i] = b[i] - a[i]; /* Eq. (34b) */
     return MBS_OK;
@@ -393,6 +346,20 @@ static int kinematic(const mbs_problem *pb, const double *q, gsl_matrix *H)
     case C_QUAT:
         quat_H(q, H, 0, 0);
         break;
+    case C_ROT:
+        /* x' = u; R' = R Omega~ = sum_j Omega_j R e_j~: column j of the R rows is
+         * R e_j~ (row-major). */
+        for (size_t i = 0; i < 3; i++)
+            gsl_matrix_set(H, i, i, 1.0);
+        for (size_t j = 0; j < 3; j++) {
+            double e[3] = {0.0, 0.0, 0.0}, RE[9];
+            e[j] = 1.0;
+            double E[9] = {0, -e[2], e[1], e[2], 0, -e[0], -e[1], e[0], 0};
+            mbs_matmul3(q + 3, E, RE);
+            for (size_t r = 0; r < 9; r++)
+                gsl_matrix_set(H, 3 + r, 3 + j, RE[r]);
+        }
+        break;
     default:
         for (size_t i = 0; i < 3; i++)
             gsl_matrix_set(H, i, i, 1.0);
@@ -406,10 +373,10 @@ static int constraint(const mbs_problem *pb, double t, const double *q, double *
 {
     (void)t;
     size_t k = 0;
-    if (COORDS(pb) == C_ABS) {
+    if (COORDS(pb) >= C_ABS) {
         double R[9], RX[3];
-        quat_R(q + 3, R);
-        matvec(R, XC, RX);
+        joint_R(pb, q, R);
+        mbs_matvec3(R, XC, RX);
         for (int i = 0; i < 3; i++)
             g[k++] = q[i] - RX[i];
     }
@@ -425,13 +392,21 @@ static int jacobian(const mbs_problem *pb, double t, const double *q, gsl_matrix
     (void)t;
     gsl_matrix_set_zero(G);
     size_t k = 0;
-    if (COORDS(pb) == C_ABS) {
+    if (COORDS(pb) == C_ROT) {
+        /* g_i = x_i - sum_l R_il X_l */
+        for (size_t i = 0; i < 3; i++) {
+            gsl_matrix_set(G, i, i, 1.0);
+            for (size_t l = 0; l < 3; l++)
+                gsl_matrix_set(G, i, 3 + 3 * i + l, -XC[l]);
+        }
+        k = 3;
+    } else if (COORDS(pb) == C_ABS) {
         /* d(R(p) w)/dp, R(p) w = (p0^2 - pv.pv) w + 2 (pv.w) pv + 2 p0 pv x w:
          * d/dp0 = 2 p0 w + 2 pv x w,
          * d/dpv = 2 ((pv.w) I + pv w^T - w pv^T - p0 w~). */
         const double *p = q + 3, *pv = q + 4, *w = XC;
         double pw = pv[0] * w[0] + pv[1] * w[1] + pv[2] * w[2], pxw[3];
-        cross(pv, w, pxw);
+        mbs_cross(pv, w, pxw);
         double wt[9] = {0, -w[2], w[1], w[2], 0, -w[0], -w[1], w[0], 0};
         for (size_t i = 0; i < 3; i++) {
             gsl_matrix_set(G, i, i, 1.0);
@@ -457,14 +432,14 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
 {
     (void)t;
     size_t k = 0;
-    if (COORDS(pb) == C_ABS) {
-        /* B v = u + R(p) (X x Omega); d/dt at fixed v: R(p) (Omega x (X x Omega)). */
+    if (COORDS(pb) >= C_ABS) {
+        /* B v = u + R (X x Omega); d/dt at fixed v: R (Omega x (X x Omega)). */
         const double *W = v + 3;
         double R[9], a[3], b[3], c[3];
-        quat_R(q + 3, R);
-        cross(XC, W, a);
-        cross(W, a, b);
-        matvec(R, b, c);
+        joint_R(pb, q, R);
+        mbs_cross(XC, W, a);
+        mbs_cross(W, a, b);
+        mbs_matvec3(R, b, c);
         for (int i = 0; i < 3; i++)
             gam[k++] = -c[i];
     }
@@ -477,7 +452,7 @@ static double energy(const mbs_problem *pb, double t, const double *q, const dou
 {
     (void)t;
     double m = PAR(P_M), g = PAR(P_G);
-    if (COORDS(pb) == C_ABS) {
+    if (COORDS(pb) >= C_ABS) {
         const double *W = v + 3;
         double X2 = XC[0] * XC[0] + XC[1] * XC[1] + XC[2] * XC[2];
         double XW = XC[0] * W[0] + XC[1] * W[1] + XC[2] * W[2], T = 0.0;
@@ -488,7 +463,7 @@ static double energy(const mbs_problem *pb, double t, const double *q, const dou
     }
     double R[9], RX[3], T = 0.0;
     rotation(pb, q, R);
-    matvec(R, XC, RX);
+    mbs_matvec3(R, XC, RX);
     for (int i = 0; i < 3; i++)
         T += 0.5 * JBAR[i] * v[i] * v[i];
     return T + m * g * RX[2];
@@ -507,11 +482,11 @@ static int top_rhs(double t, const double y[], double dy[], void *ode)
         for (int j = 0; j < 3; j++)
             dy[3 * i + j] = R[3 * i] * Wt[j] + R[3 * i + 1] * Wt[3 + j] + R[3 * i + 2] * Wt[6 + j];
     double mg[3] = {0.0, 0.0, -o->m * o->g}, RtG[3], JW[3], a[3], b[3];
-    matTvec(R, mg, RtG);
+    mbs_matTvec3(R, mg, RtG);
     for (int i = 0; i < 3; i++)
         JW[i] = JBAR[i] * W[i];
-    cross(W, JW, a);
-    cross(XC, RtG, b);
+    mbs_cross(W, JW, a);
+    mbs_cross(XC, RtG, b);
     for (int i = 0; i < 3; i++)
         dy[9 + i] = (b[i] - a[i]) / JBAR[i];
     return GSL_SUCCESS;
@@ -529,7 +504,7 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
     if (st && ct && ev) {
         double y[12], t = pb->t0, h = 1e-4;
         initial_R_omega(pb, y, y + 9);
-        double qp[7];
+        double qp[12];
         initial(pb, qp, v, lambda, have_lambda);
         s = MBS_OK;
         long n = 0;
@@ -545,7 +520,7 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
         }
         if (s == MBS_OK) {
             *have_lambda = 1;
-            if (COORDS(pb) == C_ABS)
+            if (COORDS(pb) >= C_ABS)
                 joint_lambda(pb, y, lambda);
             else if (NORM(pb))
                 lambda[0] = 0.0;
@@ -563,9 +538,43 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
     return s;
 }
 
+/* ---- coords=rotmat: the Lie group SO(3) x R^3 (problem.h, mbs_liegroup) ----- */
+
+/* (x, R) o exp(w) = (x + w_u, R exp(w_Omega~)): the flow of x' = u, R' = R Omega~
+ * at constant (u, Omega) = w over unit time (seed 002 Eq. (33)). */
+static int lie_compose_exp(const mbs_problem *pb, const double *q, const double *w, double *q1)
+{
+    if (COORDS(pb) != C_ROT)
+        return MBS_UNSUPPORTED;
+    double E[9];
+    for (int i = 0; i < 3; i++)
+        q1[i] = q[i] + w[i];
+    mbs_so3_exp(w + 3, E);
+    mbs_matmul3(q + 3, E, q1 + 3);
+    return MBS_OK;
+}
+
+/* w = log(qa^-1 o qb) = (xb - xa, log(Ra^T Rb)). */
+static int lie_log(const mbs_problem *pb, const double *qa, const double *qb, double *w)
+{
+    if (COORDS(pb) != C_ROT)
+        return MBS_UNSUPPORTED;
+    const double *A = qa + 3, *B = qb + 3;
+    double AtB[9];
+    for (int i = 0; i < 3; i++) {
+        w[i] = qb[i] - qa[i];
+        for (int j = 0; j < 3; j++)
+            AtB[3 * i + j] = A[i] * B[j] + A[3 + i] * B[3 + j] + A[6 + i] * B[6 + j];
+    }
+    mbs_so3_log(AtB, w + 3);
+    return MBS_OK;
+}
+
+static const mbs_liegroup so3xr3 = {.compose_exp = lie_compose_exp, .log = lie_log};
+
 const mbs_problem_def mbs_problem_heavytop = {
     .name = "heavytop",
-    .title = "heavy top: Euler angles, quaternions or absolute coordinates",
+    .title = "heavy top: Euler angles, quaternions, absolute coordinates or SO(3) x R^3",
     .citation = "seed 002, Example 6, Eq. (34), Remarks 6-7",
     .reference = "stored: rotation-matrix ODE (Eq. (34), GSL rk8pd) vs index1/rk8pd, "
                  "problems/ref/heavytop.ref",
@@ -586,4 +595,5 @@ const mbs_problem_def mbs_problem_heavytop = {
     .kinematic = kinematic,
     .energy = energy,
     .independent = independent,
+    .lie = &so3xr3,
 };

@@ -38,7 +38,8 @@ enum mbs_problem_flags {
     MBS_PB_RHEONOMIC = 1u << 5,      /* g depends on t */
     MBS_PB_SINGULAR_CONFIG = 1u << 6, /* passes singular configurations */
     MBS_PB_EXTENDED = 1u << 7,        /* extra variables x (mbs_extension below) */
-    MBS_PB_NONHOLONOMIC = 1u << 8     /* the last n_nh constraints are non-holonomic (below) */
+    MBS_PB_NONHOLONOMIC = 1u << 8,    /* the last n_nh constraints are non-holonomic (below) */
+    MBS_PB_LIEGROUP = 1u << 9         /* q lies on the Lie group of def->lie (below) */
 };
 
 typedef struct mbs_problem_def mbs_problem_def;
@@ -84,6 +85,29 @@ typedef struct mbs_extension {
     int (*mass)(const mbs_problem *pb, double t, const double *y, gsl_matrix *E);
     int (*rhs)(const mbs_problem *pb, double t, const double *y, double *F);
 } mbs_extension;
+
+/* Contract extension for problems flagged MBS_PB_LIEGROUP (set by the definition
+ * or by setup() for the instances it applies to; `lie` is then non-NULL): the
+ * configuration is an element of a matrix Lie group stored in q (e.g. the heavy
+ * top's SO(3) x R^3 form, q = (x, R) with R as nine entries) and v holds its
+ * velocity in Lie-algebra coordinates, q' = H(q) v (seed 002 Eq. (33)).
+ *   compose_exp: q1 = q o exp(w) for w in R^{n_v}: the exact flow of q' = H(q) w
+ *       over unit time at constant w (so q o exp(h v) = q + h H(q) v + O(h^2));
+ *       q1 may not alias q.
+ *   log: w = log(qa^-1 o qb) in R^{n_v} (qb = qa o exp(w); for rotations the
+ *       angle |w| <= pi); the norm of the rotation components of w is the
+ *       geodesic distance of the two configurations, used for error measures.
+ * Lie-group integrators (liegroup/genalpha, liegroup-ggl/genalpha) change q only
+ * through compose_exp, so q stays on the group to round-off with no
+ * normalisation constraint.  The tangent operator of exp is I + O(h) and enters
+ * only O(h) terms of their iteration matrices, which the simplified Newton
+ * iteration of seed 002 Eq. (70) drops, so the contract has no callback for it.
+ * Methods that treat q as a vector integrate the embedding q' = H(q) v in
+ * R^{n_q} and drift off the group at the size of their local errors. */
+typedef struct mbs_liegroup {
+    int (*compose_exp)(const mbs_problem *pb, const double *q, const double *w, double *q1);
+    int (*log)(const mbs_problem *pb, const double *qa, const double *qb, double *w);
+} mbs_liegroup;
 
 typedef struct mbs_triplets {
     size_t nnz, cap;
@@ -167,6 +191,8 @@ struct mbs_problem_def {
      * holonomic; only methods flagged MBS_M_NONHOLONOMIC_OK run such problems
      * (the harness declines the others with status `unsupported`). */
     int (*nonholonomic_dims)(const mbs_problem *pb, size_t *nnh);
+    /* Required with MBS_PB_LIEGROUP, else ignored (see mbs_liegroup above). */
+    const mbs_liegroup *lie;
 };
 
 /* Create an instance from "name[:k=v,...]".  Returns 0 or an mbs_status and a

@@ -92,6 +92,13 @@ int mbs_problem_open(mbs_problem *pb, const char *spec, char *err, size_t errlen
         mbs_problem_close(pb);
         return MBS_BAD_INPUT;
     }
+    /* Lie-group configuration space (problem.h, mbs_liegroup). */
+    if ((pb->flags & MBS_PB_LIEGROUP) &&
+        (!def->lie || !def->lie->compose_exp || !def->lie->log)) {
+        snprintf(err, errlen, "%s: flagged Lie group without compose_exp and log", def->name);
+        mbs_problem_close(pb);
+        return MBS_BAD_INPUT;
+    }
     return MBS_OK;
 }
 

@@ -37,6 +37,8 @@ static const char *const variants[] = {
     "heavytop:coords=absolute,fast=1",
     "heavytop:coords=quaternion,norm=1",
     "heavytop:coords=absolute,norm=1",
+    "heavytop:coords=rotmat",
+    "heavytop:coords=rotmat,fast=1",
     "smallmass:m1=0",
     "smallmass:coords=relative",
     "smallmass:coords=relative,m1=0",
@@ -692,7 +694,7 @@ END_TEST
 START_TEST(stored_references_reproduced)
 {
     const char *specs[] = {"double-pendulum", "chain", "heavytop", "heavytop:coords=absolute",
-                           "twomass:config=constraint"};
+                           "heavytop:coords=rotmat", "twomass:config=constraint"};
     for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
         mbs_record rec;
         mbs_test_run(specs[k], "index1/dopri5", NAN, 1e-11, NAN, &rec);
@@ -709,7 +711,8 @@ END_TEST
 START_TEST(bad_parameters_rejected)
 {
     const char *bad[] = {"chain:N=0", "chain:N=2.5", "heavytop:coords=euler,fast=1",
-                         "heavytop:coords=euler,norm=1", "smallmass:m1=0,d1=0,d2=0",
+                         "heavytop:coords=euler,norm=1", "heavytop:coords=rotmat,norm=1",
+                         "smallmass:m1=0,d1=0,d2=0",
                          "twomass:mi=-1", "smallmass:coords=polar"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         mbs_problem pb;
