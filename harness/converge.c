@@ -19,7 +19,9 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
     }
     const mbs_method_def *m;
     mbs_params mp;
-    if (mbs_method_parse(base->method, &m, &mp, err, errlen) != MBS_OK)
+    if (base->method_def) /* an unregistered definition (run.h) */
+        m = base->method_def;
+    else if (mbs_method_parse(base->method, &m, &mp, err, errlen) != MBS_OK)
         return MBS_BAD_INPUT;
     out->adaptive = !(m->flags & MBS_M_FIXED_STEP);
     for (int i = 0; i < levels; i++) {

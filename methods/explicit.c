@@ -1,13 +1,16 @@
 /* Explicit integrators over an acceleration evaluator (see explicit.h):
- *   rk4    - classical Runge-Kutta 4, fixed step;
+ *   tableaux (tableau.h: rk4, dopri5, tsit5, vern6, plugins) - one generic
+ *            explicit Runge-Kutta stepper.  Fixed step (MBS_M_FIXED_STEP):
+ *            steps of h, the last one landing on t_end.  Adaptive: the
+ *            embedded pair with Hairer's step-size controller and initial-step
+ *            heuristic (Hairer, Norsett, Wanner, Solving ODEs I, Sect. II.4 and
+ *            code DOPRI5), RMS error norm with sc_i = atol + rtol max(|y0_i|,
+ *            |y1_i|), FSAL when the tableau is.  For Dormand-Prince 5(4) this is
+ *            DOPRI5 operation for operation (same sums in the same order).
  *   rkf45, rk8pd - GSL's embedded steppers with GSL's standard step-size rule
  *            (|err_i| <= atol + rtol |y_i|), driven by our loop so that the
  *            derivative at the start of each step (needed anyway) also yields the
- *            multipliers at the accepted point;
- *   dopri5 - Dormand-Prince 5(4) (Dormand & Prince 1980) with Hairer's step-size
- *            controller and initial-step heuristic (Hairer, Norsett, Wanner,
- *            Solving ODEs I, Sect. II.4 and code DOPRI5), RMS error norm with
- *            sc_i = atol + rtol max(|y0_i|, |y1_i|), FSAL.
+ *            multipliers at the accepted point.
  * Only (q, v) are integrated and error-controlled; lambda is not. */
 #include "explicit.h"
 
@@ -20,11 +23,15 @@
 
 typedef struct explicit_state {
     const mbs_explicit_variant *var;
+    const mbs_tableau *tab; /* NULL for the GSL steppers */
+    int fixed;             /* the method is fixed-step (MBS_M_FIXED_STEP) */
     void *ws;              /* formulation workspace */
     mbs_ctx *ctx;          /* valid during integrate() */
     int status;            /* status of the last right-hand side */
     size_t nq, nv, nl, n;  /* n = nq + nv */
-    double *k[7], *tmp, *y0, *yerr, *lam;
+    int ns;                /* stage vectors in k */
+    double **k, *tmp, *y0, *yerr, *lam;
+    double *e;             /* error weights b - bhat (adaptive tableaux) */
     gsl_odeiv2_step *step;
     gsl_odeiv2_system sys;
 } explicit_state;
@@ -51,8 +58,10 @@ static void explicit_free(void *p)
         return;
     if (st->ws)
         st->var->accel->free_ws(st->ws);
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; st->k && i < st->ns; i++)
         free(st->k[i]);
+    free(st->k);
+    free(st->e);
     free(st->tmp);
     free(st->y0);
     free(st->yerr);
@@ -70,6 +79,14 @@ static int explicit_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx 
     if (!st)
         return MBS_NO_MEMORY;
     st->var = m->variant;
+    st->tab = st->var->kind == MBS_EXPLICIT_TABLEAU ? st->var->tab : NULL;
+    st->fixed = (m->flags & MBS_M_FIXED_STEP) != 0;
+    if (st->var->kind == MBS_EXPLICIT_TABLEAU &&
+        (!st->tab || (!st->fixed && !st->tab->bhat) || st->tab->stages < 1)) {
+        explicit_free(st);
+        return mbs_fail(ctx, MBS_BAD_INPUT, NAN, "%s: adaptive without an embedded pair",
+                        m->name);
+    }
     const mbs_problem *pb = ctx->pb;
     st->nq = pb->nq;
     st->nv = pb->nv;
@@ -80,9 +97,17 @@ static int explicit_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx 
         explicit_free(st);
         return s;
     }
-    int ok = 1;
-    for (int i = 0; i < 7; i++)
-        ok = ok && (st->k[i] = malloc(st->n * sizeof(double)));
+    st->ns = st->tab ? st->tab->stages : 1;
+    int ok = (st->k = calloc((size_t)st->ns, sizeof *st->k)) != NULL;
+    for (int i = 0; ok && i < st->ns; i++)
+        ok = (st->k[i] = malloc(st->n * sizeof(double))) != NULL;
+    if (ok && st->tab && !st->fixed) {
+        /* error weights: e when the tableau gives them exactly, else b - bhat */
+        const mbs_tableau *t = st->tab;
+        ok = (st->e = malloc((size_t)t->stages * sizeof(double))) != NULL;
+        for (int i = 0; ok && i < t->stages; i++)
+            st->e[i] = t->e ? t->e[i] : t->b[i] - t->bhat[i];
+    }
     st->tmp = malloc(st->n * sizeof(double));
     st->y0 = malloc(st->n * sizeof(double));
     st->yerr = malloc(st->n * sizeof(double));
@@ -119,14 +144,39 @@ static int accept(explicit_state *st, double t, double *y, double *lambda, doubl
     return mbs_accept(st->ctx, t, y, dy + st->nq);
 }
 
-static int integrate_rk4(explicit_state *st, const mbs_settings *set, double *tp, double *y)
+/* out = base + h sum_j w_j k_j over the stages j < m with w_j != 0, summed in
+ * the order of j (as a hand-written stage is); base NULL: out = h sum. */
+static void combine(const explicit_state *st, const double *w, int m, double h,
+                    const double *base, double *out)
 {
-    static const double classical[4] = {1.0 / 6.0, 2.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0};
-    const double *b = st->var->rk4_weights ? st->var->rk4_weights : classical;
-    size_t n = st->n;
-    double *lambda = y + n, **k = st->k;
+    int nz[MBS_TABLEAU_MAX_STAGES], cnt = 0;
+    for (int j = 0; j < m; j++)
+        if (w[j] != 0.0)
+            nz[cnt++] = j;
+    double *const *k = st->k;
+    if (cnt == 0) {
+        for (size_t r = 0; r < st->n; r++)
+            out[r] = base ? base[r] : 0.0;
+        return;
+    }
+    for (size_t r = 0; r < st->n; r++) {
+        double acc = w[nz[0]] * k[nz[0]][r];
+        for (int q = 1; q < cnt; q++)
+            acc += w[nz[q]] * k[nz[q]][r];
+        out[r] = base ? base[r] + h * acc : h * acc;
+    }
+}
+
+/* Fixed steps of size h; a last, shorter step lands exactly on t_end.  A FSAL
+ * tableau's last stage has weight 0 and is the next step's first: it is not
+ * computed twice. */
+static int integrate_rk_fixed(explicit_state *st, const mbs_settings *set, double *tp,
+                              double *y)
+{
+    const mbs_tableau *tab = st->tab;
+    int ns = tab->fsal ? tab->stages - 1 : tab->stages;
+    double *lambda = y + st->n, **k = st->k;
     double t0 = *tp, h = set->h, span = set->t_end - t0;
-    /* Steps of size h; a last, shorter step lands exactly on t_end. */
     long nsteps = (long)ceil(span / h * (1.0 - 1e-12));
     int s = rhs(st, t0, y, k[0]);
     if (s != MBS_OK)
@@ -138,20 +188,14 @@ static int integrate_rk4(explicit_state *st, const mbs_settings *set, double *tp
             break;
         double tn = i == nsteps ? set->t_end : t0 + (double)i * h;
         double hs = tn - t;
-        for (size_t j = 0; j < n; j++)
-            st->tmp[j] = y[j] + 0.5 * hs * k[0][j];
-        if ((s = rhs(st, t + 0.5 * hs, st->tmp, k[1])) != MBS_OK)
+        for (int j = 1; j < ns && s == MBS_OK; j++) {
+            combine(st, tab->A + (size_t)j * (size_t)tab->stages, j, hs, y, st->tmp);
+            double c = tab->c[j];
+            s = rhs(st, c == 1.0 ? tn : t + c * hs, st->tmp, k[j]);
+        }
+        if (s != MBS_OK)
             break;
-        for (size_t j = 0; j < n; j++)
-            st->tmp[j] = y[j] + 0.5 * hs * k[1][j];
-        if ((s = rhs(st, t + 0.5 * hs, st->tmp, k[2])) != MBS_OK)
-            break;
-        for (size_t j = 0; j < n; j++)
-            st->tmp[j] = y[j] + hs * k[2][j];
-        if ((s = rhs(st, tn, st->tmp, k[3])) != MBS_OK)
-            break;
-        for (size_t j = 0; j < n; j++)
-            y[j] += hs * (b[0] * k[0][j] + b[1] * k[1][j] + b[2] * k[2][j] + b[3] * k[3][j]);
+        combine(st, tab->b, ns, hs, y, y);
         t = tn;
         /* First stage of the next step: accelerations and multipliers at t_n. */
         if ((s = rhs(st, t, y, k[0])) != MBS_OK || (s = accept(st, t, y, lambda, k[0])) != MBS_OK)
@@ -243,20 +287,6 @@ static int integrate_gsl(explicit_state *st, const mbs_settings *set, double *tp
     return s;
 }
 
-/* Dormand-Prince 5(4) coefficients (Hairer, Norsett, Wanner, Table II.5.2). */
-static const double c2 = 1.0 / 5, c3 = 3.0 / 10, c4 = 4.0 / 5, c5 = 8.0 / 9;
-static const double a21 = 1.0 / 5;
-static const double a31 = 3.0 / 40, a32 = 9.0 / 40;
-static const double a41 = 44.0 / 45, a42 = -56.0 / 15, a43 = 32.0 / 9;
-static const double a51 = 19372.0 / 6561, a52 = -25360.0 / 2187, a53 = 64448.0 / 6561,
-                    a54 = -212.0 / 729;
-static const double a61 = 9017.0 / 3168, a62 = -355.0 / 33, a63 = 46732.0 / 5247,
-                    a64 = 49.0 / 176, a65 = -5103.0 / 18656;
-static const double a71 = 35.0 / 384, a73 = 500.0 / 1113, a74 = 125.0 / 192,
-                    a75 = -2187.0 / 6784, a76 = 11.0 / 84;
-static const double e1 = 71.0 / 57600, e3 = -71.0 / 16695, e4 = 71.0 / 1920,
-                    e5 = -17253.0 / 339200, e6 = 22.0 / 525, e7 = -1.0 / 40;
-
 static double rms_norm(const explicit_state *st, const double *e, const double *ya,
                        const double *yb, const mbs_settings *set)
 {
@@ -268,42 +298,49 @@ static double rms_norm(const explicit_state *st, const double *e, const double *
     return sqrt(sum / (double)st->n);
 }
 
-/* Initial step (Hairer's HINIT for order 5), one extra evaluation. */
+/* Initial step (Hairer's HINIT for a method of order p), one extra evaluation. */
 static int initial_step(explicit_state *st, const mbs_settings *set, double t, const double *y,
-                        const double *f0, double span, double *h)
+                        const double *f0, double span, int p, double *h)
 {
     double d0 = rms_norm(st, y, y, NULL, set), d1 = rms_norm(st, f0, y, NULL, set);
     double h0 = (d0 < 1e-10 || d1 < 1e-10) ? 1e-6 : 0.01 * d0 / d1;
     h0 = fmin(h0, span);
     for (size_t i = 0; i < st->n; i++)
         st->tmp[i] = y[i] + h0 * f0[i];
-    int s = rhs(st, t + h0, st->tmp, st->k[1]);
+    int s = rhs(st, t + h0, st->tmp, st->y0);
     if (s != MBS_OK)
         return s;
     for (size_t i = 0; i < st->n; i++)
-        st->yerr[i] = st->k[1][i] - f0[i];
+        st->yerr[i] = st->y0[i] - f0[i];
     double d2 = rms_norm(st, st->yerr, y, NULL, set) / h0;
     double dm = fmax(d1, d2);
-    double h1 = dm <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / dm, 0.2);
+    double h1 = dm <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / dm, 1.0 / p);
     *h = fmin(fmin(100.0 * h0, h1), span);
     return MBS_OK;
 }
 
-static int integrate_dopri5(explicit_state *st, const mbs_settings *set, double *tp, double *y)
+static int integrate_rk_adaptive(explicit_state *st, const mbs_settings *set, double *tp,
+                                 double *y)
 {
+    const mbs_tableau *tab = st->tab;
     mbs_ctx *ctx = st->ctx;
     size_t n = st->n;
-    double *lambda = y + n, **k = st->k, *y1 = st->y0, *tmp = st->tmp;
+    int ns = tab->stages, fsal = tab->fsal;
+    double *lambda = y + n, **k = st->k, *y1 = st->y0;
     double t = *tp, t_end = set->t_end, span = t_end - t;
     double hmin = 1e-14 * fabs(span), facold = 1e-4, h;
-    const double safe = 0.9, beta = 0.04, expo1 = 0.2 - beta * 0.75, facc1 = 5.0, facc2 = 0.1;
+    /* Hairer's PI controller: fac = err^expo1 / facold^beta with expo1 =
+     * 1/(q+1) - 0.75 beta, q the lower order of the pair (DOPRI5: q = 4). */
+    int q = tab->order < tab->order_emb ? tab->order : tab->order_emb;
+    const double safe = 0.9, beta = 0.04, expo1 = 1.0 / (q + 1) - beta * 0.75, facc1 = 5.0,
+                 facc2 = 0.1;
     int s = rhs(st, t, y, k[0]), reject = 0;
     if (s != MBS_OK)
         return s;
     memcpy(lambda, st->lam, st->nl * sizeof(double));
     if (set->h > 0.0)
         h = set->h;
-    else if ((s = initial_step(st, set, t, y, k[0], span, &h)) != MBS_OK)
+    else if ((s = initial_step(st, set, t, y, k[0], span, tab->order, &h)) != MBS_OK)
         return s;
     while (t < t_end) {
         if ((s = mbs_budget(ctx, t)) != MBS_OK)
@@ -311,28 +348,16 @@ static int integrate_dopri5(explicit_state *st, const mbs_settings *set, double 
         int last = t + 1.01 * h >= t_end;
         if (last)
             h = t_end - t;
-#define STAGE(dst, cc, expr)                                                                  \
-    do {                                                                                      \
-        for (size_t i = 0; i < n; i++)                                                        \
-            tmp[i] = y[i] + h * (expr);                                                       \
-        if ((s = rhs(st, t + (cc) * h, tmp, dst)) != MBS_OK)                                  \
-            goto stage_failed;                                                                \
-    } while (0)
-        STAGE(k[1], c2, a21 * k[0][i]);
-        STAGE(k[2], c3, a31 * k[0][i] + a32 * k[1][i]);
-        STAGE(k[3], c4, a41 * k[0][i] + a42 * k[1][i] + a43 * k[2][i]);
-        STAGE(k[4], c5, a51 * k[0][i] + a52 * k[1][i] + a53 * k[2][i] + a54 * k[3][i]);
-        STAGE(k[5], 1.0,
-              a61 * k[0][i] + a62 * k[1][i] + a63 * k[2][i] + a64 * k[3][i] + a65 * k[4][i]);
-        for (size_t i = 0; i < n; i++)
-            y1[i] = y[i] + h * (a71 * k[0][i] + a73 * k[2][i] + a74 * k[3][i] +
-                                a75 * k[4][i] + a76 * k[5][i]);
-        if ((s = rhs(st, t + h, y1, k[6])) != MBS_OK)
-            goto stage_failed;
-#undef STAGE
-        for (size_t i = 0; i < n; i++)
-            st->yerr[i] = h * (e1 * k[0][i] + e3 * k[2][i] + e4 * k[3][i] + e5 * k[4][i] +
-                               e6 * k[5][i] + e7 * k[6][i]);
+        for (int i = 1; i < ns; i++) {
+            /* a FSAL tableau's last stage is evaluated at the new solution */
+            double *dst = fsal && i == ns - 1 ? y1 : st->tmp;
+            combine(st, tab->A + (size_t)i * (size_t)ns, i, h, y, dst);
+            if ((s = rhs(st, t + tab->c[i] * h, dst, k[i])) != MBS_OK)
+                goto stage_failed;
+        }
+        if (!fsal)
+            combine(st, tab->b, ns, h, y, y1);
+        combine(st, st->e, ns, h, NULL, st->yerr);
         double err = rms_norm(st, st->yerr, y, y1, set);
         double fac11 = pow(err, expo1);
         double fac = fmax(facc2, fmin(facc1, fac11 / pow(facold, beta) / safe));
@@ -341,9 +366,13 @@ static int integrate_dopri5(explicit_state *st, const mbs_settings *set, double 
             facold = fmax(err, 1e-4);
             t = last ? t_end : t + h;
             memcpy(y, y1, n * sizeof(double));
-            double *swap = k[0];
-            k[0] = k[6];
-            k[6] = swap; /* FSAL: the last stage is the derivative at the new point */
+            if (fsal) {
+                double *swap = k[0];
+                k[0] = k[ns - 1];
+                k[ns - 1] = swap; /* the last stage is the derivative at the new point */
+            } else if ((s = rhs(st, t, y, k[0])) != MBS_OK) {
+                break;
+            }
             if ((s = accept(st, t, y, lambda, k[0])) != MBS_OK)
                 break;
             if (reject)
@@ -390,17 +419,12 @@ static int explicit_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, do
         st->ctx = NULL;
         return s;
     }
-    switch (st->var->kind) {
-    case MBS_EXPLICIT_RK4:
-        s = integrate_rk4(st, set, tp, y);
-        break;
-    case MBS_EXPLICIT_DOPRI5:
-        s = integrate_dopri5(st, set, tp, y);
-        break;
-    default:
+    if (!st->tab)
         s = integrate_gsl(st, set, tp, y);
-        break;
-    }
+    else if (st->fixed)
+        s = integrate_rk_fixed(st, set, tp, y);
+    else
+        s = integrate_rk_adaptive(st, set, tp, y);
     if (st->var->accel->finish)
         st->var->accel->finish(st->ws, ctx);
     st->ctx = NULL;

@@ -20,6 +20,7 @@
 #define MBS_EXPLICIT_H
 
 #include "method.h"
+#include "tableau.h"
 
 typedef struct mbs_accel_def {
     const char *name;   /* formulation prefix, e.g. "index1" */
@@ -41,18 +42,20 @@ typedef struct mbs_accel_def {
     void (*finish)(void *ws, mbs_ctx *ctx);
 } mbs_accel_def;
 
-/* The integrators (variant of an explicit method). */
+/* The integrators (variant of an explicit method): an explicit Runge-Kutta
+ * tableau run by the generic stepper of explicit.c (fixed step when the method
+ * has MBS_M_FIXED_STEP, else adaptive with Hairer's controller), or one of
+ * GSL's steppers. */
 typedef enum {
-    MBS_EXPLICIT_RK4,     /* classical RK4, fixed step */
+    MBS_EXPLICIT_TABLEAU, /* methods/tableau.h: rk4, dopri5, tsit5, vern6, plugins */
     MBS_EXPLICIT_RKF45,   /* GSL rkf45, adaptive */
-    MBS_EXPLICIT_RK8PD,   /* GSL rk8pd, adaptive */
-    MBS_EXPLICIT_DOPRI5   /* Dormand-Prince 5(4), adaptive (ours, Hairer's controller) */
+    MBS_EXPLICIT_RK8PD    /* GSL rk8pd, adaptive */
 } mbs_explicit_kind;
 
 typedef struct mbs_explicit_variant {
     const mbs_accel_def *accel;
     mbs_explicit_kind kind;
-    const double *rk4_weights; /* NULL: classical (1,2,2,1)/6; tests may perturb */
+    const mbs_tableau *tab; /* MBS_EXPLICIT_TABLEAU */
 } mbs_explicit_variant;
 
 extern const mbs_method_ops mbs_explicit_ops;
@@ -61,56 +64,123 @@ extern const mbs_method_ops mbs_explicit_ops;
  * mbs_explicit_ops.alloc), e.g. to read a formulation's diagnostics. */
 void *mbs_explicit_accel_ws(void *state);
 
-#define MBS_EXPLICIT_FLAGS_RK4 (MBS_M_FIXED_STEP)
-#define MBS_EXPLICIT_FLAGS_ADAPTIVE (MBS_M_ADAPTIVE)
+/* An ODE formulation as data, for composing it with integrators at run time
+ * (MBS_ODE_FORMULATION_METHODS defines mbs_ode_formulation_<fsym>; the list
+ * follows registry.def). */
+typedef struct mbs_ode_formulation {
+    const char *name;           /* "index1" */
+    const mbs_accel_def *accel;
+    const char *summary, *citation;
+    unsigned flags;             /* MBS_M_* flags of the formulation */
+    int lambda;                 /* 1: yields the multipliers */
+    const mbs_param_def *params;
+    size_t n_params;
+} mbs_ode_formulation;
 
-/* Define `const mbs_method_def sym` combining accel `acc` with integrator `kind`.
- * p_q, p_v, p_l: nominal orders; extra_flags: formulation flags; prm: parameter
- * table (static array) of the formulation. */
-#define MBS_EXPLICIT_METHOD(sym, nm, summ, cite, acc, kindv, p_q, p_v, p_l, extra_flags, prm) \
-    static const mbs_explicit_variant sym##_variant = {.accel = &acc, .kind = kindv};         \
-    const mbs_method_def sym = {                                                              \
-        .name = nm,                                                                           \
-        .summary = summ,                                                                      \
-        .citation = cite,                                                                     \
-        .order = {p_q, p_v, p_l},                                                             \
-        .flags = ((kindv) == MBS_EXPLICIT_RK4 ? MBS_M_FIXED_STEP : MBS_M_ADAPTIVE) |          \
-                 (extra_flags),                                                               \
-        .params = prm,                                                                        \
-        .n_params = sizeof prm / sizeof prm[0],                                               \
-        .variant = &sym##_variant,                                                            \
-        .ops = &mbs_explicit_ops,                                                             \
+size_t mbs_ode_formulation_count(void);
+const mbs_ode_formulation *mbs_ode_formulation_at(size_t i);
+
+/* ---- run-time registration of tableaux (plugins) -----------------------------------
+ * A set of methods made at run time: one mbs_method_def per ODE formulation
+ * and registered tableau, named FORMULATION/TABLEAU, owning deep copies of
+ * the tableaux.  The compiled-in registry (registry.def) is not touched; a
+ * caller that wants these methods found by name (the plugin loader) looks
+ * them up here with mbs_method_set_find or hands their definitions over. */
+typedef struct mbs_method_set {
+    const mbs_method_def **defs; /* n method definitions (owned) */
+    size_t n, cap;
+    void **owned;                /* every other allocation (tableau copies, strings) */
+    size_t n_owned, cap_owned;
+} mbs_method_set;
+
+/* Register tableau `tab` (copied; the caller keeps ownership of tab and its
+ * arrays) for every ODE formulation: adds mbs_ode_formulation_count() methods
+ * FORMULATION/tab->name to `set` (zero-initialise a set before its first
+ * use).  Adaptive (MBS_M_ADAPTIVE) when tab->bhat is given, else fixed step;
+ * orders {p, p, p or 0} as for the compiled-in pairs.  The tableau must pass
+ * mbs_tableau_validate (structure, row sums, order conditions of b and bhat
+ * up to the claimed orders), and its name must not be that of a compiled-in
+ * integrator (rk4, rkf45, rk8pd, dopri5, tsit5, ...) or of one already in
+ * `set`.  Returns MBS_OK; MBS_BAD_INPUT with a one-line message in err (set
+ * unchanged); MBS_NO_MEMORY (set unchanged). */
+int mbs_explicit_register_tableau(mbs_method_set *set, const mbs_tableau *tab, char *err,
+                                  size_t errlen);
+/* The method of `set` named `name` ("index1/mytab"), or NULL. */
+const mbs_method_def *mbs_method_set_find(const mbs_method_set *set, const char *name);
+/* Free everything the set owns (its method definitions become invalid); the
+ * set is left empty and reusable.  NULL is a no-op. */
+void mbs_method_set_free(mbs_method_set *set);
+
+/* Define `const mbs_method_def sym` combining accel `acc` with integrator `kind`
+ * (tableau `tabp` for MBS_EXPLICIT_TABLEAU).  p_q, p_v, p_l: nominal orders;
+ * fixed: 1 for a fixed-step method; extra_flags: formulation flags; prm:
+ * parameter table (static array) of the formulation. */
+#define MBS_EXPLICIT_METHOD(sym, nm, summ, cite, acc, kindv, tabp, fixed, p_q, p_v, p_l,     \
+                            extra_flags, prm)                                               \
+    static const mbs_explicit_variant sym##_variant = {                                     \
+        .accel = &acc, .kind = kindv, .tab = tabp};                                         \
+    const mbs_method_def sym = {                                                            \
+        .name = nm,                                                                         \
+        .summary = summ,                                                                    \
+        .citation = cite,                                                                   \
+        .order = {p_q, p_v, p_l},                                                           \
+        .flags = ((fixed) ? MBS_M_FIXED_STEP : MBS_M_ADAPTIVE) | (extra_flags),             \
+        .params = prm,                                                                      \
+        .n_params = sizeof prm / sizeof prm[0],                                             \
+        .variant = &sym##_variant,                                                          \
+        .ops = &mbs_explicit_ops,                                                           \
     };
 
-/* The explicit integrators: X(symbol, "name", kind, order, "summary", "citation",
- * formulation...).  Orders are nominal for q, v (and lambda when the formulation
- * yields multipliers). */
-#define MBS_EXPLICIT_INTEGRATORS(X, ...)                                                     \
-    X(rk4, "rk4", MBS_EXPLICIT_RK4, 4, "classical Runge-Kutta 4, fixed step", "Kutta (1901)", \
-      __VA_ARGS__)                                                                           \
-    X(rkf45, "rkf45", MBS_EXPLICIT_RKF45, 4, "GSL Runge-Kutta-Fehlberg 4(5), adaptive",      \
-      "GSL gsl_odeiv2_step_rkf45", __VA_ARGS__)                                              \
-    X(rk8pd, "rk8pd", MBS_EXPLICIT_RK8PD, 8, "GSL Prince-Dormand 8(9), adaptive",            \
-      "GSL gsl_odeiv2_step_rk8pd", __VA_ARGS__)                                              \
-    X(dopri5, "dopri5", MBS_EXPLICIT_DOPRI5, 5, "Dormand-Prince 5(4), adaptive",             \
-      "Dormand & Prince (1980), Hairer's DOPRI5 controller", __VA_ARGS__)
+/* The in-tree tableaux (erk_tableaux.c, one entry each in tableaux.def). */
+#include "tableaux.def"
+#define MBS_TABLEAU_DECL_(sym, nm, p, phat, fs, summ, cite, unused)                         \
+    extern const mbs_tableau mbs_tableau_##sym;
+MBS_TABLEAUX(MBS_TABLEAU_DECL_, ~)
 
-#define MBS_ODE_PAIR_(isym, iname, kindv, p, isumm, icite, fsym, fname, acc, fsumm, fcite,  \
-                      fflags, lam, prm)                                                      \
-    MBS_EXPLICIT_METHOD(mbs_method_##fsym##_##isym, fname "/" iname, isumm ", " fsumm,      \
-                        fcite "; " icite, acc, kindv, p, p, (lam) ? (p) : 0, fflags, prm)
+/* The explicit integrators: X(symbol, "name", kind, tableau or NULL, fixed,
+ * order, "summary", "citation", formulation...): every tableau of tableaux.def,
+ * then GSL's rkf45 and rk8pd (library code: kept as GSL steppers).  Orders are
+ * nominal for q, v (and lambda when the formulation yields multipliers). */
+#define MBS_EXPLICIT_TABLEAU_X_(sym, nm, p, phat, fs, summ, cite, X, ...)                   \
+    X(sym, nm, MBS_EXPLICIT_TABLEAU, &mbs_tableau_##sym, (phat) == 0, p, summ, cite,        \
+      __VA_ARGS__)
+#define MBS_EXPLICIT_INTEGRATORS(X, ...)                                                    \
+    MBS_TABLEAUX(MBS_EXPLICIT_TABLEAU_X_, X, __VA_ARGS__)                                   \
+    X(rkf45, "rkf45", MBS_EXPLICIT_RKF45, NULL, 0, 4,                                       \
+      "GSL Runge-Kutta-Fehlberg 4(5), adaptive", "GSL gsl_odeiv2_step_rkf45", __VA_ARGS__)  \
+    X(rk8pd, "rk8pd", MBS_EXPLICIT_RK8PD, NULL, 0, 8, "GSL Prince-Dormand 8(9), adaptive",  \
+      "GSL gsl_odeiv2_step_rk8pd", __VA_ARGS__)
+
+#define MBS_ODE_PAIR_(isym, iname, kindv, tabp, fixed, p, isumm, icite, fsym, fname, acc,   \
+                      fsumm, fcite, fflags, lam, prm)                                       \
+    MBS_EXPLICIT_METHOD(mbs_method_##fsym##_##isym, fname "/" iname, isumm ", " fsumm,     \
+                        fcite "; " icite, acc, kindv, tabp, fixed, p, p, (lam) ? (p) : 0,  \
+                        fflags, prm)
 
 /* One line at the end of a formulation file: FORMULATION/INTEGRATOR for every
- * explicit integrator.  fsym: symbol (mbs_method_<fsym>_<integrator>); fname:
- * the name before '/'; acc: its mbs_accel_def; fsumm, fcite: what it is and its
- * source; fflags: MBS_M_* flags; lam: 1 when it yields the multipliers; prm: its
- * parameter table (a static array). */
-#define MBS_ODE_FORMULATION_METHODS(fsym, fname, acc, fsumm, fcite, fflags, lam, prm)       \
-    MBS_EXPLICIT_INTEGRATORS(MBS_ODE_PAIR_, fsym, fname, acc, fsumm, fcite, fflags, lam, prm)
+ * explicit integrator, and the formulation's mbs_ode_formulation.  fsym:
+ * symbol (mbs_method_<fsym>_<integrator>); fname: the name before '/'; acc:
+ * its mbs_accel_def; fsumm, fcite: what it is and its source; fflags: MBS_M_*
+ * flags; lam: 1 when it yields the multipliers; prm: its parameter table (a
+ * static array). */
+#define MBS_ODE_FORMULATION_METHODS(fsym, fname, acc, fsumm, fcite, fflags, lam, prm)      \
+    MBS_EXPLICIT_INTEGRATORS(MBS_ODE_PAIR_, fsym, fname, acc, fsumm, fcite, fflags, lam,   \
+                             prm)                                                          \
+    const mbs_ode_formulation mbs_ode_formulation_##fsym = {                               \
+        .name = fname,                                                                     \
+        .accel = &acc,                                                                     \
+        .summary = fsumm,                                                                  \
+        .citation = fcite,                                                                 \
+        .flags = fflags,                                                                   \
+        .lambda = lam,                                                                     \
+        .params = prm,                                                                     \
+        .n_params = sizeof prm / sizeof prm[0],                                            \
+    };
 
 /* registry.c: the declarations and addresses of a formulation's methods. */
-#define MBS_ODE_DECL_(isym, iname, kindv, p, isumm, icite, fsym)                             \
+#define MBS_ODE_DECL_(isym, iname, kindv, tabp, fixed, p, isumm, icite, fsym)               \
     extern const mbs_method_def mbs_method_##fsym##_##isym;
-#define MBS_ODE_ADDR_(isym, iname, kindv, p, isumm, icite, fsym) &mbs_method_##fsym##_##isym,
+#define MBS_ODE_ADDR_(isym, iname, kindv, tabp, fixed, p, isumm, icite, fsym)               \
+    &mbs_method_##fsym##_##isym,
 
 #endif

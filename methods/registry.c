@@ -6,7 +6,9 @@
 #include "method.h"
 
 #define MBS_METHOD(sym) extern const mbs_method_def sym;
-#define MBS_ODE_FORMULATION(fsym) MBS_EXPLICIT_INTEGRATORS(MBS_ODE_DECL_, fsym)
+#define MBS_ODE_FORMULATION(fsym)                                                            \
+    MBS_EXPLICIT_INTEGRATORS(MBS_ODE_DECL_, fsym)                                            \
+    extern const mbs_ode_formulation mbs_ode_formulation_##fsym;
 #include "registry.def"
 #undef MBS_ODE_FORMULATION
 #undef MBS_METHOD
@@ -18,6 +20,25 @@ static const mbs_method_def *const registry[] = {
 #undef MBS_ODE_FORMULATION
 #undef MBS_METHOD
 };
+
+/* The ODE formulations, in registry order (run-time composition, explicit.h). */
+static const mbs_ode_formulation *const formulations[] = {
+#define MBS_METHOD(sym)
+#define MBS_ODE_FORMULATION(fsym) &mbs_ode_formulation_##fsym,
+#include "registry.def"
+#undef MBS_ODE_FORMULATION
+#undef MBS_METHOD
+};
+
+size_t mbs_ode_formulation_count(void)
+{
+    return sizeof formulations / sizeof formulations[0];
+}
+
+const mbs_ode_formulation *mbs_ode_formulation_at(size_t i)
+{
+    return i < mbs_ode_formulation_count() ? formulations[i] : NULL;
+}
 
 size_t mbs_method_count(void)
 {

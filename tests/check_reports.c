@@ -80,8 +80,10 @@ static const double classical_w[4] = {1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0
  * repeats) with the RK4 weights w (NULL: the registered method). */
 static void rk4_results(const double *w, mbs_results *res)
 {
-    mbs_explicit_variant var = {.accel = &mbs_accel_index1, .kind = MBS_EXPLICIT_RK4,
-                                .rk4_weights = w};
+    mbs_tableau tab = mbs_tableau_rk4;
+    tab.b = w;
+    mbs_explicit_variant var = {.accel = &mbs_accel_index1, .kind = MBS_EXPLICIT_TABLEAU,
+                                .tab = &tab};
     mbs_method_def def = mbs_method_index1_rk4;
     def.variant = &var;
     json_t *arr = json_array();
