@@ -28,7 +28,11 @@ endif
 # SuiteSparse (UMFPACK, CHOLMOD; methods/linsol.c): Debian 12 ships no .pc files.
 SS_CFLAGS := -I/usr/include/suitesparse
 SS_LIBS   := -lumfpack -lcholmod -lsuitesparseconfig
-ALL_CFLAGS = $(WARN) $(CFLAGS) $(PKG_CFLAGS) $(SUNDIALS_CFLAGS) $(SS_CFLAGS) -MMD -MP
+# OpenMP (issue 22): the parallel assembly/disassembly passes of methods/dca_pass.c
+# (libgomp ships with gcc).  OPENMP= builds without it: the passes then run
+# sequentially (the code tests _OPENMP), as in the clang fuzz build.
+OPENMP   ?= -fopenmp
+ALL_CFLAGS = $(WARN) $(CFLAGS) $(OPENMP) $(PKG_CFLAGS) $(SUNDIALS_CFLAGS) $(SS_CFLAGS) -MMD -MP
 LDLIBS   := $(PKG_LIBS) $(SUNDIALS_LIBS) $(SS_LIBS) -lm
 
 LIB_SRC  := $(wildcard core/*.c) $(wildcard problems/*.c) $(wildcard methods/*.c) \
@@ -78,11 +82,11 @@ $(LIBA): $(LIB_OBJ)
 
 $(BIN): $(BUILD)/harness/main.o $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(OPENMP) -o $@ $^ $(LDLIBS)
 
 $(TESTBIN): $(TEST_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(OPENMP) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # Allocation-failure injection replaces malloc: its own executable, no sanitizers.
 $(ALLOCBIN): tests/alloc/allocfail.c $(LIBA)
@@ -91,7 +95,7 @@ $(ALLOCBIN): tests/alloc/allocfail.c $(LIBA)
 
 $(BENCHBIN): $(BENCH_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(OPENMP) -o $@ $^ $(LDLIBS)
 
 # The main job: install what is missing, build, run the default suite, draw the
 # report (reports/default-<time>/index.html) and print the short verdict with its path.
@@ -130,9 +134,9 @@ bench: $(BIN) $(BENCHBIN)
 # N-scaling of the index-1 right-hand side per backend (issue 10): table, exponents,
 # peak memory, results/scaling/scaling.{dat,gp,png}.  Not a test.
 SCALEBIN := $(O)bin/mbsbench-scaling
-$(SCALEBIN): $(BUILD)/bench/scaling/scaling.o $(LIBA)
+$(SCALEBIN): $(BUILD)/bench/scaling/scaling.o $(BUILD)/bench/scaling/dcapar.o $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(OPENMP) -o $@ $^ $(LDLIBS)
 .PHONY: bench-scaling
 bench-scaling: $(SCALEBIN)
 	$(SCALEBIN) $(O)results/scaling
@@ -189,7 +193,7 @@ mutate:
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 fuzz:
-	$(MAKE) O=build-fuzz/ CC=clang CFLAGS="$(FUZZ_FLAGS)" build-fuzz/lib/libmbsbench.a
+	$(MAKE) O=build-fuzz/ CC=clang OPENMP= CFLAGS="$(FUZZ_FLAGS)" build-fuzz/lib/libmbsbench.a
 	@mkdir -p build-fuzz/bin build-fuzz/corpus-suite build-fuzz/corpus-spec
 	cp suites/*.suite fuzz/regressions/* build-fuzz/corpus-suite/ 2>/dev/null || true
 	cp fuzz/corpus-spec/* build-fuzz/corpus-spec/
@@ -219,4 +223,4 @@ install: $(BIN)
 clean:
 	rm -rf $(O)build $(O)lib $(O)bin build-asan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/harness/main.d $(BUILD)/bench/scaling/scaling.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/harness/main.d $(BUILD)/bench/scaling/scaling.d $(BUILD)/bench/scaling/dcapar.d

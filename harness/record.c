@@ -132,6 +132,8 @@ char *mbs_record_json(const mbs_record *r)
                   (json_int_t)c->gamma_evals, "factorizations", (json_int_t)c->factorizations,
                   "solves", (json_int_t)c->solves, "newton_iters", (json_int_t)c->newton_iters));
     json_object_set_new(o, "linsol", linsol_object(r));
+    if (r->threads > 0) /* only methods with parallel parts report it (issue 22) */
+        json_object_set_new(o, "threads", json_integer(r->threads));
     json_t *times = json_array();
     for (int i = 0; i < r->cpu_repeats && i < MBS_CPU_TIMES_MAX; i++)
         json_array_append_new(times, json_real(r->cpu_times[i]));
@@ -210,6 +212,7 @@ static const struct {
     {"linsol_nnz_factor", "linsol", "nnz_factor"},
     {"linsol_fill", "linsol", "fill"},
     {"linsol_rcond", "linsol", "rcond"},
+    {"threads", "threads", NULL},
 };
 
 void mbs_record_csv_header(FILE *f)
@@ -331,6 +334,8 @@ void mbs_record_print_long(const mbs_record *r, FILE *f)
                 mbs_linsol_name(r->linsol_kind), r->linsol.analyses, r->linsol.factorizations,
                 r->linsol.solves, r->linsol.n, r->linsol.nnz, r->linsol.nnz_factor,
                 r->linsol.fill, r->linsol.rcond);
+    if (r->threads > 0)
+        fprintf(f, "threads        %d\n", r->threads);
     fprintf(f, "cpu [s]        min %.4e median %.4e iqr %.2e (%d repeats)\n", r->cpu_min,
             r->cpu_median, r->cpu_iqr, r->cpu_repeats);
 }

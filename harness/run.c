@@ -356,6 +356,7 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
     ctx->observer_data = NULL;
     rec->t_final = t;
     rec->cnt = ctx->cnt;
+    rec->threads = ctx->threads;
     linsol_take(rec, ctx, seen, 1);
     rec->status = MBS_OK;
     if (s != MBS_OK)
@@ -434,6 +435,8 @@ static void time_runs(mbs_record *rec, void *state, const mbs_method_def *m, mbs
         times[r] = fmax(0.0, c1 - c0 - overhead);
         /* the record takes the first timing run's work when there was no measuring run */
         linsol_take(rec, ctx, seen, !measured && r == 0);
+        if (!measured && r == 0)
+            rec->threads = ctx->threads;
         if (s != MBS_OK) {
             ok = 0;
             if (!measured) {

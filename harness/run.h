@@ -85,6 +85,8 @@ typedef struct mbs_record {
     int have_linsol;
     int linsol_kind;      /* enum mbs_linsol_kind */
     mbs_linsol_stats linsol;
+    int threads;          /* threads of the method's parallel parts (0: none reported;
+                             JSON "threads" only when > 0; issue 22) */
     double cpu_min, cpu_median, cpu_iqr;
     int cpu_repeats;
     double cpu_times[MBS_CPU_TIMES_MAX]; /* the first min(repeats, MAX) timings, run order */

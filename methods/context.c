@@ -59,6 +59,7 @@ void mbs_ctx_reset(mbs_ctx *ctx)
     memset(&ctx->cnt, 0, sizeof ctx->cnt);
     ctx->linsol_kind = -1;
     memset(&ctx->linsol, 0, sizeof ctx->linsol);
+    ctx->threads = 0;
     ctx->fail_t = NAN;
     ctx->reason[0] = '\0';
     ctx->cpu_start = cpu_now();

@@ -26,119 +26,32 @@
  * projections of Sect. 3 (positions: M dq + B^T s = 0, B dq = -g; velocities:
  * M dv + B^T s = 0, B dv = -(B v + g_t)), solved by the same DCA passes with
  * iteration limits 10 and tolerances eps_p = 1e-14, eps_v = 1e-12 (Sect. 4.1).
- * Sequential; the structure (bodies, tree, row assignment) is analysed at the
- * first evaluation and again only when the pattern of M or B changes.  M and B
+ * The structure (bodies, tree, row assignment; dca_tree.c) is analysed at the
+ * first evaluation and again only when the pattern of M or B changes.  The
+ * passes (dca_pass.c) run level by level, each level's nodes in parallel on
+ * `threads` OpenMP threads (issue 22), with results independent of the thread
+ * count bit for bit.  M and B
  * are kept as triplets: problems with mass_sparse/jacobian_sparse and H = I
  * (chain) are evaluated sparsely, so a pass costs O(N) for a chain; others
  * densely, with the union of the nonzero patterns seen so far as structure. */
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_linalg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "explicit.h"
 #include "../core/gslalloc.h"
-#include "method.h"
-#include "../problems/triplets.h"
-
-typedef struct dnode {
-    int leaf;          /* body index, or -1 */
-    int child[2];
-    size_t lo, hi;     /* body range */
-    int parent;
-    int *h;            /* handle coordinates */
-    size_t nh;
-    int *o;            /* open rows */
-    size_t no;
-    int *J;            /* rows eliminated here (internal) or local rows (leaf) */
-    size_t nJ;
-    double *Phi;       /* nh x no */
-    double *b;         /* nh */
-    double *cJ, *EJ;   /* nJ, nJ x no (internal) */
-} dnode;
-
-typedef struct dca_ws {
-    size_t nv, nl;
-    int proj;
-    double alpha, eps_a;
-    int maxit;
-    int native;            /* triplet callbacks of the problem */
-    mbs_triplets Mt, Bt;   /* M and B as triplets (structural) */
-    size_t *pm_r, *pm_c, *pb_r, *pb_c, pm_n, pb_n; /* pattern of the analysis */
-    gsl_matrix *Md, *Bd;   /* dense fallback */
-    unsigned char *patM, *patB;
-    int analysed;
-    /* bodies */
-    size_t nb;
-    int *body;          /* body of each coordinate */
-    int *bidx;          /* index of a coordinate within its body */
-    int *bptr, *bcrd;   /* coordinates of each body (CSR) */
-    size_t *boff;       /* offset of each body's block in Mblk */
-    double *Mblk;       /* diagonal blocks of M */
-    int *mmap;          /* M triplet -> Mblk position */
-    /* rows of B (CSR, duplicates allowed) */
-    int *rptr, *rcrd;
-    double *rval;
-    int *bmap;          /* B triplet -> CSR position */
-    int *rnode;         /* node where the row is eliminated (-1: touches no coordinate) */
-    int *leafnode;      /* node of each body's leaf */
-    dnode *nd;
-    size_t nn;
-    int root;
-    /* scratch */
-    int *pos, *rpos, *mark;
-    double *lam, *lamstar, *f, *gam, *acc, *dq, *qd, *gt;
-    gsl_matrix *Dm, *Xm;
-    size_t maxJ, maxcols;
-    int last_iters;
-} dca_ws;
-
-static void free_nodes(dca_ws *w)
-{
-    for (size_t k = 0; k < w->nn; k++) {
-        dnode *n = &w->nd[k];
-        free(n->h);
-        free(n->o);
-        free(n->J);
-        free(n->Phi);
-        free(n->b);
-        free(n->cJ);
-        free(n->EJ);
-    }
-    free(w->nd);
-    w->nd = NULL;
-    w->nn = 0;
-    free(w->bptr);
-    free(w->bcrd);
-    free(w->rptr);
-    free(w->rcrd);
-    free(w->rnode);
-    free(w->leafnode);
-    free(w->bidx);
-    free(w->boff);
-    free(w->Mblk);
-    free(w->mmap);
-    free(w->rval);
-    free(w->bmap);
-    w->bptr = w->bcrd = w->rptr = w->rcrd = w->rnode = w->leafnode = NULL;
-    w->bidx = w->mmap = w->bmap = NULL;
-    w->boff = NULL;
-    w->Mblk = w->rval = NULL;
-    if (w->Dm)
-        gsl_matrix_free(w->Dm);
-    if (w->Xm)
-        gsl_matrix_free(w->Xm);
-    w->Dm = w->Xm = NULL;
-}
+#include "dca_impl.h"
 
 static void dca_free(void *p)
 {
     dca_ws *w = p;
     if (!w)
         return;
-    free_nodes(w);
+    mbs_dca_free_tree(w);
     mbs_triplets_free(&w->Mt);
     mbs_triplets_free(&w->Bt);
     free(w->pm_r);
@@ -166,7 +79,23 @@ static void dca_free(void *p)
     free(w);
 }
 
-enum { P_ALPHA, P_MAXIT, P_EPSA };
+enum { P_ALPHA, P_MAXIT, P_EPSA, P_THREADS };
+
+/* Threads of the passes: threads=N when given; threads=0 (the default) takes
+ * OMP_NUM_THREADS when it is set in the environment (omp_get_max_threads, which
+ * also honours omp_set_num_threads) and 1 otherwise, so that sweeps, which run
+ * one worker per core, stay sequential unless asked.  Without OpenMP: 1. */
+static int dca_threads(double param)
+{
+#ifdef _OPENMP
+    if (param >= 1.0)
+        return (int)param;
+    return getenv("OMP_NUM_THREADS") ? omp_get_max_threads() : 1;
+#else
+    (void)param;
+    return 1;
+#endif
+}
 
 static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int proj)
 {
@@ -182,6 +111,7 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     w->alpha = p->val[P_ALPHA];
     w->maxit = (int)p->val[P_MAXIT];
     w->eps_a = p->val[P_EPSA];
+    w->nthreads = dca_threads(p->val[P_THREADS]);
     w->native = pb->def->mass_sparse && pb->def->jacobian_sparse && !pb->def->kinematic;
     if (!w->native) {
         w->Md = mbs_matrix_alloc(nv, nv);
@@ -214,393 +144,6 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     return MBS_OK;
 }
 
-/* ---- structure analysis -------------------------------------------------------- */
-
-static int find(int *par, int i)
-{
-    while (par[i] != i) {
-        par[i] = par[par[i]];
-        i = par[i];
-    }
-    return i;
-}
-
-static int build_tree(dca_ws *w, size_t lo, size_t hi, int parent)
-{
-    int k = (int)w->nn++;
-    dnode *n = &w->nd[k];
-    n->lo = lo, n->hi = hi, n->parent = parent;
-    if (hi - lo == 1) {
-        n->leaf = (int)lo;
-        n->child[0] = n->child[1] = -1;
-        w->leafnode[lo] = k;
-        return k;
-    }
-    n->leaf = -1;
-    size_t mid = lo + (hi - lo) / 2;
-    int c0 = build_tree(w, lo, mid, k);
-    int c1 = build_tree(w, mid, hi, k);
-    w->nd[k].child[0] = c0;
-    w->nd[k].child[1] = c1;
-    return k;
-}
-
-static int push(int **a, size_t *n, int v)
-{
-    int *p = realloc(*a, (*n + 1) * sizeof **a);
-    if (!p)
-        return -1;
-    p[(*n)++] = v;
-    *a = p;
-    return 0;
-}
-
-static int analyse(dca_ws *w)
-{
-    size_t nv = w->nv, nl = w->nl;
-    const mbs_triplets *M = &w->Mt, *B = &w->Bt;
-    free_nodes(w);
-    /* bodies: connected components of the pattern of M */
-    int *par = malloc(nv * sizeof *par);
-    if (!par)
-        return MBS_NO_MEMORY;
-    for (size_t i = 0; i < nv; i++)
-        par[i] = (int)i;
-    for (size_t k = 0; k < M->nnz; k++)
-        if (M->row[k] != M->col[k]) {
-            int x = find(par, (int)M->row[k]), y = find(par, (int)M->col[k]);
-            if (x != y)
-                par[x > y ? x : y] = x < y ? x : y;
-        }
-    for (size_t i = 0; i < nv; i++)
-        w->mark[i] = -1;
-    w->nb = 0;
-    for (size_t i = 0; i < nv; i++) {
-        int r = find(par, (int)i);
-        if (w->mark[r] < 0)
-            w->mark[r] = (int)w->nb++;
-        w->body[i] = w->mark[r];
-    }
-    free(par);
-    size_t nb = w->nb, nlc = nl ? nl : 1;
-    w->bptr = calloc(nb + 1, sizeof *w->bptr);
-    w->bcrd = malloc(nv * sizeof *w->bcrd);
-    w->bidx = malloc(nv * sizeof *w->bidx);
-    w->boff = malloc((nb + 1) * sizeof *w->boff);
-    w->mmap = malloc((M->nnz ? M->nnz : 1) * sizeof *w->mmap);
-    w->rptr = calloc(nlc + 1, sizeof *w->rptr);
-    w->rcrd = malloc((B->nnz ? B->nnz : 1) * sizeof *w->rcrd);
-    w->rval = calloc(B->nnz ? B->nnz : 1, sizeof *w->rval);
-    w->bmap = malloc((B->nnz ? B->nnz : 1) * sizeof *w->bmap);
-    w->rnode = malloc(nlc * sizeof *w->rnode);
-    w->leafnode = malloc(nb * sizeof *w->leafnode);
-    w->nd = calloc(2 * nb, sizeof *w->nd);
-    if (!w->bptr || !w->bcrd || !w->bidx || !w->boff || !w->mmap || !w->rptr || !w->rcrd ||
-        !w->rval || !w->bmap || !w->rnode || !w->leafnode || !w->nd)
-        return MBS_NO_MEMORY;
-    for (size_t i = 0; i < nv; i++)
-        w->bptr[w->body[i] + 1]++;
-    for (size_t b = 0; b < nb; b++)
-        w->bptr[b + 1] += w->bptr[b];
-    for (size_t b = 0; b < nb; b++)
-        w->mark[b] = w->bptr[b];
-    for (size_t i = 0; i < nv; i++) {
-        int b = w->body[i];
-        w->bidx[i] = w->mark[b] - w->bptr[b];
-        w->bcrd[w->mark[b]++] = (int)i;
-    }
-    w->boff[0] = 0;
-    for (size_t b = 0; b < nb; b++) {
-        size_t d = (size_t)(w->bptr[b + 1] - w->bptr[b]);
-        w->boff[b + 1] = w->boff[b] + d * d;
-    }
-    w->Mblk = calloc(w->boff[nb] ? w->boff[nb] : 1, sizeof *w->Mblk);
-    if (!w->Mblk)
-        return MBS_NO_MEMORY;
-    for (size_t k = 0; k < M->nnz; k++) {
-        size_t i = M->row[k], j = M->col[k];
-        int b = w->body[i];
-        size_t d = (size_t)(w->bptr[b + 1] - w->bptr[b]);
-        w->mmap[k] = (int)(w->boff[b] + (size_t)w->bidx[i] * d + (size_t)w->bidx[j]);
-    }
-    /* rows of B in CSR */
-    for (size_t k = 0; k < B->nnz; k++)
-        w->rptr[B->row[k] + 1]++;
-    for (size_t r = 0; r < nl; r++)
-        w->rptr[r + 1] += w->rptr[r];
-    for (size_t r = 0; r < nl; r++)
-        w->mark[r] = w->rptr[r];
-    for (size_t k = 0; k < B->nnz; k++) {
-        int q = w->mark[B->row[k]]++;
-        w->rcrd[q] = (int)B->col[k];
-        w->bmap[k] = q;
-    }
-    w->nn = 0;
-    w->root = build_tree(w, 0, nb, -1);
-    /* row assignment: lowest common node of the bodies a row touches */
-    for (size_t r = 0; r < nl; r++) {
-        int bmin = (int)nb, bmax = -1;
-        for (int k = w->rptr[r]; k < w->rptr[r + 1]; k++) {
-            int b = w->body[w->rcrd[k]];
-            bmin = b < bmin ? b : bmin;
-            bmax = b > bmax ? b : bmax;
-        }
-        if (bmax < 0) {
-            w->rnode[r] = -1;
-            continue;
-        }
-        int k = w->root;
-        while (w->nd[k].leaf < 0) {
-            dnode *n = &w->nd[k];
-            size_t mid = w->nd[n->child[0]].hi;
-            if ((size_t)bmax < mid)
-                k = n->child[0];
-            else if ((size_t)bmin >= mid)
-                k = n->child[1];
-            else
-                break;
-        }
-        w->rnode[r] = k;
-        if (push(&w->nd[k].J, &w->nd[k].nJ, (int)r) != 0)
-            return MBS_NO_MEMORY;
-        /* open in every node from the touched leaves up to k (exclusive) */
-        for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++) {
-            int x = w->leafnode[w->body[w->rcrd[q]]];
-            while (x != k) {
-                dnode *n = &w->nd[x];
-                if (n->no == 0 || n->o[n->no - 1] != (int)r)
-                    if (push(&n->o, &n->no, (int)r) != 0)
-                        return MBS_NO_MEMORY;
-                x = n->parent;
-            }
-        }
-    }
-    /* handles: leaf = the body's coordinates; node = coordinates of its open rows */
-    size_t maxJ = 1, maxcols = 1;
-    for (size_t i = 0; i < nv; i++)
-        w->mark[i] = -1;
-    for (size_t k = 0; k < w->nn; k++) {
-        dnode *n = &w->nd[k];
-        if (n->leaf >= 0) {
-            for (int q = w->bptr[n->leaf]; q < w->bptr[n->leaf + 1]; q++)
-                if (push(&n->h, &n->nh, w->bcrd[q]) != 0)
-                    return MBS_NO_MEMORY;
-        } else {
-            for (size_t a = 0; a < n->no; a++) {
-                int r = n->o[a];
-                for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++) {
-                    int c = w->rcrd[q];
-                    size_t b = (size_t)w->body[c];
-                    if (b >= n->lo && b < n->hi && w->mark[c] != (int)k) {
-                        w->mark[c] = (int)k; /* stamp: node k */
-                        if (push(&n->h, &n->nh, c) != 0)
-                            return MBS_NO_MEMORY;
-                    }
-                }
-            }
-        }
-        size_t nh1 = n->nh ? n->nh : 1, no1 = n->no ? n->no : 1, nJ1 = n->nJ ? n->nJ : 1;
-        n->Phi = malloc(nh1 * no1 * sizeof *n->Phi);
-        n->b = malloc(nh1 * sizeof *n->b);
-        n->cJ = malloc(nJ1 * sizeof *n->cJ);
-        n->EJ = malloc(nJ1 * no1 * sizeof *n->EJ);
-        if (!n->Phi || !n->b || !n->cJ || !n->EJ)
-            return MBS_NO_MEMORY;
-        size_t dJ = n->leaf >= 0 ? (size_t)(w->bptr[n->leaf + 1] - w->bptr[n->leaf]) : n->nJ;
-        maxJ = dJ > maxJ ? dJ : maxJ;
-        maxcols = n->no + 1 > maxcols ? n->no + 1 : maxcols;
-    }
-    w->maxJ = maxJ;
-    w->maxcols = maxcols;
-    w->Dm = mbs_matrix_alloc(maxJ, maxJ);
-    w->Xm = mbs_matrix_alloc(maxJ, maxcols);
-    if (!w->Dm || !w->Xm)
-        return MBS_NO_MEMORY;
-    w->analysed = 1;
-    return MBS_OK;
-}
-
-/* ---- one assembly/disassembly pass for given M, B, f, gamma, lambda* ------------ */
-
-/* Solve D X = R in place (R: n x m in Xm), D in Dm (n x n), symmetric positive
- * definite: D = I / alpha + B_J C B_J^T with the children's compliances C. */
-static int small_solve(dca_ws *w, size_t n, size_t m)
-{
-    gsl_matrix_view D = gsl_matrix_submatrix(w->Dm, 0, 0, n, n);
-    if (gsl_linalg_cholesky_decomp1(&D.matrix) != GSL_SUCCESS)
-        return MBS_SINGULAR_MATRIX;
-    for (size_t j = 0; j < m; j++) {
-        gsl_vector_view x = gsl_matrix_subcolumn(w->Xm, j, 0, n);
-        if (gsl_linalg_cholesky_svx(&D.matrix, &x.vector) != GSL_SUCCESS)
-            return MBS_SINGULAR_MATRIX;
-    }
-    return MBS_OK;
-}
-
-static int assemble_leaf(dca_ws *w, dnode *n)
-{
-    size_t d = n->nh, no = n->no;
-    double al = w->alpha;
-    const double *Mb = w->Mblk + w->boff[n->leaf];
-    /* A = M_b + alpha B_L^T B_L into Dm; right-hand sides [f~ | -B_O^T] into Xm */
-    for (size_t i = 0; i < d; i++) {
-        for (size_t j = 0; j < d; j++)
-            gsl_matrix_set(w->Dm, i, j, Mb[i * d + j]);
-        gsl_matrix_set(w->Xm, i, 0, w->f[n->h[i]]);
-        for (size_t a = 0; a < no; a++)
-            gsl_matrix_set(w->Xm, i, a + 1, 0.0);
-    }
-    for (size_t l = 0; l < n->nJ; l++) {
-        int r = n->J[l];
-        double coef = w->lamstar[r] - al * w->gam[r];
-        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++) {
-            size_t i = (size_t)w->bidx[w->rcrd[p]];
-            gsl_matrix_set(w->Xm, i, 0, gsl_matrix_get(w->Xm, i, 0) - w->rval[p] * coef);
-            for (int p2 = w->rptr[r]; p2 < w->rptr[r + 1]; p2++) {
-                size_t j = (size_t)w->bidx[w->rcrd[p2]];
-                gsl_matrix_set(w->Dm, i, j,
-                               gsl_matrix_get(w->Dm, i, j) + al * w->rval[p] * w->rval[p2]);
-            }
-        }
-    }
-    for (size_t a = 0; a < no; a++) {
-        int r = n->o[a];
-        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++)
-            if (w->body[w->rcrd[p]] == n->leaf) {
-                size_t i = (size_t)w->bidx[w->rcrd[p]];
-                gsl_matrix_set(w->Xm, i, a + 1, gsl_matrix_get(w->Xm, i, a + 1) - w->rval[p]);
-            }
-    }
-    gsl_matrix_view A = gsl_matrix_submatrix(w->Dm, 0, 0, d, d);
-    if (gsl_linalg_cholesky_decomp1(&A.matrix) != GSL_SUCCESS)
-        return MBS_SINGULAR_MATRIX;
-    for (size_t j = 0; j <= no; j++) {
-        gsl_vector_view x = gsl_matrix_subcolumn(w->Xm, j, 0, d);
-        gsl_linalg_cholesky_svx(&A.matrix, &x.vector);
-    }
-    for (size_t i = 0; i < d; i++) {
-        n->b[i] = gsl_matrix_get(w->Xm, i, 0);
-        for (size_t a = 0; a < no; a++)
-            n->Phi[i * no + a] = gsl_matrix_get(w->Xm, i, a + 1);
-    }
-    return MBS_OK;
-}
-
-static int assemble_node(dca_ws *w, dnode *n)
-{
-    size_t nJ = n->nJ, no = n->no;
-    double al = w->alpha;
-    /* positions: rows of J (0..nJ-1) and of O (nJ..) in rpos */
-    for (size_t l = 0; l < nJ; l++)
-        w->rpos[n->J[l]] = (int)l;
-    for (size_t a = 0; a < no; a++)
-        w->rpos[n->o[a]] = (int)(nJ + a);
-    /* D = I/alpha - sum_k B_Jk Phi_kJ; X = [rhs0 | E] */
-    for (size_t i = 0; i < nJ; i++) {
-        for (size_t j = 0; j < nJ; j++)
-            gsl_matrix_set(w->Dm, i, j, i == j ? 1.0 / al : 0.0);
-        gsl_matrix_set(w->Xm, i, 0, w->lamstar[n->J[i]] / al - w->gam[n->J[i]]);
-        for (size_t a = 0; a < no; a++)
-            gsl_matrix_set(w->Xm, i, a + 1, 0.0);
-    }
-    for (int t = 0; t < 2; t++) {
-        dnode *c = &w->nd[n->child[t]];
-        for (size_t hh = 0; hh < c->nh; hh++)
-            w->pos[c->h[hh]] = (int)hh;
-    }
-    size_t mid = w->nd[n->child[0]].hi;
-    for (size_t i = 0; i < nJ; i++) {
-        int r = n->J[i];
-        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++) {
-            double bv = w->rval[p];
-            int crd = w->rcrd[p];
-            dnode *c = &w->nd[n->child[(size_t)w->body[crd] < mid ? 0 : 1]];
-            size_t hh = (size_t)w->pos[crd];
-            const double *ph = c->Phi + hh * c->no;
-            gsl_matrix_set(w->Xm, i, 0, gsl_matrix_get(w->Xm, i, 0) + bv * c->b[hh]);
-            for (size_t a = 0; a < c->no; a++) {
-                size_t q = (size_t)w->rpos[c->o[a]];
-                if (q < nJ)
-                    gsl_matrix_set(w->Dm, i, q, gsl_matrix_get(w->Dm, i, q) - bv * ph[a]);
-                else
-                    gsl_matrix_set(w->Xm, i, q - nJ + 1,
-                                   gsl_matrix_get(w->Xm, i, q - nJ + 1) + bv * ph[a]);
-            }
-        }
-    }
-    int s = nJ > 0 ? small_solve(w, nJ, no + 1) : MBS_OK; /* no rows joined here */
-    if (s != MBS_OK)
-        return s;
-    for (size_t i = 0; i < nJ; i++) {
-        n->cJ[i] = gsl_matrix_get(w->Xm, i, 0);
-        for (size_t a = 0; a < no; a++)
-            n->EJ[i * no + a] = gsl_matrix_get(w->Xm, i, a + 1);
-    }
-    /* handle relations of the union */
-    for (size_t hh = 0; hh < n->nh; hh++) {
-        int crd = n->h[hh];
-        dnode *c = &w->nd[n->child[(size_t)w->body[crd] < mid ? 0 : 1]];
-        const double *ph = c->Phi + (size_t)w->pos[crd] * c->no;
-        double *out = n->Phi + hh * no;
-        for (size_t a = 0; a < no; a++)
-            out[a] = 0.0;
-        double bb = c->b[w->pos[crd]];
-        for (size_t a = 0; a < c->no; a++) {
-            size_t p = (size_t)w->rpos[c->o[a]];
-            if (p < nJ) {
-                bb += ph[a] * n->cJ[p];
-                for (size_t e = 0; e < no; e++)
-                    out[e] += ph[a] * n->EJ[p * no + e];
-            } else {
-                out[p - nJ] += ph[a];
-            }
-        }
-        n->b[hh] = bb;
-    }
-    return MBS_OK;
-}
-
-static int assemble(dca_ws *w, int k)
-{
-    dnode *n = &w->nd[k];
-    if (n->leaf >= 0)
-        return assemble_leaf(w, n);
-    int s;
-    if ((s = assemble(w, n->child[0])) != MBS_OK || (s = assemble(w, n->child[1])) != MBS_OK)
-        return s;
-    return assemble_node(w, n);
-}
-
-static void disassemble(dca_ws *w, int k)
-{
-    dnode *n = &w->nd[k];
-    if (n->leaf >= 0) {
-        for (size_t i = 0; i < n->nh; i++) {
-            double a = n->b[i];
-            for (size_t e = 0; e < n->no; e++)
-                a += n->Phi[i * n->no + e] * w->lam[n->o[e]];
-            w->acc[n->h[i]] = a;
-        }
-        /* local rows: lambda = lambda* + alpha (B v' - gamma) */
-        for (size_t l = 0; l < n->nJ; l++) {
-            int r = n->J[l];
-            double bv = -w->gam[r];
-            for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++)
-                bv += w->rval[p] * w->acc[w->rcrd[p]];
-            w->lam[r] = w->lamstar[r] + w->alpha * bv;
-        }
-        return;
-    }
-    for (size_t i = 0; i < n->nJ; i++) {
-        double l = n->cJ[i];
-        for (size_t e = 0; e < n->no; e++)
-            l += n->EJ[i * n->no + e] * w->lam[n->o[e]];
-        w->lam[n->J[i]] = l;
-    }
-    disassemble(w, n->child[0]);
-    disassemble(w, n->child[1]);
-}
-
 /* The augmented-Lagrangian iteration around the passes: v' (w->acc) and lambda
  * (w->lam) for the current M, B, f, gamma; stops when |B v' - gamma| <= eps. */
 static int dca_solve(dca_ws *w, mbs_ctx *ctx, double t, double eps)
@@ -608,23 +151,11 @@ static int dca_solve(dca_ws *w, mbs_ctx *ctx, double t, double eps)
     size_t nl = w->nl;
     memset(w->lamstar, 0, (nl ? nl : 1) * sizeof *w->lamstar);
     for (int it = 1; it <= w->maxit; it++) {
-        int s = assemble(w, w->root);
+        double res;
+        int s = mbs_dca_passes(w, &res);
         if (s != MBS_OK)
             return mbs_fail(ctx, s, t, "DCA: singular %s", "leaf or interface matrix");
-        disassemble(w, w->root);
-        for (size_t r = 0; r < nl; r++)
-            if (w->rnode[r] < 0) /* a zero row of B exerts no force: lambda = 0 */
-                w->lam[r] = 0.0;
         w->last_iters = it;
-        double res = 0.0;
-        for (size_t r = 0; r < nl; r++) {
-            double bv = -w->gam[r];
-            for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++)
-                bv += w->rval[q] * w->acc[w->rcrd[q]];
-            if (w->rnode[r] >= 0)
-                res = fmax(res, fabs(bv));
-        }
-        memcpy(w->lamstar, w->lam, nl * sizeof *w->lam);
         if (res <= eps)
             break;
     }
@@ -709,7 +240,7 @@ static int eval_matrices(dca_ws *w, mbs_ctx *ctx, double t, const double *q)
             w->Bt.val[k] = gsl_matrix_get(w->Bd, w->Bt.row[k], w->Bt.col[k]);
     }
     if (changed) {
-        if ((s = analyse(w)) != MBS_OK ||
+        if ((s = mbs_dca_analyse(w)) != MBS_OK ||
             save_pattern(&w->pm_n, &w->pm_r, &w->pm_c, &w->Mt) != 0 ||
             save_pattern(&w->pb_n, &w->pb_r, &w->pb_c, &w->Bt) != 0)
             return mbs_fail(ctx, s != MBS_OK ? s : MBS_NO_MEMORY, t,
@@ -802,6 +333,9 @@ static const mbs_param_def dca_params[] = {
     [P_MAXIT] = {"maxit", 10, 1, 100, "maximum multiplier iterations per solve", NULL, 1},
     [P_EPSA] = {"eps_a", 1e-10, 0.0, 1.0,
                 "stop when |B v' - gamma| <= eps_a (acceleration level, Sect. 4.1)", NULL, 0},
+    [P_THREADS] = {"threads", 0, 0, 256,
+                   "threads of the assembly/disassembly passes (0: OMP_NUM_THREADS if set, "
+                   "else 1); results equal bit for bit for any count", NULL, 1},
 };
 
 static int alloc_plain(void **ws, mbs_ctx *ctx, const mbs_params *p)
@@ -814,11 +348,18 @@ static int alloc_proj(void **ws, mbs_ctx *ctx, const mbs_params *p)
     return dca_alloc_common(ws, ctx, p, 1);
 }
 
+/* The thread count goes into the run record (ctx->threads). */
+static void dca_finish(void *ws, mbs_ctx *ctx)
+{
+    ctx->threads = ((dca_ws *)ws)->nthreads;
+}
+
 const mbs_accel_def mbs_accel_dca = {
     .name = "dca",
     .alloc = alloc_plain,
     .eval = dca_eval,
     .free_ws = dca_free,
+    .finish = dca_finish,
 };
 
 const mbs_accel_def mbs_accel_dca_proj = {
@@ -827,12 +368,51 @@ const mbs_accel_def mbs_accel_dca_proj = {
     .eval = dca_eval,
     .post_step = dca_post,
     .free_ws = dca_free,
+    .finish = dca_finish,
 };
 
-int mbs_dca_last_iterations(void *ws);
 int mbs_dca_last_iterations(void *ws)
 {
     return ((dca_ws *)ws)->last_iters;
+}
+
+int mbs_dca_stats_get(void *ws, mbs_dca_stats *st)
+{
+    const dca_ws *w = ws;
+    memset(st, 0, sizeof *st);
+    st->threads = w->nthreads;
+    st->last_iters = w->last_iters;
+    st->passes = w->passes;
+    st->pass_wall = w->pass_wall;
+    if (!w->analysed)
+        return -1;
+    st->bodies = w->nb;
+    st->subtrees = w->nsub;
+    st->nodes = w->nn;
+    st->levels = w->nlev;
+    for (size_t l = 0; l < w->nlev; l++) {
+        double mx = 0.0;
+        for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++) {
+            st->work += w->nd[k].work;
+            mx = fmax(mx, w->nd[k].work);
+        }
+        st->span += mx;
+    }
+    return 0;
+}
+
+int mbs_dca_level(void *ws, size_t l, size_t *nodes, double *work, double *maxwork)
+{
+    const dca_ws *w = ws;
+    if (!w->analysed || l >= w->nlev)
+        return -1;
+    *nodes = w->lvl_ptr[l + 1] - w->lvl_ptr[l];
+    *work = *maxwork = 0.0;
+    for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++) {
+        *work += w->nd[k].work;
+        *maxwork = fmax(*maxwork, w->nd[k].work);
+    }
+    return 0;
 }
 
 #define CITE "seed 003, Sects. 2-3 (augmented Lagrangian DCA, mass-orthogonal projections)"

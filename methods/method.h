@@ -66,6 +66,10 @@ typedef struct mbs_ctx {
     char reason[256];     /* failure detail (set by mbs_fail) */
     double max_wall;      /* wall-clock budget of one integration [s] (issue 17) */
     double wall_start;    /* monotonic clock at the start (mbs_ctx_reset) */
+    /* Threads the method's parallel parts ran on (issue 22; dca/...: the
+     * assembly/disassembly passes), set by the method during integrate(); 0
+     * (reset by mbs_ctx_reset) for methods that do not report one. */
+    int threads;
 } mbs_ctx;
 
 /* Integration settings given by the harness. */

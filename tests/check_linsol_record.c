@@ -168,7 +168,7 @@ START_TEST(test_failed_run)
 }
 END_TEST
 
-/* CSV: the linsol columns are appended after cpu_repeats; empty for null. */
+/* CSV: the linsol columns are appended after cpu_repeats, then threads; empty for null. */
 START_TEST(test_csv_columns)
 {
     char *buf = NULL;
@@ -186,9 +186,10 @@ START_TEST(test_csv_columns)
     fclose(f);
     ck_assert_ptr_nonnull(strstr(buf, ",cpu_repeats,linsol_backend,linsol_analyses,"
                                       "linsol_factorizations,linsol_solves,linsol_n,linsol_nnz,"
-                                      "linsol_nnz_factor,linsol_fill,linsol_rcond\n"));
+                                      "linsol_nnz_factor,linsol_fill,linsol_rcond,threads\n"));
     char *row1 = strchr(buf, '\n') + 1, *row2 = strchr(row1, '\n') + 1;
-    ck_assert_ptr_nonnull(strstr(row1, ",,,,,,,,\n")); /* nine empty cells end the lu row */
+    /* nine empty linsol cells and an empty threads cell (issue 22) end the lu row */
+    ck_assert_ptr_nonnull(strstr(row1, ",,,,,,,,,\n"));
     ck_assert_ptr_nonnull(strstr(row2, ",\"umfpack\",1,81,81,60,"));
     free(buf);
 }

@@ -15,7 +15,13 @@
  * factorisation and one index-1 solve for y'_0 per five steps are included)
  * with the structured iteration matrix (methods/dae_form.h) on linsol = lu
  * (N <= 1000), umfpack and cholmod, with its fitted exponent.
- * Usage: mbsbench-scaling [DIR] [NMAX] [BACKEND] */
+ * A fourth table (issue 22, after the first): the parallel DCA (methods/dca_pass.c),
+ * wall time per dca/rk4 step on the chain at N = 1e3, 1e4, 1e5 on 1 and 2 threads,
+ * measured alternately in one process (minimum over the repetitions), fitted
+ * exponents, the speedup, the machine's load average, and the critical path
+ * counted from the tree (levels, work, span per pass) with the speedups it
+ * projects for P = 8 and 64 (bench/scaling/dcapar.c).
+ * Usage: mbsbench-scaling [DIR] [NMAX] [BACKEND]   (BACKEND dcapar: only that table) */
 #define _DEFAULT_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -31,9 +37,12 @@
 #include <gsl/gsl_errno.h>
 
 #include "../../harness/run.h"
+#include "../../methods/dca.h"
 #include "../../methods/explicit.h"
 #include "../../methods/index1.h"
 #include "../../methods/recursive.h"
+
+void mbs_bench_dcapar(const char *dir, size_t nmax); /* dcapar.c */
 
 static double cpu_now(void)
 {
@@ -58,7 +67,6 @@ static const backend backends[] = {
 };
 enum { NB = sizeof backends / sizeof backends[0] };
 
-int mbs_dca_last_iterations(void *ws); /* methods/dca.c */
 
 /* ggl/bdf-fixed backends of the third table. */
 static const backend bdf_backends[] = {
@@ -321,6 +329,8 @@ int main(int argc, char **argv)
         if (isfinite(T[idca][j]))
             printf("  N=%zu: %d, %.2e s", Ns[j], PS[idca][j], T[idca][j] / PS[idca][j]);
     printf("\n");
+    if (!only || strcmp(only, "dcapar") == 0)
+        mbs_bench_dcapar(dir, nmax);
     int last = NN - 1;
     int ium = 2, irec = 4;
     if (isfinite(T[irec][last]) && isfinite(T[ium][last]))

@@ -1,0 +1,322 @@
+/* The assembly and disassembly passes of the divide-and-conquer formulation
+ * (seed 003 Sects. 2.2-2.3, Eqs. (9)-(32) in the compliance form described at
+ * the top of dca.c), run level by level over the tree of dca_tree.c:
+ * assembly from the leaves (level 0) up to the root, disassembly from the root
+ * down.  The nodes of one level are independent (none is an ancestor of
+ * another), so with w->nthreads > 1 a level's nodes are split over an OpenMP
+ * team (issue 22; seed 003 Sect. 4.4: O(k log2 n) on O(n) processors).
+ *
+ * Results do not depend on the thread count, bit for bit: every node reads only
+ * its children's (assembly) or its ancestors' (disassembly) numbers and writes
+ * only its own and its thread's scratch, with the same operations in the same
+ * order whichever thread runs it; the only reduction, the residual maximum, is
+ * combined from per-thread maxima (exact, order-free).
+ *
+ * With nthreads > 1 the tree is cut into about 4 subtrees per thread
+ * (dca_tree.c, decompose): each subtree runs on one thread, the few nodes above
+ * them on one thread; the level counts of dca.h still give the algorithm's
+ * logarithmic span.  Small trees run sequentially: the split is made only when
+ * the tree's work reaches DCA_PAR_MIN_WORK multiply-adds per pass.  Below that
+ * the fork, the barriers and the imbalance cost more than they save (measured
+ * on the chain: about 2 multiply-adds per ns on one core, and a few
+ * microseconds per synchronisation on an idle machine). */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <math.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "dca_impl.h"
+
+/* Tuning constant: the least work of the tree (multiply-adds of one pass) for
+ * which the passes are split over the threads; see the comment above. */
+#define DCA_PAR_MIN_WORK 1e5
+
+double mbs_dca_par_min_work(void)
+{
+    return DCA_PAR_MIN_WORK;
+}
+
+static int thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* Cholesky factorisation of the n x n matrix D (row-major) and solves for the
+ * m columns of X (column-major, n x m), in place. */
+static int small_solve(double *D, double *X, size_t n, size_t m)
+{
+    gsl_matrix_view A = gsl_matrix_view_array(D, n, n);
+    if (gsl_linalg_cholesky_decomp1(&A.matrix) != GSL_SUCCESS)
+        return MBS_SINGULAR_MATRIX;
+    for (size_t j = 0; j < m; j++) {
+        gsl_vector_view x = gsl_vector_view_array(X + j * n, n);
+        if (gsl_linalg_cholesky_svx(&A.matrix, &x.vector) != GSL_SUCCESS)
+            return MBS_SINGULAR_MATRIX;
+    }
+    return MBS_OK;
+}
+
+/* Leaf (body b, local rows L, open rows O):
+ *   (M_b + alpha B_L^T B_L) v_b' = f_b - B_L^T (lambda*_L - alpha gamma_L) - B_O^T lambda_O,
+ * so v_b' = Phi_b lambda_O + b_b (seed 003 Eqs. (9), (10)). */
+static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
+{
+    size_t d = n->nh, no = n->no;
+    double al = w->alpha, *D = sc->D, *X = sc->X;
+    const double *Mb = w->Mblk + w->boff[n->leaf];
+    /* A = M_b + alpha B_L^T B_L into D; right-hand sides [f~ | -B_O^T] into X */
+    for (size_t i = 0; i < d; i++) {
+        for (size_t j = 0; j < d; j++)
+            D[i * d + j] = Mb[i * d + j];
+        X[i] = w->f[n->h[i]];
+        for (size_t a = 0; a < no; a++)
+            X[(a + 1) * d + i] = 0.0;
+    }
+    for (size_t l = 0; l < n->nJ; l++) {
+        int r = n->J[l];
+        double coef = w->lamstar[r] - al * w->gam[r];
+        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++) {
+            size_t i = (size_t)w->bidx[w->rcrd[p]];
+            X[i] = X[i] - w->rval[p] * coef;
+            for (int p2 = w->rptr[r]; p2 < w->rptr[r + 1]; p2++) {
+                size_t j = (size_t)w->bidx[w->rcrd[p2]];
+                D[i * d + j] = D[i * d + j] + al * w->rval[p] * w->rval[p2];
+            }
+        }
+    }
+    for (size_t a = 0; a < no; a++) {
+        int r = n->o[a];
+        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++)
+            if (w->body[w->rcrd[p]] == n->leaf) {
+                size_t i = (size_t)w->bidx[w->rcrd[p]];
+                X[(a + 1) * d + i] = X[(a + 1) * d + i] - w->rval[p];
+            }
+    }
+    gsl_matrix_view A = gsl_matrix_view_array(D, d, d);
+    if (gsl_linalg_cholesky_decomp1(&A.matrix) != GSL_SUCCESS)
+        return MBS_SINGULAR_MATRIX;
+    for (size_t j = 0; j <= no; j++) {
+        gsl_vector_view x = gsl_vector_view_array(X + j * d, d);
+        gsl_linalg_cholesky_svx(&A.matrix, &x.vector);
+    }
+    for (size_t i = 0; i < d; i++) {
+        n->b[i] = X[i];
+        for (size_t a = 0; a < no; a++)
+            n->Phi[i * no + a] = X[(a + 1) * d + i];
+    }
+    return MBS_OK;
+}
+
+/* Node (children 1, 2 joined by rows J, open rows O):
+ *   D lambda_J = lambda*_J / alpha - gamma_J + sum_k B_Jk (Phi_k lambda_Ok + b_k),
+ *   D = I / alpha - sum_k B_Jk Phi_kJ (the matrix C of seed 003 Eq. (20)),
+ * lambda_J = c_J + E_J lambda_O, and the handle relations of the union
+ * (Eqs. (21)-(32)). */
+static int assemble_node(const dca_ws *w, dnode *n, dca_scratch *sc)
+{
+    size_t nJ = n->nJ, no = n->no;
+    double al = w->alpha, *D = sc->D, *X = sc->X;
+    const dnode *ch[2] = {&w->nd[n->child[0]], &w->nd[n->child[1]]};
+    /* D = I/alpha - sum_k B_Jk Phi_kJ; X = [rhs0 | E] (column-major) */
+    for (size_t i = 0; i < nJ; i++) {
+        for (size_t j = 0; j < nJ; j++)
+            D[i * nJ + j] = i == j ? 1.0 / al : 0.0;
+        X[i] = w->lamstar[n->J[i]] / al - w->gam[n->J[i]];
+        for (size_t a = 0; a < no; a++)
+            X[(a + 1) * nJ + i] = 0.0;
+    }
+    size_t e = 0;
+    for (size_t i = 0; i < nJ; i++) {
+        int r = n->J[i];
+        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++, e++) {
+            double bv = w->rval[p];
+            int s = n->jsrc[e];
+            const dnode *c = ch[s < 0];
+            size_t hh = (size_t)(s < 0 ? -s - 1 : s);
+            const double *ph = c->Phi + hh * c->no;
+            X[i] = X[i] + bv * c->b[hh];
+            for (size_t a = 0; a < c->no; a++) {
+                size_t q = (size_t)c->up[a];
+                if (q < nJ)
+                    D[i * nJ + q] = D[i * nJ + q] - bv * ph[a];
+                else
+                    X[(q - nJ + 1) * nJ + i] = X[(q - nJ + 1) * nJ + i] + bv * ph[a];
+            }
+        }
+    }
+    int s = nJ > 0 ? small_solve(D, X, nJ, no + 1) : MBS_OK; /* no rows joined here */
+    if (s != MBS_OK)
+        return s;
+    for (size_t i = 0; i < nJ; i++) {
+        n->cJ[i] = X[i];
+        for (size_t a = 0; a < no; a++)
+            n->EJ[i * no + a] = X[(a + 1) * nJ + i];
+    }
+    /* handle relations of the union */
+    for (size_t hh = 0; hh < n->nh; hh++) {
+        int src = n->hsrc[hh];
+        const dnode *c = ch[src < 0];
+        size_t ch_h = (size_t)(src < 0 ? -src - 1 : src);
+        const double *ph = c->Phi + ch_h * c->no;
+        double *out = n->Phi + hh * no;
+        for (size_t a = 0; a < no; a++)
+            out[a] = 0.0;
+        double bb = c->b[ch_h];
+        for (size_t a = 0; a < c->no; a++) {
+            size_t p = (size_t)c->up[a];
+            if (p < nJ) {
+                bb += ph[a] * n->cJ[p];
+                for (size_t k = 0; k < no; k++)
+                    out[k] += ph[a] * n->EJ[p * no + k];
+            } else {
+                out[p - nJ] += ph[a];
+            }
+        }
+        n->b[hh] = bb;
+    }
+    return MBS_OK;
+}
+
+static int assemble_one(const dca_ws *w, dnode *n, dca_scratch *sc)
+{
+    return n->leaf >= 0 ? assemble_leaf(w, n, sc) : assemble_node(w, n, sc);
+}
+
+/* Disassembly of one node: its multipliers from its open ones (set by its
+ * ancestors); at a leaf, v' and the local rows' multipliers
+ * lambda = lambda* + alpha (B v' - gamma) (seed 003 Sect. 2.3). */
+static void disassemble_one(dca_ws *w, const dnode *n)
+{
+    if (n->leaf >= 0) {
+        for (size_t i = 0; i < n->nh; i++) {
+            double a = n->b[i];
+            for (size_t e = 0; e < n->no; e++)
+                a += n->Phi[i * n->no + e] * w->lam[n->o[e]];
+            w->acc[n->h[i]] = a;
+        }
+        for (size_t l = 0; l < n->nJ; l++) {
+            int r = n->J[l];
+            double bv = -w->gam[r];
+            for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++)
+                bv += w->rval[p] * w->acc[w->rcrd[p]];
+            w->lam[r] = w->lamstar[r] + w->alpha * bv;
+        }
+        return;
+    }
+    for (size_t i = 0; i < n->nJ; i++) {
+        double l = n->cJ[i];
+        for (size_t e = 0; e < n->no; e++)
+            l += n->EJ[i * n->no + e] * w->lam[n->o[e]];
+        w->lam[n->J[i]] = l;
+    }
+}
+
+/* Rows r0 .. r1 - 1 after a disassembly: a zero row of B exerts no force
+ * (lambda = 0); the maximum of |B v' - gamma| over the other rows; lambda* =
+ * lambda for the next iteration. */
+static double rows_after(dca_ws *w, size_t r0, size_t r1)
+{
+    double res = 0.0;
+    for (size_t r = r0; r < r1; r++) {
+        if (w->rnode[r] < 0)
+            w->lam[r] = 0.0;
+        double bv = -w->gam[r];
+        for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++)
+            bv += w->rval[q] * w->acc[w->rcrd[q]];
+        if (w->rnode[r] >= 0)
+            res = fmax(res, fabs(bv));
+        w->lamstar[r] = w->lam[r];
+    }
+    return res;
+}
+
+/* The passes on one thread (nthreads = 1: no OpenMP team at all). */
+static int passes_seq(dca_ws *w, double *res)
+{
+    for (size_t l = 0; l < w->nlev; l++)
+        for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++)
+            if (assemble_one(w, &w->nd[k], &w->scr[0]) != MBS_OK)
+                return MBS_SINGULAR_MATRIX;
+    for (size_t l = w->nlev; l-- > 0;)
+        for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++)
+            disassemble_one(w, &w->nd[k]);
+    *res = rows_after(w, 0, w->nl);
+    return MBS_OK;
+}
+
+#ifdef _OPENMP
+/* The passes on the team (one parallel region, four synchronisations):
+ * assembly of the subtrees (each by one thread, its levels bottom-up), the top
+ * nodes on one thread (assembly, then disassembly), disassembly of the
+ * subtrees, the rows in one contiguous block per thread.  A level-synchronous
+ * schedule would need a barrier per level and pass, and on a loaded machine
+ * every barrier waits for the slowest thread's time slice. */
+static int passes_par(dca_ws *w, double *res)
+{
+    int bad = 0, nt = w->nthreads;
+    long nsub = (long)w->nsub;
+    size_t nlev = w->nlev;
+    for (int t = 0; t < nt; t++)
+        w->scr[t].res = 0.0;
+#pragma omp parallel num_threads(nt)
+    {
+        dca_scratch *sc = &w->scr[thread_id()];
+#pragma omp for schedule(dynamic, 1) reduction(| : bad)
+        for (long s = 0; s < nsub; s++)
+            for (size_t l = 0; l < nlev && !bad; l++)
+                for (size_t k = w->sub_lo[s * nlev + l]; k < w->sub_hi[s * nlev + l]; k++)
+                    if (assemble_one(w, &w->nd[k], sc) != MBS_OK) {
+                        bad = 1;
+                        break;
+                    }
+#pragma omp single
+        {
+            for (size_t i = 0; i < w->ntop && !bad; i++)
+                bad = assemble_one(w, &w->nd[w->top[i]], sc) != MBS_OK;
+            for (size_t i = w->ntop; i-- > 0 && !bad;)
+                disassemble_one(w, &w->nd[w->top[i]]);
+        }
+        if (!bad) {
+#pragma omp for schedule(dynamic, 1)
+            for (long s = 0; s < nsub; s++)
+                for (size_t l = nlev; l-- > 0;)
+                    for (size_t k = w->sub_lo[s * nlev + l]; k < w->sub_hi[s * nlev + l]; k++)
+                        disassemble_one(w, &w->nd[k]);
+            int t = thread_id(), m = omp_get_num_threads();
+            size_t r0 = w->nl * (size_t)t / (size_t)m, r1 = w->nl * (size_t)(t + 1) / (size_t)m;
+            sc->res = rows_after(w, r0, r1);
+        }
+    }
+    if (bad)
+        return MBS_SINGULAR_MATRIX;
+    double r = 0.0;
+    for (int t = 0; t < nt; t++)
+        r = fmax(r, w->scr[t].res);
+    *res = r;
+    return MBS_OK;
+}
+#endif
+
+int mbs_dca_passes(dca_ws *w, double *res)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int s;
+#ifdef _OPENMP
+    if (w->nsub > 0)
+        s = passes_par(w, res);
+    else
+#endif
+        s = passes_seq(w, res);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    w->pass_wall += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    w->passes++;
+    return s;
+}

@@ -1,0 +1,550 @@
+/* Structure analysis of the divide-and-conquer formulation (seed 003 Fig. 1;
+ * the mathematics at the top of dca.c): bodies = connected components of the
+ * pattern of M, the balanced binary tree over them, the node where each row of
+ * B is eliminated, the open rows and handle coordinates of every node, and the
+ * index maps the passes use.
+ *
+ * Layout for the parallel passes (issue 22): nodes are renumbered level by level
+ * (level = height, leaves first, left to right within a level), and their arrays
+ * are packed into two pools in that order, so a level is one contiguous stretch
+ * of memory that a thread team splits into contiguous chunks.  Every index map
+ * a pass needs (the parent's position of a child's open row, the child handle
+ * of every row entry and of every handle) is fixed here, so a pass writes only
+ * its own node's numbers and its thread's scratch.  The work of every node is
+ * counted from the same trip counts as the loops of dca_pass.c (dca.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dca_impl.h"
+
+/* Node arrays before packing are individual allocations; after, pool slices. */
+static void free_node_arrays(dnode *n)
+{
+    free(n->h);
+    free(n->o);
+    free(n->J);
+    free(n->up);
+    free(n->jsrc);
+    free(n->hsrc);
+    n->h = n->o = n->J = n->up = n->jsrc = n->hsrc = NULL;
+}
+
+void mbs_dca_free_tree(dca_ws *w)
+{
+    if (!w->ipool)
+        for (size_t k = 0; k < w->nn; k++)
+            free_node_arrays(&w->nd[k]);
+    free(w->nd);
+    w->nd = NULL;
+    w->nn = 0;
+    free(w->ipool);
+    free(w->dpool);
+    w->ipool = NULL;
+    w->dpool = NULL;
+    free(w->lvl_ptr);
+    free(w->sub_lo);
+    free(w->sub_hi);
+    free(w->top);
+    w->lvl_ptr = NULL;
+    w->sub_lo = w->sub_hi = NULL;
+    w->top = NULL;
+    w->nsub = w->ntop = 0;
+    w->nlev = 0;
+    if (w->scr) {
+        for (int t = 0; t < w->nthreads; t++) {
+            free(w->scr[t].D);
+            free(w->scr[t].X);
+        }
+        free(w->scr);
+        w->scr = NULL;
+    }
+    free(w->bptr);
+    free(w->bcrd);
+    free(w->rptr);
+    free(w->rcrd);
+    free(w->rnode);
+    free(w->leafnode);
+    free(w->bidx);
+    free(w->boff);
+    free(w->Mblk);
+    free(w->mmap);
+    free(w->rval);
+    free(w->bmap);
+    w->bptr = w->bcrd = w->rptr = w->rcrd = w->rnode = w->leafnode = NULL;
+    w->bidx = w->mmap = w->bmap = NULL;
+    w->boff = NULL;
+    w->Mblk = w->rval = NULL;
+    w->analysed = 0;
+}
+
+static int find(int *par, int i)
+{
+    while (par[i] != i) {
+        par[i] = par[par[i]];
+        i = par[i];
+    }
+    return i;
+}
+
+static int build_tree(dca_ws *w, size_t lo, size_t hi, int parent)
+{
+    int k = (int)w->nn++;
+    dnode *n = &w->nd[k];
+    n->lo = lo, n->hi = hi, n->parent = parent;
+    if (hi - lo == 1) {
+        n->leaf = (int)lo;
+        n->child[0] = n->child[1] = -1;
+        w->leafnode[lo] = k;
+        return k;
+    }
+    n->leaf = -1;
+    size_t mid = lo + (hi - lo) / 2;
+    int c0 = build_tree(w, lo, mid, k);
+    int c1 = build_tree(w, mid, hi, k);
+    w->nd[k].child[0] = c0;
+    w->nd[k].child[1] = c1;
+    return k;
+}
+
+static int push(int **a, size_t *n, int v)
+{
+    int *p = realloc(*a, (*n + 1) * sizeof **a);
+    if (!p)
+        return -1;
+    p[(*n)++] = v;
+    *a = p;
+    return 0;
+}
+
+static size_t row_len(const dca_ws *w, int r)
+{
+    return (size_t)(w->rptr[r + 1] - w->rptr[r]);
+}
+
+/* Bodies, the CSR forms of the body blocks and of the rows of B. */
+static int analyse_bodies(dca_ws *w)
+{
+    size_t nv = w->nv, nl = w->nl;
+    const mbs_triplets *M = &w->Mt, *B = &w->Bt;
+    int *par = malloc(nv * sizeof *par);
+    if (!par)
+        return MBS_NO_MEMORY;
+    for (size_t i = 0; i < nv; i++)
+        par[i] = (int)i;
+    for (size_t k = 0; k < M->nnz; k++)
+        if (M->row[k] != M->col[k]) {
+            int x = find(par, (int)M->row[k]), y = find(par, (int)M->col[k]);
+            if (x != y)
+                par[x > y ? x : y] = x < y ? x : y;
+        }
+    for (size_t i = 0; i < nv; i++)
+        w->mark[i] = -1;
+    w->nb = 0;
+    for (size_t i = 0; i < nv; i++) {
+        int r = find(par, (int)i);
+        if (w->mark[r] < 0)
+            w->mark[r] = (int)w->nb++;
+        w->body[i] = w->mark[r];
+    }
+    free(par);
+    size_t nb = w->nb, nlc = nl ? nl : 1;
+    w->bptr = calloc(nb + 1, sizeof *w->bptr);
+    w->bcrd = malloc(nv * sizeof *w->bcrd);
+    w->bidx = malloc(nv * sizeof *w->bidx);
+    w->boff = malloc((nb + 1) * sizeof *w->boff);
+    w->mmap = malloc((M->nnz ? M->nnz : 1) * sizeof *w->mmap);
+    w->rptr = calloc(nlc + 1, sizeof *w->rptr);
+    w->rcrd = malloc((B->nnz ? B->nnz : 1) * sizeof *w->rcrd);
+    w->rval = calloc(B->nnz ? B->nnz : 1, sizeof *w->rval);
+    w->bmap = malloc((B->nnz ? B->nnz : 1) * sizeof *w->bmap);
+    w->rnode = malloc(nlc * sizeof *w->rnode);
+    w->leafnode = malloc(nb * sizeof *w->leafnode);
+    w->nd = calloc(2 * nb, sizeof *w->nd);
+    if (!w->bptr || !w->bcrd || !w->bidx || !w->boff || !w->mmap || !w->rptr || !w->rcrd ||
+        !w->rval || !w->bmap || !w->rnode || !w->leafnode || !w->nd)
+        return MBS_NO_MEMORY;
+    for (size_t i = 0; i < nv; i++)
+        w->bptr[w->body[i] + 1]++;
+    for (size_t b = 0; b < nb; b++)
+        w->bptr[b + 1] += w->bptr[b];
+    for (size_t b = 0; b < nb; b++)
+        w->mark[b] = w->bptr[b];
+    for (size_t i = 0; i < nv; i++) {
+        int b = w->body[i];
+        w->bidx[i] = w->mark[b] - w->bptr[b];
+        w->bcrd[w->mark[b]++] = (int)i;
+    }
+    w->boff[0] = 0;
+    for (size_t b = 0; b < nb; b++) {
+        size_t d = (size_t)(w->bptr[b + 1] - w->bptr[b]);
+        w->boff[b + 1] = w->boff[b] + d * d;
+    }
+    w->Mblk = calloc(w->boff[nb] ? w->boff[nb] : 1, sizeof *w->Mblk);
+    if (!w->Mblk)
+        return MBS_NO_MEMORY;
+    for (size_t k = 0; k < M->nnz; k++) {
+        size_t i = M->row[k], j = M->col[k];
+        int b = w->body[i];
+        size_t d = (size_t)(w->bptr[b + 1] - w->bptr[b]);
+        w->mmap[k] = (int)(w->boff[b] + (size_t)w->bidx[i] * d + (size_t)w->bidx[j]);
+    }
+    for (size_t k = 0; k < B->nnz; k++)
+        w->rptr[B->row[k] + 1]++;
+    for (size_t r = 0; r < nl; r++)
+        w->rptr[r + 1] += w->rptr[r];
+    for (size_t r = 0; r < nl; r++)
+        w->mark[r] = w->rptr[r];
+    for (size_t k = 0; k < B->nnz; k++) {
+        int q = w->mark[B->row[k]]++;
+        w->rcrd[q] = (int)B->col[k];
+        w->bmap[k] = q;
+    }
+    return MBS_OK;
+}
+
+/* Row assignment (lowest common node of the bodies a row touches), open rows
+ * and handles (leaf: the body's coordinates; node: the coordinates of its open
+ * rows inside it). */
+static int analyse_rows(dca_ws *w)
+{
+    size_t nl = w->nl, nb = w->nb;
+    for (size_t r = 0; r < nl; r++) {
+        int bmin = (int)nb, bmax = -1;
+        for (int k = w->rptr[r]; k < w->rptr[r + 1]; k++) {
+            int b = w->body[w->rcrd[k]];
+            bmin = b < bmin ? b : bmin;
+            bmax = b > bmax ? b : bmax;
+        }
+        if (bmax < 0) {
+            w->rnode[r] = -1;
+            continue;
+        }
+        int k = w->root;
+        while (w->nd[k].leaf < 0) {
+            dnode *n = &w->nd[k];
+            size_t mid = w->nd[n->child[0]].hi;
+            if ((size_t)bmax < mid)
+                k = n->child[0];
+            else if ((size_t)bmin >= mid)
+                k = n->child[1];
+            else
+                break;
+        }
+        w->rnode[r] = k;
+        if (push(&w->nd[k].J, &w->nd[k].nJ, (int)r) != 0)
+            return MBS_NO_MEMORY;
+        /* open in every node from the touched leaves up to k (exclusive) */
+        for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++) {
+            int x = w->leafnode[w->body[w->rcrd[q]]];
+            while (x != k) {
+                dnode *n = &w->nd[x];
+                if (n->no == 0 || n->o[n->no - 1] != (int)r)
+                    if (push(&n->o, &n->no, (int)r) != 0)
+                        return MBS_NO_MEMORY;
+                x = n->parent;
+            }
+        }
+    }
+    for (size_t i = 0; i < w->nv; i++)
+        w->mark[i] = -1;
+    for (size_t k = 0; k < w->nn; k++) {
+        dnode *n = &w->nd[k];
+        if (n->leaf >= 0) {
+            for (int q = w->bptr[n->leaf]; q < w->bptr[n->leaf + 1]; q++)
+                if (push(&n->h, &n->nh, w->bcrd[q]) != 0)
+                    return MBS_NO_MEMORY;
+            continue;
+        }
+        for (size_t a = 0; a < n->no; a++) {
+            int r = n->o[a];
+            for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++) {
+                int c = w->rcrd[q];
+                size_t b = (size_t)w->body[c];
+                if (b >= n->lo && b < n->hi && w->mark[c] != (int)k) {
+                    w->mark[c] = (int)k; /* stamp: node k */
+                    if (push(&n->h, &n->nh, c) != 0)
+                        return MBS_NO_MEMORY;
+                }
+            }
+        }
+    }
+    return MBS_OK;
+}
+
+/* Index maps of the internal nodes: up of both children, jsrc, hsrc. */
+static int analyse_maps(dca_ws *w)
+{
+    for (size_t k = 0; k < w->nn; k++) {
+        dnode *n = &w->nd[k];
+        if (n->leaf >= 0)
+            continue;
+        size_t nJ = n->nJ, ne = 0;
+        for (size_t l = 0; l < nJ; l++)
+            w->rpos[n->J[l]] = (int)l;
+        for (size_t a = 0; a < n->no; a++)
+            w->rpos[n->o[a]] = (int)(nJ + a);
+        for (int t = 0; t < 2; t++) {
+            dnode *c = &w->nd[n->child[t]];
+            c->up = malloc((c->no ? c->no : 1) * sizeof *c->up);
+            if (!c->up)
+                return MBS_NO_MEMORY;
+            for (size_t a = 0; a < c->no; a++)
+                c->up[a] = w->rpos[c->o[a]];
+            for (size_t hh = 0; hh < c->nh; hh++)
+                w->pos[c->h[hh]] = (int)hh;
+        }
+        for (size_t l = 0; l < nJ; l++)
+            ne += row_len(w, n->J[l]);
+        n->jsrc = malloc((ne ? ne : 1) * sizeof *n->jsrc);
+        n->hsrc = malloc((n->nh ? n->nh : 1) * sizeof *n->hsrc);
+        if (!n->jsrc || !n->hsrc)
+            return MBS_NO_MEMORY;
+        size_t mid = w->nd[n->child[0]].hi, e = 0;
+        for (size_t l = 0; l < nJ; l++)
+            for (int p = w->rptr[n->J[l]]; p < w->rptr[n->J[l] + 1]; p++) {
+                int crd = w->rcrd[p];
+                n->jsrc[e++] = (size_t)w->body[crd] < mid ? w->pos[crd] : -(w->pos[crd] + 1);
+            }
+        for (size_t hh = 0; hh < n->nh; hh++) {
+            int crd = n->h[hh];
+            n->hsrc[hh] = (size_t)w->body[crd] < mid ? w->pos[crd] : -(w->pos[crd] + 1);
+        }
+    }
+    return MBS_OK;
+}
+
+/* Multiply-adds of one assembly + disassembly of node n (dca.h), from the trip
+ * counts of dca_pass.c. */
+static double node_work(const dca_ws *w, const dnode *n)
+{
+    double no = (double)n->no, wk = 0.0;
+    if (n->leaf >= 0) {
+        double d = (double)n->nh;
+        for (size_t l = 0; l < n->nJ; l++) { /* alpha B_L^T B_L and the right-hand side */
+            double len = (double)row_len(w, n->J[l]);
+            wk += len * (len + 1.0);
+        }
+        wk += d * d * d / 6.0 + d * d / 2.0 + (no + 1.0) * d * d; /* Cholesky, solves */
+        wk += d * no;                                             /* v' = Phi lambda_O + b */
+        for (size_t l = 0; l < n->nJ; l++)                        /* local multipliers */
+            wk += (double)row_len(w, n->J[l]);
+        return wk;
+    }
+    double nJ = (double)n->nJ;
+    size_t e = 0;
+    for (size_t l = 0; l < n->nJ; l++)
+        for (int p = w->rptr[n->J[l]]; p < w->rptr[n->J[l] + 1]; p++, e++) {
+            int s = n->jsrc[e];
+            wk += 1.0 + (double)w->nd[n->child[s < 0]].no; /* D and X */
+        }
+    if (n->nJ > 0)
+        wk += nJ * nJ * nJ / 6.0 + nJ * nJ / 2.0 + (no + 1.0) * nJ * nJ;
+    for (size_t hh = 0; hh < n->nh; hh++) { /* handle relations of the union */
+        const dnode *c = &w->nd[n->child[n->hsrc[hh] < 0]];
+        for (size_t a = 0; a < c->no; a++)
+            wk += (size_t)c->up[a] < n->nJ ? 1.0 + no : 1.0;
+    }
+    wk += nJ * no; /* lambda_J = c_J + E_J lambda_O */
+    return wk;
+}
+
+/* Renumber the nodes level by level and pack their arrays into the pools. */
+static int analyse_layout(dca_ws *w)
+{
+    size_t nn = w->nn;
+    for (size_t k = nn; k-- > 0;) { /* preorder: children after their parent */
+        dnode *n = &w->nd[k];
+        if (n->leaf >= 0) {
+            n->level = 0;
+        } else {
+            int a = w->nd[n->child[0]].level, b = w->nd[n->child[1]].level;
+            n->level = 1 + (a > b ? a : b);
+        }
+    }
+    w->nlev = (size_t)w->nd[w->root].level + 1;
+    w->lvl_ptr = calloc(w->nlev + 1, sizeof *w->lvl_ptr);
+    int *newid = malloc(nn * sizeof *newid);
+    dnode *nd2 = calloc(nn, sizeof *nd2);
+    if (!w->lvl_ptr || !newid || !nd2) {
+        free(newid);
+        free(nd2);
+        return MBS_NO_MEMORY;
+    }
+    for (size_t k = 0; k < nn; k++)
+        w->lvl_ptr[w->nd[k].level + 1]++;
+    for (size_t l = 0; l < w->nlev; l++)
+        w->lvl_ptr[l + 1] += w->lvl_ptr[l];
+    size_t *fill = malloc((w->nlev ? w->nlev : 1) * sizeof *fill);
+    if (!fill) {
+        free(newid);
+        free(nd2);
+        return MBS_NO_MEMORY;
+    }
+    memcpy(fill, w->lvl_ptr, w->nlev * sizeof *fill);
+    for (size_t k = 0; k < nn; k++) /* stable: left to right within a level */
+        newid[k] = (int)fill[w->nd[k].level]++;
+    free(fill);
+    size_t ni = 0, ndbl = 0;
+    for (size_t k = 0; k < nn; k++) {
+        dnode *n = &w->nd[k];
+        n->work = node_work(w, n);
+        size_t ne = 0;
+        for (size_t l = 0; n->leaf < 0 && l < n->nJ; l++)
+            ne += row_len(w, n->J[l]);
+        ni += n->nh + 2 * n->no + n->nJ + (n->leaf < 0 ? ne + n->nh : 0);
+        ndbl += n->nh * n->no + n->nh + (n->leaf < 0 ? n->nJ + n->nJ * n->no : 0);
+    }
+    w->ipool = malloc((ni ? ni : 1) * sizeof *w->ipool);
+    w->dpool = malloc((ndbl ? ndbl : 1) * sizeof *w->dpool);
+    if (!w->ipool || !w->dpool) {
+        free(w->ipool);
+        free(w->dpool);
+        w->ipool = NULL;
+        w->dpool = NULL;
+        free(newid);
+        free(nd2);
+        return MBS_NO_MEMORY;
+    }
+    /* nothing fails from here on */
+    for (size_t k = 0; k < nn; k++) {
+        dnode n = w->nd[k];
+        n.parent = n.parent >= 0 ? newid[n.parent] : -1;
+        if (n.leaf >= 0)
+            w->leafnode[n.leaf] = newid[k];
+        else
+            n.child[0] = newid[n.child[0]], n.child[1] = newid[n.child[1]];
+        nd2[newid[k]] = n;
+    }
+    for (size_t r = 0; r < w->nl; r++)
+        if (w->rnode[r] >= 0)
+            w->rnode[r] = newid[w->rnode[r]];
+    w->root = newid[w->root];
+    free(newid);
+    int *ip = w->ipool;
+    double *dp = w->dpool;
+#define MOVE_INTS(field, count)                                 \
+    do {                                                        \
+        if ((count) > 0)                                        \
+            memcpy(ip, n->field, (count) * sizeof *ip);         \
+        free(n->field);                                         \
+        n->field = ip;                                          \
+        ip += (count);                                          \
+    } while (0)
+    for (size_t k = 0; k < nn; k++) {
+        dnode *n = &nd2[k];
+        size_t ne = 0;
+        for (size_t l = 0; n->leaf < 0 && l < n->nJ; l++)
+            ne += row_len(w, n->J[l]);
+        MOVE_INTS(h, n->nh);
+        MOVE_INTS(o, n->no);
+        MOVE_INTS(up, n->parent >= 0 ? n->no : 0);
+        MOVE_INTS(J, n->nJ);
+        if (n->leaf < 0) {
+            MOVE_INTS(jsrc, ne);
+            MOVE_INTS(hsrc, n->nh);
+        }
+        n->Phi = dp, dp += n->nh * n->no;
+        n->b = dp, dp += n->nh;
+        if (n->leaf < 0) {
+            n->cJ = dp, dp += n->nJ;
+            n->EJ = dp, dp += n->nJ * n->no;
+        }
+    }
+#undef MOVE_INTS
+    free(w->nd);
+    w->nd = nd2;
+    return MBS_OK;
+}
+
+/* Subtrees for the threads: the nodes at depth D (and the leaves above it) with
+ * 2^D >= DCA_SUBTREES_PER_THREAD x nthreads, so that the subtrees of a balanced
+ * tree have about equal work and a thread delayed by other load leaves its
+ * share to the others (dynamic schedule).  Only when the whole tree's work
+ * reaches mbs_dca_par_min_work(); otherwise nsub stays 0 (sequential). */
+#define DCA_SUBTREES_PER_THREAD 4
+static int decompose(dca_ws *w)
+{
+    double total = 0.0;
+    for (size_t k = 0; k < w->nn; k++)
+        total += w->nd[k].work;
+    if (w->nthreads <= 1 || total < mbs_dca_par_min_work())
+        return MBS_OK;
+    int D = 0;
+    while ((1L << D) < (long)DCA_SUBTREES_PER_THREAD * w->nthreads)
+        D++;
+    size_t nn = w->nn, nlev = w->nlev;
+    int *depth = malloc(nn * sizeof *depth), *sub = malloc(nn * sizeof *sub);
+    if (!depth || !sub) {
+        free(depth);
+        free(sub);
+        return MBS_NO_MEMORY;
+    }
+    size_t nsub = 0, ntop = 0;
+    for (size_t k = nn; k-- > 0;) { /* parents have higher numbers than children */
+        const dnode *n = &w->nd[k];
+        depth[k] = n->parent < 0 ? 0 : depth[n->parent] + 1;
+        if (depth[k] < D && n->leaf < 0)
+            sub[k] = -1, ntop++; /* a top node */
+        else if (n->parent < 0 || sub[n->parent] < 0)
+            sub[k] = (int)nsub++; /* the root of a subtree */
+        else
+            sub[k] = sub[n->parent];
+    }
+    free(depth);
+    w->sub_lo = calloc(nsub * nlev, sizeof *w->sub_lo);
+    w->sub_hi = calloc(nsub * nlev, sizeof *w->sub_hi);
+    w->top = malloc((ntop ? ntop : 1) * sizeof *w->top);
+    if (!w->sub_lo || !w->sub_hi || !w->top) {
+        free(sub);
+        return MBS_NO_MEMORY;
+    }
+    size_t t = 0;
+    for (size_t l = 0; l < nlev; l++)
+        for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++) {
+            if (sub[k] < 0) {
+                w->top[t++] = (int)k;
+                continue;
+            }
+            size_t i = (size_t)sub[k] * nlev + l;
+            if (w->sub_hi[i] == 0)
+                w->sub_lo[i] = k;
+            w->sub_hi[i] = k + 1;
+        }
+    free(sub);
+    w->nsub = nsub;
+    w->ntop = ntop;
+    return MBS_OK;
+}
+
+int mbs_dca_analyse(dca_ws *w)
+{
+    int s;
+    mbs_dca_free_tree(w);
+    if ((s = analyse_bodies(w)) != MBS_OK)
+        return s;
+    w->nn = 0;
+    w->root = build_tree(w, 0, w->nb, -1);
+    if ((s = analyse_rows(w)) != MBS_OK || (s = analyse_maps(w)) != MBS_OK ||
+        (s = analyse_layout(w)) != MBS_OK)
+        return s;
+    size_t maxJ = 1, maxcols = 1;
+    for (size_t k = 0; k < w->nn; k++) {
+        const dnode *n = &w->nd[k];
+        size_t dJ = n->leaf >= 0 ? n->nh : n->nJ;
+        maxJ = dJ > maxJ ? dJ : maxJ;
+        maxcols = n->no + 1 > maxcols ? n->no + 1 : maxcols;
+    }
+    w->maxJ = maxJ;
+    w->maxcols = maxcols;
+    w->scr = calloc((size_t)w->nthreads, sizeof *w->scr);
+    if (!w->scr || (s = decompose(w)) != MBS_OK)
+        return s != MBS_OK ? s : MBS_NO_MEMORY;
+    for (int t = 0; t < w->nthreads; t++) {
+        w->scr[t].D = malloc(maxJ * maxJ * sizeof *w->scr[t].D);
+        w->scr[t].X = malloc(maxJ * maxcols * sizeof *w->scr[t].X);
+        if (!w->scr[t].D || !w->scr[t].X)
+            return MBS_NO_MEMORY;
+    }
+    w->analysed = 1;
+    return MBS_OK;
+}
