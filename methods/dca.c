@@ -76,10 +76,11 @@ static void dca_free(void *p)
     free(w->dq);
     free(w->qd);
     free(w->gt);
+    free(w->gs);
     free(w);
 }
 
-enum { P_ALPHA, P_MAXIT, P_EPSA, P_THREADS };
+enum { P_ALPHA, P_MAXIT, P_EPSA, P_THREADS, P_MU, P_OMEGA };
 
 /* Threads of the passes: threads=N when given; threads=0 (the default) takes
  * OMP_NUM_THREADS when it is set in the environment (omp_get_max_threads, which
@@ -112,6 +113,8 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     w->maxit = (int)p->val[P_MAXIT];
     w->eps_a = p->val[P_EPSA];
     w->nthreads = dca_threads(p->val[P_THREADS]);
+    w->mu = p->val[P_MU];
+    w->omega = p->val[P_OMEGA];
     w->native = pb->def->mass_sparse && pb->def->jacobian_sparse && !pb->def->kinematic;
     if (!w->native) {
         w->Md = mbs_matrix_alloc(nv, nv);
@@ -135,7 +138,8 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     w->dq = malloc(nv * sizeof *w->dq);
     w->qd = malloc(pb->nq * sizeof *w->qd);
     w->gt = calloc(nlc, sizeof *w->gt);
-    if (!w->body || !w->pos || !w->rpos || !w->mark || !w->lam || !w->lamstar || !w->f ||
+    w->gs = calloc(nlc, sizeof *w->gs);
+    if (!w->gs || !w->body || !w->pos || !w->rpos || !w->mark || !w->lam || !w->lamstar || !w->f ||
         !w->gam || !w->acc || !w->dq || !w->qd || !w->gt) {
         dca_free(w);
         return MBS_NO_MEMORY;
@@ -264,6 +268,19 @@ static int dca_eval(void *ws, mbs_ctx *ctx, double t, const double *q, const dou
         return s;
     if (w->nl > 0 && (s = mbs_gamma(ctx, t, q, v, w->gam)) != MBS_OK)
         return s;
+    if (w->nl > 0 && w->mu > 0.0) {
+        /* seed 003 Eqs. (6)-(8): lambda = lambda* + alpha (Phi'' + 2 Omega mu Phi' +
+         * mu^2 Phi), i.e. B v' = gamma - 2 Omega mu (B v + g_t) - mu^2 g */
+        if ((s = mbs_constraint(ctx, t, q, w->gs)) != MBS_OK ||
+            (s = mbs_constraint_t(ctx, t, q, w->gt)) != MBS_OK)
+            return s;
+        for (size_t r = 0; r < w->nl; r++) {
+            double bv = w->gt[r];
+            for (int k = w->rptr[r]; k < w->rptr[r + 1]; k++)
+                bv += w->rval[k] * v[w->rcrd[k]];
+            w->gam[r] -= 2.0 * w->omega * w->mu * bv + w->mu * w->mu * w->gs[r];
+        }
+    }
     mbs_count_factorization(ctx);
     if ((s = dca_solve(w, ctx, t, w->eps_a)) != MBS_OK)
         return s;
@@ -333,6 +350,11 @@ static const mbs_param_def dca_params[] = {
     [P_MAXIT] = {"maxit", 10, 1, 100, "maximum multiplier iterations per solve", NULL, 1},
     [P_EPSA] = {"eps_a", 1e-10, 0.0, 1.0,
                 "stop when |B v' - gamma| <= eps_a (acceleration level, Sect. 4.1)", NULL, 0},
+    [P_MU] = {"mu", 0.0, 0.0, 1e6,
+              "constraint stabilisation frequency of the multiplier approximation (seed 003 "
+              "Eqs. (6)-(8); its examples: 1); 0: acceleration level only", NULL, 0},
+    [P_OMEGA] = {"omega", 1.0, 0.0, 1e3, "damping ratio of that stabilisation (seed 003: 1)",
+                 NULL, 0},
     [P_THREADS] = {"threads", 0, 0, 256,
                    "threads of the assembly/disassembly passes (0: OMP_NUM_THREADS if set, "
                    "else 1); results equal bit for bit for any count", NULL, 1},

@@ -53,6 +53,7 @@ typedef struct dca_ws {
     double alpha, eps_a;
     int maxit;
     int nthreads;          /* threads of the passes (1: sequential, no OpenMP team) */
+    double mu, omega;      /* stabilisation of the multiplier approximation (0: none) */
     int native;            /* triplet callbacks of the problem */
     mbs_triplets Mt, Bt;   /* M and B as triplets (structural) */
     size_t *pm_r, *pm_c, *pb_r, *pb_c, pm_n, pb_n; /* pattern of the analysis */
@@ -94,7 +95,7 @@ typedef struct dca_ws {
     dca_scratch *scr;   /* nthreads */
     /* scratch of the analysis and of the method glue (sequential parts) */
     int *pos, *rpos, *mark;
-    double *lam, *lamstar, *f, *gam, *acc, *dq, *qd, *gt;
+    double *lam, *lamstar, *f, *gam, *acc, *dq, *qd, *gt, *gs;
     size_t maxJ, maxcols;
     int last_iters;
     double pass_wall;   /* wall-clock seconds spent in the passes (diagnostics) */

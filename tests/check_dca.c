@@ -1,9 +1,14 @@
-/* The divide-and-conquer formulation (methods/dca*.c, seed 003), parallel part
- * (issue 22): the passes on 2 threads give the same trajectories bit for bit as
+/* The divide-and-conquer formulation (methods/dca*.c, seed 003), issue 22.
+ * Parallel part: the passes on 2 threads give the same trajectories bit for bit as
  * on 1 (and the parallel path is really taken), the run record carries the
  * thread count, and the critical-path counts of the tree are those of a
  * balanced binary tree (levels = ceil(log2 bodies) + 1, every node in one
- * level, span = sum of the levels' largest nodes). */
+ * level, span = sum of the levels' largest nodes).  Robustness claims of seed
+ * 003 (Sects. 4.1-4.4): redundant constraints, penalty 1e6, 10 s under gravity
+ * with and without projections (spatial five-bar), and passing singular
+ * configurations (a parallelogram four-bar defined here). */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_odeiv2.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +155,291 @@ START_TEST(test_dca_threads_param)
 }
 END_TEST
 
+/* ---- seed 003's robustness claims (Sects. 4.1-4.4) ------------------------------ */
+
+/* Redundant constraints (the spatial five-bar: 3 redundant joint equations),
+ * penalty alpha = 1e6, 10 s under gravity, ode45-like dopri5 at tol 1e-6, with
+ * and without projections, and with the seed's stabilisation mu = omega = 1
+ * (seed 003 Sects. 4.1-4.2): all runs succeed and meet the stored reference
+ * (svd/rk8pd vs qr/dopri5, 9.3 digits); the projected run holds the velocity
+ * constraints at eps_v. */
+START_TEST(test_dca_fivebar3d_10s)
+{
+    static const char *const meths[] = {"dca/dopri5:alpha=1e6", "dca/dopri5:alpha=1e6,mu=1,omega=1",
+                                        "dca-proj/dopri5:alpha=1e6"};
+    mbs_record r;
+    mbs_test_run("fivebar3d", meths[_i], NAN, 1e-6, 10.0, &r);
+    ck_assert_msg(r.status == MBS_OK, "%s: %s", meths[_i], r.reason);
+    ck_assert_str_eq(r.ref_kind, "reference");
+    fprintf(stderr, "dca: fivebar3d 10 s %s: err q %.2e v %.2e, max |g| %.2e, |Bv| %.2e, "
+                    "drift %.2e, %ld steps\n",
+            meths[_i], r.err.q, r.err.v, r.res_pos_max, r.res_vel_max, r.energy_drift,
+            r.cnt.steps);
+    /* measured 2e-5 .. 1e-4 (q) at tol 1e-6 over 10 s */
+    ck_assert_double_le(r.err.q, 1e-3);
+    ck_assert_double_le(r.res_pos_max, 1e-4);
+    ck_assert_double_le(r.energy_drift, 1e-3);
+    if (_i == 1) /* the seed's stabilisation mu = omega = 1: drift 1.9e-6 (mu = 0: 1.5e-4) */
+        ck_assert_double_le(r.energy_drift, 2e-5);
+    if (_i == 2)
+        ck_assert_double_le(r.res_vel_max, 1e-11);
+    mbs_record_free(&r);
+}
+END_TEST
+
+/* Singular configurations (seed 003 Sect. 4.2: "passing repeatedly through
+ * singular configurations").  The loops of problems/loops.c never reach one
+ * (equal sides), so this test builds its own mechanism: the planar
+ * parallelogram four-bar of the IFToMM benchmark A01 (three bars of length
+ * L = 1 m, 1 kg, J = m L^2 / 12, ground link L, gravity 9.81 along -y, crank
+ * released upright at 6 rad/s), in body coordinates (x, y, theta) per bar,
+ * 8 joint equations.  Twice per revolution all joints are collinear (crank
+ * angle 0 or pi: the crank tip meets the rocker pivot) and the Jacobian loses
+ * a rank: there the motion may branch, and the KKT matrix is singular.  In the
+ * parallelogram motion the coupler translates and the crank angle obeys the
+ * one-degree-of-freedom equation (5/3) m L^2 theta'' = -2 m g L cos theta,
+ * integrated here independently (GSL rk8pd, 1e-13). */
+enum { FB_NB = 3, FB_NQ = 9, FB_NL = 8 };
+#define FB_PI 3.14159265358979323846
+static const double FB_L = 1.0, FB_M = 1.0, FB_G = 9.81, FB_W0 = 6.0;
+
+static int fb_dims(const mbs_problem *pb, size_t *nq, size_t *nv, size_t *nl)
+{
+    (void)pb;
+    *nq = *nv = FB_NQ, *nl = FB_NL;
+    return MBS_OK;
+}
+
+static int fb_initial(const mbs_problem *pb, double *q, double *v, double *l, int *have)
+{
+    (void)pb;
+    const double L = FB_L, w = FB_W0;
+    const double q0[FB_NQ] = {0, L / 2, FB_PI / 2, L / 2, L, 0, L, L / 2, FB_PI / 2};
+    const double v0[FB_NQ] = {-w * L / 2, 0, w, -w * L, 0, 0, -w * L / 2, 0, w};
+    memcpy(q, q0, sizeof q0);
+    memcpy(v, v0, sizeof v0);
+    memset(l, 0, FB_NL * sizeof *l);
+    *have = 0;
+    return MBS_OK;
+}
+
+static int fb_mass(const mbs_problem *pb, double t, const double *q, gsl_matrix *M)
+{
+    (void)pb, (void)t, (void)q;
+    gsl_matrix_set_zero(M);
+    for (int i = 0; i < FB_NB; i++) {
+        gsl_matrix_set(M, 3 * i, 3 * i, FB_M);
+        gsl_matrix_set(M, 3 * i + 1, 3 * i + 1, FB_M);
+        gsl_matrix_set(M, 3 * i + 2, 3 * i + 2, FB_M * FB_L * FB_L / 12.0);
+    }
+    return MBS_OK;
+}
+
+static int fb_force(const mbs_problem *pb, double t, const double *q, const double *v,
+                    double *f)
+{
+    (void)pb, (void)t, (void)q, (void)v;
+    for (int i = 0; i < FB_NB; i++)
+        f[3 * i] = 0.0, f[3 * i + 1] = -FB_M * FB_G, f[3 * i + 2] = 0.0;
+    return MBS_OK;
+}
+
+/* Joints as (body, end) pairs: end point c_i + s L/2 e_i; body -1 = ground
+ * point (0, 0) or (L, 0) by s = -1 / +1. */
+static const int fb_joint[4][4] = {{0, -1, -1, -1}, {0, 1, 1, -1}, {1, 1, 2, 1}, {2, -1, -1, 1}};
+
+static void fb_point(const double *q, int b, int s, double *p)
+{
+    if (b < 0) {
+        p[0] = s < 0 ? 0.0 : FB_L, p[1] = 0.0;
+        return;
+    }
+    const double *c = q + 3 * b;
+    p[0] = c[0] + s * FB_L / 2 * cos(c[2]);
+    p[1] = c[1] + s * FB_L / 2 * sin(c[2]);
+}
+
+static int fb_constraint(const mbs_problem *pb, double t, const double *q, double *g)
+{
+    (void)pb, (void)t;
+    for (int j = 0; j < 4; j++) {
+        double a[2], b[2];
+        fb_point(q, fb_joint[j][0], fb_joint[j][1], a);
+        fb_point(q, fb_joint[j][2], fb_joint[j][3], b);
+        g[2 * j] = a[0] - b[0], g[2 * j + 1] = a[1] - b[1];
+    }
+    return MBS_OK;
+}
+
+static int fb_jacobian(const mbs_problem *pb, double t, const double *q, gsl_matrix *G)
+{
+    (void)pb, (void)t;
+    gsl_matrix_set_zero(G);
+    for (int j = 0; j < 4; j++)
+        for (int side = 0; side < 2; side++) {
+            int b = fb_joint[j][2 * side], s = fb_joint[j][2 * side + 1];
+            double sg = side ? -1.0 : 1.0;
+            if (b < 0)
+                continue;
+            double th = q[3 * b + 2];
+            gsl_matrix_set(G, 2 * j, 3 * b, sg);
+            gsl_matrix_set(G, 2 * j + 1, 3 * b + 1, sg);
+            gsl_matrix_set(G, 2 * j, 3 * b + 2, -sg * s * FB_L / 2 * sin(th));
+            gsl_matrix_set(G, 2 * j + 1, 3 * b + 2, sg * s * FB_L / 2 * cos(th));
+        }
+    return MBS_OK;
+}
+
+/* G v' = gamma: d^2/dt^2 (s L/2 e) = s L/2 (e_perp theta'' - e theta'^2). */
+static int fb_gamma(const mbs_problem *pb, double t, const double *q, const double *v,
+                    double *gam)
+{
+    (void)pb, (void)t;
+    for (int j = 0; j < 4; j++) {
+        gam[2 * j] = gam[2 * j + 1] = 0.0;
+        for (int side = 0; side < 2; side++) {
+            int b = fb_joint[j][2 * side], s = fb_joint[j][2 * side + 1];
+            double sg = side ? -1.0 : 1.0;
+            if (b < 0)
+                continue;
+            double th = q[3 * b + 2], w2 = v[3 * b + 2] * v[3 * b + 2];
+            gam[2 * j] += sg * s * FB_L / 2 * cos(th) * w2;
+            gam[2 * j + 1] += sg * s * FB_L / 2 * sin(th) * w2;
+        }
+    }
+    return MBS_OK;
+}
+
+static double fb_energy(const mbs_problem *pb, double t, const double *q, const double *v)
+{
+    (void)pb, (void)t;
+    double E = 0.0;
+    for (int i = 0; i < FB_NB; i++) {
+        const double *c = v + 3 * i;
+        E += 0.5 * FB_M * (c[0] * c[0] + c[1] * c[1]) +
+             0.5 * FB_M * FB_L * FB_L / 12.0 * c[2] * c[2] + FB_M * FB_G * q[3 * i + 1];
+    }
+    return E;
+}
+
+static const mbs_problem_def fourbar_def = {
+    .name = "fourbar-a01 (test)",
+    .title = "parallelogram four-bar, IFToMM A01",
+    .flags = MBS_PB_SINGULAR_CONFIG,
+    .index = 3,
+    .t0 = 0.0,
+    .t_end = 10.0,
+    .dims = fb_dims,
+    .initial = fb_initial,
+    .mass = fb_mass,
+    .force = fb_force,
+    .constraint = fb_constraint,
+    .jacobian = fb_jacobian,
+    .gamma = fb_gamma,
+    .energy = fb_energy,
+};
+
+/* theta'' = -(6/5) (g/L) cos theta (parallelogram motion), GSL rk8pd. */
+static int fb_exact_rhs(double t, const double *y, double *dy, void *p)
+{
+    (void)t, (void)p;
+    dy[0] = y[1];
+    dy[1] = -1.2 * FB_G / FB_L * cos(y[0]);
+    return GSL_SUCCESS;
+}
+
+typedef struct fb_watch {
+    double prev_sin;
+    int crossings;   /* passages through crank angle 0 or pi (singular) */
+    double max_sep;  /* max |theta_crank - theta_rocker| (parallelogram branch) */
+} fb_watch;
+
+static int fb_observe(void *data, double t, const double *q, const double *v,
+                      const double *vdot, const double *lambda)
+{
+    (void)t, (void)v, (void)vdot, (void)lambda;
+    fb_watch *w = data;
+    double s = sin(q[2]);
+    if (s * w->prev_sin < 0.0)
+        w->crossings++;
+    w->prev_sin = s;
+    w->max_sep = fmax(w->max_sep, fabs(remainder(q[2] - q[8], 2 * FB_PI)));
+    return 0;
+}
+
+START_TEST(test_dca_singular_fourbar)
+{
+    static const char *const meths[] = {"dca-proj/dopri5", "dca/dopri5"};
+    mbs_problem pb;
+    memset(&pb, 0, sizeof pb);
+    pb.def = &fourbar_def;
+    pb.flags = fourbar_def.flags;
+    pb.t0 = 0.0, pb.t_end = 10.0;
+    ck_assert_int_eq(mbs_params_init(&pb.params, NULL, 0), 0);
+    ck_assert_int_eq(fb_dims(&pb, &pb.nq, &pb.nv, &pb.nl), MBS_OK);
+    mbs_ctx ctx;
+    ck_assert_int_eq(mbs_ctx_init(&ctx, &pb), MBS_OK);
+    const mbs_method_def *m;
+    mbs_params prm;
+    char err[256];
+    ck_assert_int_eq(mbs_method_parse(meths[_i], &m, &prm, err, sizeof err), MBS_OK);
+    void *st = NULL;
+    ck_assert_int_eq(m->ops->alloc(m, &prm, &ctx, &st), MBS_OK);
+    double y[FB_NQ + FB_NQ + FB_NL];
+    int have;
+    fb_initial(&pb, y, y + FB_NQ, y + 2 * FB_NQ, &have);
+    double E0 = fb_energy(&pb, 0.0, y, y + FB_NQ);
+    fb_watch w = {.prev_sin = 1.0};
+    mbs_ctx_reset(&ctx);
+    ctx.observer = fb_observe;
+    ctx.observer_data = &w;
+    mbs_settings set = {.h = 0.0, .rtol = 1e-6, .atol = 1e-6, .t_end = 10.0};
+    double t = 0.0;
+    int s = m->ops->integrate(st, &ctx, &set, &t, y);
+    ck_assert_msg(s == MBS_OK, "%s: %s", meths[_i], ctx.reason);
+    /* the independent one-degree-of-freedom solution */
+    gsl_odeiv2_system sys = {fb_exact_rhs, NULL, 2, NULL};
+    gsl_odeiv2_driver *d =
+        gsl_odeiv2_driver_alloc_y_new(&sys, gsl_odeiv2_step_rk8pd, 1e-3, 1e-13, 1e-13);
+    double ye[2] = {FB_PI / 2, FB_W0}, te = 0.0;
+    ck_assert_int_eq(gsl_odeiv2_driver_apply(d, &te, 10.0, ye), GSL_SUCCESS);
+    gsl_odeiv2_driver_free(d);
+    double dth = fabs(remainder(y[2] - ye[0], 2 * FB_PI)), dw = fabs(y[FB_NQ + 2] - ye[1]);
+    double g[FB_NL];
+    fb_constraint(&pb, t, y, g);
+    double gmax = 0.0;
+    for (int k = 0; k < FB_NL; k++)
+        gmax = fmax(gmax, fabs(g[k]));
+    double drift = fabs(fb_energy(&pb, t, y, y + FB_NQ) - E0) / fabs(E0);
+    fprintf(stderr, "dca: four-bar A01 10 s %s: %d singular passages, crank angle error %.2e, "
+                    "rate error %.2e, |g| %.2e, energy drift %.2e, max |th1 - th3| %.2e, "
+                    "%ld steps\n",
+            meths[_i], w.crossings, dth, dw, gmax, drift, w.max_sep, ctx.cnt.steps);
+    /* both pass every singular configuration without breaking down (the
+     * augmented-Lagrangian matrices stay positive definite) */
+    ck_assert_int_ge(w.crossings, 20); /* about 12 revolutions in 10 s, two per turn */
+    if (_i == 0) {
+        /* with projections: on the parallelogram branch throughout, and on the
+         * exact motion (measured: angle 3.1e-5 rad, rate 2.2e-5 rad/s, |g| 5e-15,
+         * drift 1.5e-6, th1 - th3 <= 1e-13) */
+        ck_assert_double_le(w.max_sep, 1e-6);
+        ck_assert_double_le(dth, 1e-3);
+        ck_assert_double_le(dw, 1e-3);
+        ck_assert_double_le(drift, 1e-4);
+        ck_assert_double_le(gmax, 1e-12);
+    } else {
+        /* without: it passes them too, but the constraint drift (|g| 1.2e-3 at
+         * 10 s) lets it leave the parallelogram branch at one of them (measured
+         * max |th1 - th3| = 3.1: the folded branch; with mu=1,omega=1 likewise),
+         * so only the survival is asserted: a finding, not a claim of seed 003,
+         * whose five-bar geometry we could not reconstruct (problems/loops.c). */
+        ck_assert_double_le(gmax, 1e-2);
+    }
+    m->ops->free_state(st);
+    mbs_ctx_free(&ctx);
+}
+END_TEST
+
 Suite *mbs_suite_dca(void)
 {
     Suite *s = suite_create("dca");
@@ -159,5 +449,10 @@ Suite *mbs_suite_dca(void)
     tcase_add_loop_test(tc, test_dca_span_counts, 0, 3);
     tcase_add_test(tc, test_dca_threads_param);
     suite_add_tcase(s, tc);
+    TCase *tr = tcase_create("robust");
+    tcase_set_timeout(tr, 120);
+    tcase_add_loop_test(tr, test_dca_fivebar3d_10s, 0, 3);
+    tcase_add_loop_test(tr, test_dca_singular_fourbar, 0, 2);
+    suite_add_tcase(s, tr);
     return s;
 }

@@ -220,8 +220,9 @@ void mbs_bench_dcapar(const char *dir, size_t nmax)
     load_avg(&la0);
     printf("\nbench-scaling: parallel DCA (issue 22), chain, wall time per dca/rk4 step "
            "(h = 1e-4), threads=1 and threads=2 alternately in one process, min over the "
-           "repetitions; load average before: %.2f on %ld cores\n",
-           la0, sysconf(_SC_NPROCESSORS_ONLN));
+           "repetitions; load average before: %.2f on %ld cores, OMP_WAIT_POLICY=%s\n",
+           la0, sysconf(_SC_NPROCESSORS_ONLN),
+           getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "(unset)");
     printf("%-8s %12s %12s %8s %7s %6s %5s %7s %9s %11s %10s %8s %9s %9s\n", "N", "s/step 1t",
            "s/step 2t", "speedup", "bodies", "levels", "iters", "subtr2", "work/pass",
            "span/pass", "work/span", "f_seq", "proj P=8", "proj P=64");
