@@ -146,7 +146,8 @@ static int method_table(void)
     } probe[] = {{"redundant constraints (pendulum:redundant=1)", "pendulum:redundant=1", 1.0},
                  {"singular M (smallmass:m1=0)", "smallmass:m1=0", 0.1},
                  {"extended (wheelset)", "wheelset", 0.05},
-                 {"non-holonomic (knifeedge)", "knifeedge", 1.0}};
+                 {"non-holonomic (knifeedge)", "knifeedge", 1.0},
+                 {"Lie group (heavytop:coords=rotmat)", "heavytop:coords=rotmat", 0.1}};
     enum { NP = sizeof probe / sizeof *probe };
     printf("| method | orders q/v/lambda | step |");
     for (int k = 0; k < NP; k++)

@@ -24,6 +24,25 @@
  *       (Delta q_n, h lambda_{n+1}, mu_n), and the hidden constraint
  *       G(q_{n+1}) v_{n+1} (+ g_t) = 0 is imposed as well; iteration matrix as printed
  *       after Eq. (94).
+ *   liegroup/genalpha, liegroup-ggl/genalpha - the same two methods on a Lie-group
+ *       configuration space (problems flagged MBS_PB_LIEGROUP, problem.h): Arnold,
+ *       Brüls and Cardona's Lie-group generalized-alpha (seed 002 ref. [9], the
+ *       error analysis; the heavy top in SO(3) x R^3 is Brüls and Cardona's
+ *       example, ref. [28]).  The position update (68b) becomes
+ *           q_{n+1} = q_n o exp(h Delta q_n),
+ *       Delta q_n in R^{n_v} (the velocity space; v_n, a_n, q''_n are the
+ *       velocity, acceleration-like vector and v' in those coordinates), and G is
+ *       the velocity-level B = G H (n_lambda x n_v) throughout; (68c-e), (94) and
+ *       the equilibrium conditions are unchanged.  The exact Jacobian of
+ *       g(q_n o exp(h Delta q)) / h is B(q_{n+1}) T(h Delta q) with the tangent
+ *       operator T = I + O(h), so the iteration matrices of Eqs. (70) and (94) hold
+ *       with B(q_n) (the O(h) terms are dropped as before; the difference-Jacobian
+ *       fallback includes them).  q changes only through exp, so R stays orthogonal
+ *       to round-off without a normalisation constraint.  Starting values as
+ *       below with the Taylor point q_0 o exp(d v_0 + d^2 v'_0 / 2).  On a problem
+ *       with q' = v (H = I) the group is R^n, exp is addition, and both are
+ *       index3/genalpha and ggl/genalpha (start=plain, linsol=full).  Problems with
+ *       H != I and no Lie-group structure (Euler angles, quaternions) are declined.
  *
  * Starting values (seed 002, text after Fig. 10): q_0, v_0, q''_0 = q''(t_0) from
  * the index-1 system, and a_0 = q''(t_0 + (alpha_m - alpha_f) h) + O(h^2), evaluated
@@ -122,6 +141,9 @@ static const mbs_param_def hht_params[] = {
     GA_START_PARAM, GA_NEWTON_PARAMS, GA_LINSOL_PARAM};
 static const mbs_param_def ggl_params[] = {GA_RHO_PARAM, GA_EXPLICIT_PARAMS,
                                            GA_NEWTON_PARAMS, GA_LINSOL_PARAM};
+/* liegroup/ variants: ggl_params without linsol (full only): same positions SP_*. */
+static const mbs_param_def lie_params[] = {GA_RHO_PARAM, GA_EXPLICIT_PARAMS,
+                                           GA_NEWTON_PARAMS};
 
 static int is_set(const mbs_params *p, int i)
 {
@@ -191,7 +213,7 @@ static void ga_free(void *p)
         gsl_vector_free(st->F0);
     double *vecs[] = {st->x,  st->xold, st->qn, st->vn, st->qddn, st->an, st->lam,
                       st->q1, st->v1,   st->qdd1, st->a1, st->w,  st->f,  st->g,
-                      st->gt, st->y,    st->tq, st->tv, st->acc1, st->acc2};
+                      st->gt, st->y,    st->tq, st->tv, st->acc1, st->acc2, st->hx};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
         free(vecs[i]);
     mbs_index1_free(st->ix);
@@ -212,10 +234,16 @@ static int ga_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, 
     *out = NULL;
     const mbs_problem *pb = ctx->pb;
     const ga_variant *var = m->variant;
-    if (pb->def->kinematic)
+    int lie = (pb->flags & MBS_PB_LIEGROUP) && pb->def->lie;
+    if (lie && !var->lie)
         return mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0,
-                        "%s needs q' = v (no kinematic matrix H); %s has H != I", m->name,
+                        "%s treats q as a vector (q' = v); the configuration of %s is a Lie "
+                        "group: use liegroup/genalpha or liegroup-ggl/genalpha", m->name,
                         pb->def->name);
+    if (pb->def->kinematic && !lie)
+        return mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0,
+                        "%s needs q' = v (no kinematic matrix H)%s; %s has H != I", m->name,
+                        var->lie ? " or a Lie-group problem (q o exp)" : "", pb->def->name);
     if (pb->nl == 0)
         return mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0, "%s: %s has no constraints", m->name,
                         pb->def->name);
@@ -223,8 +251,18 @@ static int ga_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, 
     if (!st)
         return MBS_NO_MEMORY;
     st->kind = var->kind;
+    st->lie = lie;
     int s, lsopt;
-    if (var->kind == GA_HHT) {
+    if (var->lie) {
+        if ((s = coefficients_from_table(st, p, ctx, m->name)) != MBS_OK) {
+            ga_free(st);
+            return s;
+        }
+        st->start = GA_START_PLAIN;
+        st->ntol = p->val[SP_NTOL];
+        st->nmaxit = (long)p->val[SP_NMAXIT];
+        lsopt = GA_LS_FULL;
+    } else if (var->kind == GA_HHT) {
         double alpha = p->val[HP_ALPHA];
         st->am = 0.0;
         st->af = -alpha;
@@ -251,8 +289,9 @@ static int ga_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, 
             lsopt = (int)p->val[SP_LINSOL];
         }
     }
-    size_t n = pb->nq, nl = pb->nl;
+    size_t n = pb->nv, nl = pb->nl;
     st->n = n;
+    st->nq = pb->nq;
     st->nl = nl;
     st->nx = n + (var->kind == GA_GGL ? 2 : 1) * nl;
     st->lskind = lsopt == GA_LS_LU        ? MBS_LS_DENSE
@@ -292,14 +331,17 @@ static int ga_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, 
     st->F0 = gsl_vector_alloc(st->nx);
     st->dx = gsl_vector_alloc(st->nx);
     ok = ok && st->F && st->F0 && st->dx;
-    double **nvecs[] = {&st->qn, &st->vn, &st->qddn, &st->an, &st->q1, &st->v1, &st->qdd1,
-                        &st->a1, &st->w,  &st->f,  &st->tq,   &st->tv, &st->acc1, &st->acc2};
+    double **nvecs[] = {&st->vn, &st->qddn, &st->an, &st->v1,   &st->qdd1, &st->a1,
+                        &st->w,  &st->f,    &st->tv, &st->acc1, &st->acc2, &st->hx};
     for (size_t i = 0; i < sizeof nvecs / sizeof nvecs[0]; i++)
         ok = ok && (*nvecs[i] = calloc(n, sizeof(double)));
+    double **qvecs[] = {&st->qn, &st->q1, &st->tq};
+    for (size_t i = 0; i < sizeof qvecs / sizeof qvecs[0]; i++)
+        ok = ok && (*qvecs[i] = calloc(st->nq, sizeof(double)));
     ok = ok && (st->lam = calloc(nl, sizeof(double))) && (st->g = calloc(nl, sizeof(double))) &&
          (st->gt = calloc(nl, sizeof(double))) && (st->x = calloc(st->nx, sizeof(double))) &&
          (st->xold = calloc(st->nx, sizeof(double))) &&
-         (st->y = calloc(2 * n + nl, sizeof(double)));
+         (st->y = calloc(st->nq + n + nl, sizeof(double)));
     if (!ok) {
         ga_free(st);
         return MBS_NO_MEMORY;
@@ -321,9 +363,15 @@ static int ga_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, 
 static int accel_at(ga_state *st, mbs_ctx *ctx, double t0, double d, double *acc)
 {
     for (size_t i = 0; i < st->n; i++) {
-        st->tq[i] = st->qn[i] + d * st->vn[i] + 0.5 * d * d * st->qddn[i];
+        if (st->lie)
+            st->hx[i] = d * st->vn[i] + 0.5 * d * d * st->qddn[i];
+        else
+            st->tq[i] = st->qn[i] + d * st->vn[i] + 0.5 * d * d * st->qddn[i];
         st->tv[i] = st->vn[i] + d * st->qddn[i];
     }
+    int s;
+    if (st->lie && (s = mbs_lie_exp(ctx, st->qn, st->hx, st->tq)) != MBS_OK)
+        return s;
     return mbs_index1_accel(st->ix, ctx, t0 + d, st->tq, st->tv, acc, NULL);
 }
 
@@ -369,13 +417,13 @@ static int ga_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double *
 static int ga_integrate_(ga_state *st, mbs_ctx *ctx, const mbs_settings *set, double *tp,
                          double *y)
 {
-    size_t n = st->n, nl = st->nl;
+    size_t n = st->n, nl = st->nl, nq = st->nq;
     double t0 = *tp, h = set->h, span = set->t_end - t0;
     if (!(h > 0.0) || !(span > 0.0))
         return mbs_fail(ctx, MBS_BAD_INPUT, t0, "need h > 0 and t_end > t0");
-    memcpy(st->qn, y, n * sizeof(double));
-    memcpy(st->vn, y + n, n * sizeof(double));
-    memcpy(st->lam, y + 2 * n, nl * sizeof(double));
+    memcpy(st->qn, y, nq * sizeof(double));
+    memcpy(st->vn, y + nq, n * sizeof(double));
+    memcpy(st->lam, y + nq + n, nl * sizeof(double));
     int s = start(st, ctx, t0, h);
     if (s != MBS_OK)
         return s;
@@ -390,10 +438,10 @@ static int ga_integrate_(ga_state *st, mbs_ctx *ctx, const mbs_settings *set, do
             return s;
         }
         t = tn;
-        memcpy(st->y, st->qn, n * sizeof(double));
-        memcpy(st->y + n, st->vn, n * sizeof(double));
-        memcpy(st->y + 2 * n, st->lam, nl * sizeof(double));
-        memcpy(y, st->y, (2 * n + nl) * sizeof(double));
+        memcpy(st->y, st->qn, nq * sizeof(double));
+        memcpy(st->y + nq, st->vn, n * sizeof(double));
+        memcpy(st->y + nq + n, st->lam, nl * sizeof(double));
+        memcpy(y, st->y, (nq + n + nl) * sizeof(double));
         *tp = t;
         if ((s = mbs_accept(ctx, t, st->y, st->qddn)) != MBS_OK)
             return s;
@@ -407,7 +455,8 @@ static const mbs_method_ops ga_ops = {
     .free_state = ga_free,
 };
 
-static const ga_variant v_index3 = {GA_INDEX3}, v_hht = {GA_HHT}, v_ggl = {GA_GGL};
+static const ga_variant v_index3 = {GA_INDEX3, 0}, v_hht = {GA_HHT, 0}, v_ggl = {GA_GGL, 0};
+static const ga_variant v_lie = {GA_INDEX3, 1}, v_lie_ggl = {GA_GGL, 1};
 
 #define GA_FLAGS (MBS_M_FIXED_STEP | MBS_M_IMPLICIT | MBS_M_NEEDS_FULL_RANK)
 
@@ -445,5 +494,30 @@ const mbs_method_def mbs_method_ggl_genalpha = {
     .params = ggl_params,
     .n_params = sizeof ggl_params / sizeof ggl_params[0],
     .variant = &v_ggl,
+    .ops = &ga_ops,
+};
+
+const mbs_method_def mbs_method_liegroup_genalpha = {
+    .name = "liegroup/genalpha",
+    .summary = "Lie-group generalized-alpha on the index-3 equations (q_{n+1} = q_n o "
+               "exp(h Delta q), no normalisation constraint)",
+    .citation = "seed 002, Eqs. (64), (67)-(70), ref. [9] (Arnold-Bruls-Cardona), Example 6",
+    .order = {2, 2, 2},
+    .flags = GA_FLAGS,
+    .params = lie_params,
+    .n_params = sizeof lie_params / sizeof lie_params[0],
+    .variant = &v_lie,
+    .ops = &ga_ops,
+};
+
+const mbs_method_def mbs_method_liegroup_ggl_genalpha = {
+    .name = "liegroup-ggl/genalpha",
+    .summary = "Lie-group generalized-alpha on the stabilized index-2 (GGL) equations",
+    .citation = "seed 002, Eqs. (92)-(94), ref. [9] (Arnold-Bruls-Cardona), Example 6",
+    .order = {2, 2, 2},
+    .flags = GA_FLAGS,
+    .params = lie_params,
+    .n_params = sizeof lie_params / sizeof lie_params[0],
+    .variant = &v_lie_ggl,
     .ops = &ga_ops,
 };

@@ -18,6 +18,7 @@ typedef enum { GA_INDEX3, GA_HHT, GA_GGL } ga_kind;
 
 typedef struct ga_variant {
     ga_kind kind;
+    int lie; /* 1: Lie-group variant (liegroup/, liegroup-ggl/): q_{n+1} = q_n o exp(h Delta q) */
 } ga_variant;
 
 enum { GA_START_PLAIN = 0, GA_START_CORRECTED = 1 };
@@ -28,7 +29,10 @@ typedef struct ga_state {
     int start;
     double ntol;
     long nmaxit;
-    size_t n, nl, nx;           /* n = n_q = n_v; nx = unknowns of the step */
+    size_t n, nl, nx;           /* n = n_v (= n_q unless Lie group); nx = unknowns of the step */
+    size_t nq;                  /* n_q: length of qn, q1, tq */
+    int lie;                    /* q o exp(w) through mbs_lie_exp (MBS_PB_LIEGROUP problem) */
+    double *hx;                 /* h Delta q (Lie-group update) */
     gsl_matrix *M, *G;          /* at the current iterate */
     gsl_matrix *M0, *G0;        /* at (t_n, q_n): iteration matrix, GGL correction */
     gsl_matrix *K;              /* iteration matrix and its LU factors */

@@ -118,8 +118,9 @@ static int solve_ls(ga_state *st, mbs_ctx *ctx, double t, const double *rhs, dou
     return MBS_OK;
 }
 
-/* The linear maps (68b-e) (with w = Delta q + G^T(q_n) mu for GGL, Eq. (94)). */
-static void linear_update(ga_state *st, double h, const double *x)
+/* The linear maps (68b-e) (with w = Delta q + G^T(q_n) mu for GGL, Eq. (94));
+ * on a Lie group (68b) is q_{n+1} = q_n o exp(h Delta q) (genalpha.c). */
+static int linear_update(ga_state *st, mbs_ctx *ctx, double h, const double *x)
 {
     size_t n = st->n, nl = st->nl;
     double b = st->beta, gm = st->gamma;
@@ -137,13 +138,17 @@ static void linear_update(ga_state *st, double h, const double *x)
             for (size_t k = 0; k < nl; k++)
                 w += gsl_matrix_get(st->G0, k, i) * x[n + nl + k];
         st->w[i] = w;
-        st->q1[i] = st->qn[i] + h * x[i];                                       /* (68b) */
+        if (st->lie)
+            st->hx[i] = h * x[i];
+        else
+            st->q1[i] = st->qn[i] + h * x[i];                                   /* (68b) */
         st->a1[i] = (w - st->vn[i] - (0.5 - b) * h * st->an[i]) / (b * h);      /* (68c) */
         st->v1[i] = gm / b * w + (1.0 - gm / b) * st->vn[i] +
                     h * (1.0 - gm / (2.0 * b)) * st->an[i];                     /* (68d) */
         st->qdd1[i] = c * ((w - st->vn[i]) / h - 0.5 * st->an[i]) +
                       (st->an[i] - st->af * st->qddn[i]) / (1.0 - st->af);      /* (68e) */
     }
+    return st->lie ? mbs_lie_exp(ctx, st->qn, st->hx, st->q1) : MBS_OK;
 }
 
 /* residual() with M and G as triplets (structured path); linear_update done. */
@@ -180,7 +185,8 @@ static int residual(ga_state *st, mbs_ctx *ctx, double t1, double h, const doubl
 {
     size_t n = st->n, nl = st->nl;
     int s;
-    linear_update(st, h, x);
+    if ((s = linear_update(st, ctx, h, x)) != MBS_OK)
+        return s;
     if (st->ls)
         return residual_ls(st, ctx, t1, h, x);
     if ((s = mbs_mass(ctx, t1, st->q1, st->M)) != MBS_OK ||
@@ -348,8 +354,9 @@ int mbs_ga_step(ga_state *st, mbs_ctx *ctx, double t, double h)
                         "Newton did not converge in %ld iterations at t=%g (h=%g, increment %g)",
                         st->nmaxit, t, h, err);
     /* Accept: the linear maps at the converged unknowns. */
-    linear_update(st, h, st->x);
-    memcpy(st->qn, st->q1, n * sizeof(double));
+    if ((s = linear_update(st, ctx, h, st->x)) != MBS_OK)
+        return s;
+    memcpy(st->qn, st->q1, st->nq * sizeof(double));
     memcpy(st->vn, st->v1, n * sizeof(double));
     memcpy(st->qddn, st->qdd1, n * sizeof(double));
     memcpy(st->an, st->a1, n * sizeof(double));
