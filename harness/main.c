@@ -16,6 +16,10 @@
 #include "report.h"
 #include "reproduce.h"
 #include "merge.h"
+#include "plugin.h"
+#include "probcheck.h"
+#include "../methods/registry.h"
+#include "../problems/registry.h"
 #include "run.h"
 #include "shard.h"
 #include "slurm.h"
@@ -23,6 +27,7 @@
 
 static const char usage[] =
     "usage: mbsbench --version | --help | COMMAND --help\n"
+    "       mbsbench [--plugin PATH.so]... COMMAND ...  (problems and methods of a plugin)\n"
     "       mbsbench list problems|methods [--long | --markdown]\n"
     "       mbsbench run -p PROBLEM[:k=v,...] -m METHOD[:k=v,...] (--h H | --tol TOL)\n"
     "                    [--t-end T] [--repeat K] [--max-steps N] [--max-cpu S]\n"
@@ -48,6 +53,7 @@ static const char usage[] =
     "                    [--alpha A] [-v]\n"
     "       mbsbench history -p P -m M --metric cpu_median|err_q|order_q [--db FILE]\n"
     "                    [--glob] [--plot [--out FILE.png]]\n"
+    "       mbsbench check-problem -p PROBLEM[:k=v,...]\n"
     "       mbsbench reference(s) [-p] PROBLEM[:k=v,...] [--t-end T] [--tol TOL] [--methods A,B]\n"
     "                    [--min-digits D] [--dry-run]\n";
 
@@ -68,6 +74,7 @@ static const char *const command_doc[][2] = {
     {"baseline", "bless a results directory as the regression baseline"},
     {"compare", "regression check of a results directory against a baseline"},
     {"history", "a case's metric over all recorded sweeps"},
+    {"check-problem", "the problem battery: consistency of g, G, gamma, M, energy, initial values"},
     {"reference", "compute and store a reference solution (two independent computations)"},
     {"references", "the same as reference"},
 };
@@ -210,6 +217,8 @@ static int cmd_list(int argc, char **argv)
                    d->index, flags, d->title);
             printf("      source: %s; t = [%g, %g]\n", d->citation, d->t0, d->t_end);
             printf("      reference: %s\n", d->reference ? d->reference : "none (no reference)");
+            if (mbs_problem_owner(i))
+                printf("      plugin: %s\n", mbs_problem_owner(i));
             print_params(d->params, d->n_params);
             mbs_problem_close(&pb);
         }
@@ -229,6 +238,8 @@ static int cmd_list(int argc, char **argv)
                    m->order[2], flags, m->summary);
             if (longform) /* source: seed and equation numbers (references.bib) */
                 printf("      source: %s\n", m->citation && *m->citation ? m->citation : "-");
+            if (mbs_method_owner(i))
+                printf("      plugin: %s\n", mbs_method_owner(i));
             print_params(m->params, m->n_params);
         }
 #ifndef MBS_HAVE_SUNDIALS
@@ -593,6 +604,13 @@ int main(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
+    /* plugins first (any position): every command sees their entries */
+    if (mbs_plugin_take_options(&argc, argv) != 0)
+        return 2;
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("mbsbench %s\n", mbs_version_string());
         return 0;
@@ -608,6 +626,8 @@ int main(int argc, char **argv)
         return cmd_converge(argc, argv);
     if (strcmp(argv[1], "sweep") == 0)
         return cmd_sweep(argc, argv);
+    if (strcmp(argv[1], "check-problem") == 0)
+        return mbs_cmd_check_problem(argc, argv);
     if (strcmp(argv[1], "merge") == 0)
         return mbs_cmd_merge(argc, argv);
     if (strcmp(argv[1], "reference") == 0 || strcmp(argv[1], "references") == 0)

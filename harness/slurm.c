@@ -9,6 +9,7 @@
 
 #include "env.h"
 #include "io.h"
+#include "plugin.h"
 #include "../core/param.h"
 #include "shard.h"
 
@@ -141,6 +142,8 @@ static int write_script(const mbs_suite *s, const char *bin, const char *suite, 
     fprintf(m, "\n'%s' sweep '%s' --shard \"${SLURM_ARRAY_TASK_ID}/%ld\" \\\n"
                "    --resume \"%s/shard-${SLURM_ARRAY_TASK_ID}\" -j %ld --no-history",
             bin, suite, n, out, o->cpus_per_task);
+    for (size_t i = 0; i < mbs_plugin_count(); i++) /* absolute paths (realpath) */
+        fprintf(m, " \\\n    --plugin '%s'", mbs_plugin_path(i));
     if (cost_from)
         fprintf(m, " \\\n    --cost-from '%s'", cost_from);
     if (p->baseline)
@@ -223,6 +226,11 @@ int mbs_slurm_sweep(const mbs_suite *s, const char *suite_path, const char *outd
         (o->cost_from && absolute("--cost-from", o->cost_from, cost)) ||
         (p.baseline && absolute("--baseline", p.baseline, base)))
         return 2;
+    for (size_t i = 0; i < mbs_plugin_count(); i++) { /* passed on with --plugin */
+        char plug[PATH_MAX];
+        if (absolute("plugin", mbs_plugin_path(i), plug) != 0)
+            return 2;
+    }
     if (p.baseline)
         p.baseline = base;
     if (write_script(s, bin, suite, dir, cwd, o, &p, o->cost_from ? cost : NULL, script,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "io.h"
+#include "plugin.h"
 
 enum { MAX_LIST = 128, MAX_GRIDS = 128 };
 
@@ -190,6 +191,33 @@ static void split_numbers(parse_state *ps, const char *value, double *out, int *
         add_error(ps, "%s: %s: empty list", where, key);
 }
 
+/* `plugins = a.so b.so`: loaded now, before the grids are validated (their
+ * names must be known then); a relative path is relative to the suite file. */
+static void load_plugins(parse_state *ps, const char *value, const char *where)
+{
+    char buf[8192];
+    if (strlen(value) >= sizeof buf) {
+        add_error(ps, "%s: plugins: value too long", where);
+        return;
+    }
+    strcpy(buf, value);
+    const char *slash = strrchr(ps->path, '/');
+    int dirlen = slash ? (int)(slash - ps->path) : 0;
+    char *save = NULL;
+    int n = 0;
+    for (char *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save), n++) {
+        char path[4096], err[1024];
+        if (w[0] == '/' || !slash)
+            snprintf(path, sizeof path, "%s", w);
+        else
+            snprintf(path, sizeof path, "%.*s/%s", dirlen, ps->path, w);
+        if (mbs_plugin_load(path, err, sizeof err) != MBS_OK)
+            add_error(ps, "%s: plugins: %s", where, err);
+    }
+    if (n == 0)
+        add_error(ps, "%s: plugins: empty list", where);
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     parse_state *ps = user;
@@ -197,10 +225,10 @@ static int handler(void *user, const char *section, const char *name, const char
     locate(ps, name);
     snprintf(where, sizeof where, "%s:%d: [%s]", ps->path, ps->line, section);
     if (strcmp(section, "suite") == 0) {
-        static const char *const keys[] = {"name",    "description", "repeat", "max_steps",
-                                           "max_cpu", "max_wall",    "max_mem"};
+        static const char *const keys[] = {"name",    "description", "repeat",  "max_steps",
+                                           "max_cpu", "max_wall",    "max_mem", "plugins"};
         int k = -1;
-        for (int i = 0; i < 7; i++)
+        for (int i = 0; i < 8; i++)
             if (strcmp(name, keys[i]) == 0)
                 k = i;
         if (k < 0) {
@@ -259,6 +287,9 @@ static int handler(void *user, const char *section, const char *name, const char
                           value);
                 ps->max_mem = 0.0;
             }
+            break;
+        case 7:
+            load_plugins(ps, value, where);
             break;
         }
         return 1;

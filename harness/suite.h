@@ -8,6 +8,8 @@
  *   max_cpu = 60            ; per-run CPU-time budget in seconds (default 600)
  *   max_wall = 120          ; per-run wall-clock budget in seconds (default 1200)
  *   max_mem = 4e9           ; per-run memory budget in bytes (default: available memory)
+ *   plugins = my.so         ; plugins (harness/plugin.h) loaded before the grids are
+ *                           ; checked; a relative path is relative to the suite file
  *
  *   [grid NAME]             ; any number of grids
  *   problems = pendulum pendulum:x0=0.2     ; whitespace-separated specs

@@ -16,6 +16,7 @@
 #include "env.h"
 #include "results.h"
 #include "io.h"
+#include "plugin.h"
 #include "shard.h"
 
 /* ---- running a sweep ----------------------------------------------------------
@@ -357,6 +358,12 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
             json_object_set_new(mo, "suite_digest", json_string(digest));
             if (opt->plan)
                 json_object_set_new(mo, "shard", shard_json(s, opt));
+            if (mbs_plugin_count() > 0) { /* where plugin problems and methods came from */
+                json_t *pl = json_array();
+                for (size_t i = 0; i < mbs_plugin_count(); i++)
+                    json_array_append_new(pl, json_string(mbs_plugin_path(i)));
+                json_object_set_new(mo, "plugins", pl);
+            }
             free(meta);
             meta = json_dumps(mo, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
             json_decref(mo);

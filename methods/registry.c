@@ -4,6 +4,8 @@
 
 #include "explicit.h"
 #include "method.h"
+#include "registry.h"
+#include "../problems/registry.h"
 
 #define MBS_METHOD(sym) extern const mbs_method_def sym;
 #define MBS_ODE_FORMULATION(fsym)                                                            \
@@ -40,22 +42,102 @@ const mbs_ode_formulation *mbs_ode_formulation_at(size_t i)
     return i < mbs_ode_formulation_count() ? formulations[i] : NULL;
 }
 
+/* Methods added by plugins (harness/plugin.c), after the built-in ones.
+ *
+ * Why a process-wide, append-only table and not a registry object passed to every
+ * caller (issue 20): methods and problems are looked up by name from ~15 places
+ * (mbs_method_parse / mbs_problem_open in run, converge, suite validation,
+ * reproductions, references, the benchmarks, the tests), and sweep workers are
+ * fork()ed children that must see the same entries.  A registry object would have
+ * to be threaded through every one of those signatures for no change in
+ * behaviour, whereas a table that is filled once at start-up (the loader runs
+ * before any command does its work; a failed plugin's entries are removed at
+ * once) and only read afterwards is inherited by fork() for free.  The program is
+ * single-threaded; the rule "append only at start-up, before any run" is what
+ * keeps this state from behaving like mutable state. */
+static struct {
+    const mbs_method_def *def;
+    const char *owner; /* the plugin's path, for messages */
+} extra[MBS_MAX_PLUGIN_METHODS];
+static size_t n_extra;
+
+enum { N_BUILTIN = sizeof registry / sizeof registry[0] };
+
 size_t mbs_method_count(void)
 {
-    return sizeof registry / sizeof registry[0];
+    return N_BUILTIN + n_extra;
 }
 
 const mbs_method_def *mbs_method_at(size_t i)
 {
-    return i < mbs_method_count() ? registry[i] : NULL;
+    return i < N_BUILTIN ? registry[i] : i < mbs_method_count() ? extra[i - N_BUILTIN].def
+                                                                : NULL;
 }
 
 const mbs_method_def *mbs_method_find(const char *name)
 {
     for (size_t i = 0; i < mbs_method_count(); i++)
-        if (strcmp(registry[i]->name, name) == 0)
-            return registry[i];
+        if (strcmp(mbs_method_at(i)->name, name) == 0)
+            return mbs_method_at(i);
     return NULL;
+}
+
+const char *mbs_method_owner(size_t i)
+{
+    return i < N_BUILTIN || i >= mbs_method_count() ? NULL : extra[i - N_BUILTIN].owner;
+}
+
+size_t mbs_method_builtin_count(void)
+{
+    return N_BUILTIN;
+}
+
+int mbs_method_register(const mbs_method_def *m, const char *owner, char *err, size_t errlen)
+{
+    const char *name = m && m->name ? m->name : "(null)";
+    if (!m || !mbs_registry_name_ok(m->name)) {
+        snprintf(err, errlen, "method name '%s' must be 1-63 characters of [A-Za-z0-9._/+-]",
+                 name);
+        return MBS_BAD_INPUT;
+    }
+    if (!m->ops || !m->ops->alloc || !m->ops->integrate || !m->ops->free_state) {
+        snprintf(err, errlen, "method '%s': ops and ops->alloc, integrate, free_state are "
+                 "required", name);
+        return MBS_BAD_INPUT;
+    }
+    unsigned step = m->flags & (MBS_M_FIXED_STEP | MBS_M_ADAPTIVE);
+    if (step != MBS_M_FIXED_STEP && step != MBS_M_ADAPTIVE) {
+        snprintf(err, errlen, "method '%s': flags must hold exactly one of MBS_M_FIXED_STEP, "
+                 "MBS_M_ADAPTIVE", name);
+        return MBS_BAD_INPUT;
+    }
+    if (m->n_params > MBS_MAX_PARAMS || (m->n_params && !m->params)) {
+        snprintf(err, errlen, "method '%s': %zu parameters (at most %d, with a table)", name,
+                 m->n_params, MBS_MAX_PARAMS);
+        return MBS_BAD_INPUT;
+    }
+    for (size_t i = 0; i < mbs_method_count(); i++)
+        if (strcmp(mbs_method_at(i)->name, name) == 0) {
+            const char *by = mbs_method_owner(i);
+            snprintf(err, errlen, "method '%s' is already registered (%s%s)", name,
+                     by ? "by plugin " : "built-in", by ? by : "");
+            return MBS_BAD_INPUT;
+        }
+    if (n_extra >= MBS_MAX_PLUGIN_METHODS) {
+        snprintf(err, errlen, "method '%s': more than %d plugin methods", name,
+                 MBS_MAX_PLUGIN_METHODS);
+        return MBS_BAD_INPUT;
+    }
+    extra[n_extra].def = m;
+    extra[n_extra].owner = owner;
+    n_extra++;
+    return MBS_OK;
+}
+
+void mbs_method_registry_truncate(size_t n)
+{
+    if (n >= N_BUILTIN && n < mbs_method_count())
+        n_extra = n - N_BUILTIN;
 }
 
 int mbs_method_parse(const char *spec, const mbs_method_def **m, mbs_params *params,

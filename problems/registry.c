@@ -6,6 +6,7 @@
 
 #include "../core/status.h"
 #include "problem.h"
+#include "registry.h"
 
 #define MBS_PROBLEM(sym) extern const mbs_problem_def sym;
 #include "registry.def"
@@ -17,22 +18,114 @@ static const mbs_problem_def *const registry[] = {
 #undef MBS_PROBLEM
 };
 
+/* Problems added by plugins (harness/plugin.c), after the built-in ones.  A
+ * process-wide, append-only table: the plugin loader adds entries at start-up,
+ * before any run, and removes a failed plugin's entries at once; lookups (by
+ * name, through mbs_problem_open from every command, sweep worker and test) then
+ * see built-in and plugin problems alike.  Why process-wide and not a registry
+ * object passed to every caller: see methods/registry.c. */
+static struct {
+    const mbs_problem_def *def;
+    const char *owner; /* the plugin's path, for messages */
+} extra[MBS_MAX_PLUGIN_PROBLEMS];
+static size_t n_extra;
+
+enum { N_BUILTIN = sizeof registry / sizeof registry[0] };
+
 size_t mbs_problem_count(void)
 {
-    return sizeof registry / sizeof registry[0];
+    return N_BUILTIN + n_extra;
 }
 
 const mbs_problem_def *mbs_problem_at(size_t i)
 {
-    return i < mbs_problem_count() ? registry[i] : NULL;
+    return i < N_BUILTIN ? registry[i] : i < mbs_problem_count() ? extra[i - N_BUILTIN].def
+                                                                 : NULL;
 }
 
 const mbs_problem_def *mbs_problem_find(const char *name)
 {
     for (size_t i = 0; i < mbs_problem_count(); i++)
-        if (strcmp(registry[i]->name, name) == 0)
-            return registry[i];
+        if (strcmp(mbs_problem_at(i)->name, name) == 0)
+            return mbs_problem_at(i);
     return NULL;
+}
+
+const char *mbs_problem_owner(size_t i)
+{
+    return i < N_BUILTIN || i >= mbs_problem_count() ? NULL : extra[i - N_BUILTIN].owner;
+}
+
+size_t mbs_problem_builtin_count(void)
+{
+    return N_BUILTIN;
+}
+
+/* A name as the specification parser reads it: [A-Za-z0-9._/+-], no ':' or ','. */
+int mbs_registry_name_ok(const char *name)
+{
+    if (!name || !*name || strlen(name) >= 64)
+        return 0;
+    return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/+-") ==
+           strlen(name);
+}
+
+int mbs_problem_register(const mbs_problem_def *d, const char *owner, char *err, size_t errlen)
+{
+    const char *name = d && d->name ? d->name : "(null)";
+    if (!d || !mbs_registry_name_ok(d->name)) {
+        snprintf(err, errlen, "problem name '%s' must be 1-63 characters of [A-Za-z0-9._/+-]",
+                 name);
+        return MBS_BAD_INPUT;
+    }
+    const char *missing = !d->dims         ? "dims"
+                          : !d->initial    ? "initial"
+                          : !d->mass       ? "mass"
+                          : !d->force      ? "force"
+                          : !d->constraint ? "constraint"
+                          : !d->jacobian   ? "jacobian"
+                          : !d->gamma      ? "gamma"
+                                           : NULL;
+    if (missing) {
+        snprintf(err, errlen, "problem '%s': required callback '%s' is NULL", name, missing);
+        return MBS_BAD_INPUT;
+    }
+    if (d->n_params > MBS_MAX_PARAMS || (d->n_params && !d->params)) {
+        snprintf(err, errlen, "problem '%s': %zu parameters (at most %d, with a table)", name,
+                 d->n_params, MBS_MAX_PARAMS);
+        return MBS_BAD_INPUT;
+    }
+    if (((d->flags & MBS_PB_EXTENDED) && !d->ext) ||
+        ((d->flags & MBS_PB_NONHOLONOMIC) && !d->nonholonomic_dims) ||
+        ((d->flags & MBS_PB_EXACT) && !d->exact) ||
+        ((d->flags & MBS_PB_CONSERVATIVE) && !d->energy) ||
+        ((d->flags & MBS_PB_SPARSE) && (!d->mass_sparse || !d->jacobian_sparse))) {
+        snprintf(err, errlen, "problem '%s': a flag without its callback (exact, energy, "
+                 "sparse, extended or non-holonomic)", name);
+        return MBS_BAD_INPUT;
+    }
+    for (size_t i = 0; i < mbs_problem_count(); i++)
+        if (strcmp(mbs_problem_at(i)->name, name) == 0) {
+            const char *by = mbs_problem_owner(i);
+            snprintf(err, errlen, "problem '%s' is already registered (%s%s)", name,
+                     by ? "by plugin " : "built-in", by ? by : "");
+            return MBS_BAD_INPUT;
+        }
+    if (n_extra >= MBS_MAX_PLUGIN_PROBLEMS) {
+        snprintf(err, errlen, "problem '%s': more than %d plugin problems", name,
+                 MBS_MAX_PLUGIN_PROBLEMS);
+        return MBS_BAD_INPUT;
+    }
+    extra[n_extra].def = d;
+    extra[n_extra].owner = owner;
+    n_extra++;
+    return MBS_OK;
+}
+
+void mbs_problem_registry_truncate(size_t n)
+{
+    if (n >= N_BUILTIN && n < mbs_problem_count())
+        n_extra = n - N_BUILTIN;
 }
 
 int mbs_problem_open(mbs_problem *pb, const char *spec, char *err, size_t errlen)

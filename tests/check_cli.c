@@ -12,7 +12,8 @@
 
 static const char *const commands[] = {"list",      "run",      "converge", "sweep",
                                        "summary",   "report",   "reproduce", "baseline",
-                                       "compare",   "history",  "reference", "references", "merge"};
+                                       "compare",   "history",  "reference", "references", "merge",
+                                       "check-problem"};
 
 START_TEST(help_for_every_command)
 {
