@@ -63,6 +63,8 @@ static void add_counters(mbs_counters *sum, const mbs_counters *c)
     sum->factorizations += c->factorizations;
     sum->solves += c->solves;
     sum->newton_iters += c->newton_iters;
+    sum->jacobians += c->jacobians;
+    sum->deriv_evals += c->deriv_evals;
 }
 
 int mbs_run_global(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen)

@@ -125,12 +125,15 @@ char *mbs_record_json(const mbs_record *r)
     const mbs_counters *c = &r->cnt;
     json_object_set_new(
         o, "counters",
-        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "steps", (json_int_t)c->steps,
+        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "steps",
+                  (json_int_t)c->steps,
                   "rejected", (json_int_t)c->rejected, "f_evals", (json_int_t)c->f_evals,
                   "mass_evals", (json_int_t)c->mass_evals, "g_evals", (json_int_t)c->g_evals,
                   "jac_evals", (json_int_t)c->jac_evals, "gamma_evals",
                   (json_int_t)c->gamma_evals, "factorizations", (json_int_t)c->factorizations,
-                  "solves", (json_int_t)c->solves, "newton_iters", (json_int_t)c->newton_iters));
+                  "solves", (json_int_t)c->solves, "newton_iters", (json_int_t)c->newton_iters,
+                  "jacobians", (json_int_t)c->jacobians, "deriv_evals",
+                  (json_int_t)c->deriv_evals));
     json_object_set_new(o, "linsol", linsol_object(r));
     if (r->threads > 0) /* only methods with parallel parts report it (issue 22) */
         json_object_set_new(o, "threads", json_integer(r->threads));
@@ -213,6 +216,8 @@ static const struct {
     {"linsol_fill", "linsol", "fill"},
     {"linsol_rcond", "linsol", "rcond"},
     {"threads", "threads", NULL},
+    {"jacobians", "counters", "jacobians"}, /* issue 16: appended, older columns keep place */
+    {"deriv_evals", "counters", "deriv_evals"},
 };
 
 void mbs_record_csv_header(FILE *f)
@@ -326,8 +331,9 @@ void mbs_record_print_long(const mbs_record *r, FILE *f)
     fprintf(f, "counters       steps %ld rejected %ld f %ld M %ld g %ld G %ld gamma %ld\n",
             c->steps, c->rejected, c->f_evals, c->mass_evals, c->g_evals, c->jac_evals,
             c->gamma_evals);
-    fprintf(f, "               factorizations %ld solves %ld newton %ld\n", c->factorizations,
-            c->solves, c->newton_iters);
+    fprintf(f, "               factorizations %ld solves %ld newton %ld jacobians %ld "
+               "derivatives %ld\n",
+            c->factorizations, c->solves, c->newton_iters, c->jacobians, c->deriv_evals);
     if (r->have_linsol)
         fprintf(f, "linsol         %s: analyses %ld factorizations %ld solves %ld n %zu nnz %zu "
                    "nnz_factor %zu fill %.3g rcond %.3e\n",

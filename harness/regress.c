@@ -103,7 +103,7 @@ double mbs_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb
 static const char *const counters[] = {"steps",      "rejected",    "f_evals",
                                        "mass_evals", "g_evals",     "jac_evals",
                                        "gamma_evals", "factorizations", "solves",
-                                       "newton_iters"};
+                                       "newton_iters", "jacobians", "deriv_evals"};
 static const char *const accuracy[] = {"err.q",        "err.v",          "err.lambda",
                                        "err_max.q",    "err_max.v",      "err_max.lambda",
                                        "residual.pos_max", "residual.vel_max", "energy_drift"};

@@ -139,6 +139,31 @@ int mbs_force(mbs_ctx *ctx, double t, const double *q, const double *v, double *
     return callback(ctx, ctx->pb->def->force(ctx->pb, t, q, v, f), t, "force");
 }
 
+int mbs_force_q(mbs_ctx *ctx, double t, const double *q, const double *v, gsl_matrix *K)
+{
+    ctx->cnt.deriv_evals++;
+    return callback(ctx, ctx->pb->def->force_q(ctx->pb, t, q, v, K), t, "force_q");
+}
+
+int mbs_force_v(mbs_ctx *ctx, double t, const double *q, const double *v, gsl_matrix *D)
+{
+    ctx->cnt.deriv_evals++;
+    return callback(ctx, ctx->pb->def->force_v(ctx->pb, t, q, v, D), t, "force_v");
+}
+
+int mbs_gtlambda_q(mbs_ctx *ctx, double t, const double *q, const double *lambda,
+                   gsl_matrix *K)
+{
+    ctx->cnt.deriv_evals++;
+    return callback(ctx, ctx->pb->def->gtlambda_q(ctx->pb, t, q, lambda, K), t, "gtlambda_q");
+}
+
+int mbs_gw_q(mbs_ctx *ctx, double t, const double *q, const double *w, gsl_matrix *Z)
+{
+    ctx->cnt.deriv_evals++;
+    return callback(ctx, ctx->pb->def->gw_q(ctx->pb, t, q, w, Z), t, "gw_q");
+}
+
 int mbs_ext_mass(mbs_ctx *ctx, double t, const double *y, gsl_matrix *E)
 {
     ctx->cnt.mass_evals++;

@@ -33,6 +33,9 @@ void mbs_dae_form_free(mbs_dae_form *f)
     gsl_matrix_free(f->M);
     gsl_matrix_free(f->B);
     gsl_matrix_free(f->Gt);
+    gsl_matrix_free(f->Kd);
+    gsl_matrix_free(f->Zd);
+    gsl_matrix_free(f->Bp);
     free(f->f);
     free(f->g);
     free(f->gt);
@@ -100,6 +103,13 @@ static int form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind, int 
              f->yp && f->F0 && f->F1;
     if (ok && kind == MBS_FORM_GGL && pb->def->kinematic)
         ok = (f->Gt = mbs_matrix_alloc(nlc, f->nq)) != NULL;
+    const mbs_problem_def *d = pb->def;
+    f->deriv = dense_mats && !d->kinematic && !ext &&
+               (d->force_q || d->force_v || d->gtlambda_q || d->gw_q);
+    if (ok && f->deriv)
+        ok = (f->Kd = mbs_matrix_alloc(f->nq, f->nq)) != NULL &&
+             (f->Zd = mbs_matrix_alloc(nlc, f->nq)) != NULL &&
+             (f->Bp = mbs_matrix_alloc(nlc, f->nq)) != NULL;
     if (!ok) {
         mbs_dae_form_free(f);
         return MBS_NO_MEMORY;
@@ -297,10 +307,6 @@ int mbs_dae_form_rhs(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, d
     return MBS_OK;
 }
 
-static double fd_step(double x)
-{
-    return sqrt(DBL_EPSILON) * fmax(1.0, fabs(x));
-}
 
 
 /* Columns 0..ncols-1 of dF/dy by forward differences about y (f->F0 = F(t, y)
@@ -309,7 +315,7 @@ static int fd_columns(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, 
                       size_t ncols)
 {
     for (size_t j = 0; j < ncols; j++) {
-        double d = fd_step(y[j]);
+        double d = mbs_dae_form_fd_step(y[j]);
         f->yp[j] = y[j] + d;
         d = f->yp[j] - y[j];
         int s = mbs_dae_form_rhs(f, ctx, t, f->yp, f->F1);
@@ -329,6 +335,14 @@ int mbs_dae_form_jac(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, g
     if (f->native)
         return mbs_fail(ctx, MBS_BAD_INPUT, t, "dense dF/dy requested from a sparse-mode form");
     gsl_matrix_set_zero(J);
+    mbs_count_jacobian(ctx);
+    if (f->deriv) {
+        if (f->kind == MBS_FORM_BAUMGARTE2 && !(f->h > 0.0 && f->baumgarte_C > 0.0))
+            return mbs_fail(ctx, MBS_BAD_INPUT, t,
+                            "baumgarte2 form needs h > 0 and C > 0 (h=%g, C=%g)", f->h,
+                            f->baumgarte_C);
+        return mbs_dae_form_jac_deriv(f, ctx, t, y, J);
+    }
     if ((s = mbs_dae_form_rhs(f, ctx, t, y, f->F0)) != MBS_OK)
         return s;
     memcpy(f->yp, y, n * sizeof(double));
@@ -377,7 +391,7 @@ int mbs_dae_form_jac(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, g
     if ((s = mbs_force(ctx, t, y, y + nq, f->F0)) != MBS_OK)
         return s;
     for (size_t j = 0; j < nv; j++) {
-        double d = fd_step(y[nq + j]);
+        double d = mbs_dae_form_fd_step(y[nq + j]);
         f->yp[nq + j] = y[nq + j] + d;
         d = f->yp[nq + j] - y[nq + j];
         s = mbs_force(ctx, t, y, f->yp + nq, f->F1);

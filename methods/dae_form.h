@@ -16,7 +16,9 @@
 #ifndef MBS_DAE_FORM_H
 #define MBS_DAE_FORM_H
 
+#include <float.h>
 #include <gsl/gsl_matrix.h>
+#include <math.h>
 #include <stddef.h>
 
 #include "linsol.h"
@@ -44,6 +46,9 @@ typedef struct mbs_dae_form {
     gsl_matrix *Gt;             /* max(nl,1) x nq, G (GGL with H != I only; else NULL) */
     double *f, *g, *gt, *w;     /* force, constraint, g_t, work (length max(nq, nv, nl, 1)) */
     double *yp, *F0, *F1;       /* perturbed y and right-hand sides (length n) */
+    int deriv;                  /* 1: dF/dy from the problem's derivative callbacks (problem.h;
+                                   H = I, not extended, at least one callback given) */
+    gsl_matrix *Kd, *Zd, *Bp;   /* deriv: nq x nq, max(nl,1) x nq, max(nl,1) x nq scratch */
     /* sparse mode (mbs_dae_form_alloc_sparse; all zero/NULL in dense mode) */
     int sparse;                 /* 1: structured iteration matrix on an mbs_linsol backend */
     int ls_kind;                /* its backend (linsol.h) */
@@ -69,9 +74,24 @@ int mbs_dae_form_mass(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, 
 int mbs_dae_form_rhs(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, double *F);
 /* dF/dy (n x n): analytic blocks where the contract gives them (B, G, -B^T, H),
  * forward finite differences for f_q, f_v, (B^T lambda)_q, (B v)_q, (H v)_q,
- * (G^T mu)_q; counted through the ctx wrappers.  Does not include the
- * derivative of E(y) y' with respect to q (simplified Newton neglects it). */
+ * (G^T mu)_q; counted through the ctx wrappers.  When H = I and the problem
+ * provides derivative callbacks (problem.h: force_q, force_v, gtlambda_q,
+ * gw_q; issue 16) these terms come from them, each missing one from forward
+ * differences of its own term only (f_q, f_v: n_q, n_v force evaluations;
+ * the Hessian terms: n_q constraint-Jacobian evaluations), no evaluation of
+ * the whole F.  Counted as one Jacobian (ctx->cnt.jacobians).  Does not
+ * include the derivative of E(y) y' with respect to q (simplified Newton
+ * neglects it). */
 int mbs_dae_form_jac(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, gsl_matrix *J);
+/* Private to methods/dae_form*.c: dF/dy from the derivative callbacks (f->deriv,
+ * J zero on entry; dae_form_deriv.c) and the forward-difference step. */
+int mbs_dae_form_jac_deriv(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
+                           gsl_matrix *J);
+static inline double mbs_dae_form_fd_step(double x)
+{
+    return sqrt(DBL_EPSILON) * fmax(1.0, fabs(x));
+}
+
 /* y from the harness state q|v|lambda (mu = 0), and back (drops mu). */
 void mbs_dae_form_from_state(const mbs_dae_form *f, const double *state, double *y);
 void mbs_dae_form_to_state(const mbs_dae_form *f, const double *y, double *state);

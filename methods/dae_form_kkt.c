@@ -54,6 +54,7 @@ int mbs_dae_form_kkt_factor(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
         mbs_triplets_push(&f->Bj, f->Bt.row[k], f->Bt.col[k], f->Bt.val[k]);
     char msg[200];
     msg[0] = '\0';
+    mbs_count_jacobian(ctx); /* M and B: the data of the structured iteration matrix */
     mbs_count_factorization(ctx);
     s = mbs_linsol_factor(f->kkt, &f->Mt, &f->Bj, msg, sizeof msg);
     if (s != MBS_OK)

@@ -26,6 +26,7 @@ static int factor(ga_state *st, mbs_ctx *ctx, double t, const gsl_matrix *M,
     size_t n = st->n, nl = st->nl;
     double c = (1.0 - st->am) / (st->beta * (1.0 - st->af));
     double gb = st->gamma / st->beta;
+    mbs_count_jacobian(ctx); /* the matrix of Eq. (70) from M and G */
     gsl_matrix_set_zero(st->K);
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < n; j++)
@@ -242,6 +243,7 @@ static int fd_factor(ga_state *st, mbs_ctx *ctx, double t1, double h, double *x)
 {
     size_t n = st->n, nl = st->nl;
     int s;
+    mbs_count_jacobian(ctx);
     if ((s = residual(st, ctx, t1, h, x)) != MBS_OK)
         return s;
     gsl_vector_memcpy(st->F0, st->F);

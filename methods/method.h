@@ -37,6 +37,11 @@ typedef struct mbs_counters {
     long factorizations; /* linear-system factorizations */
     long solves;         /* linear-system solves (one right-hand side each) */
     long newton_iters;   /* Newton iterations */
+    long jacobians;      /* iteration-matrix Jacobians dF/dy assembled (issue 16; implicit
+                            methods on methods/dae_form.h, index1/radau5, the genalpha
+                            family; 0 for methods that build none) */
+    long deriv_evals;    /* analytic derivative callbacks (problem.h: force_q, force_v,
+                            gtlambda_q, gw_q) */
 } mbs_counters;
 
 /* Called after every accepted step; vdot may be NULL when the method does not
@@ -179,6 +184,15 @@ static inline void mbs_count_factorization(mbs_ctx *ctx) { ctx->cnt.factorizatio
 static inline void mbs_count_solve(mbs_ctx *ctx) { ctx->cnt.solves++; }
 static inline void mbs_count_newton(mbs_ctx *ctx) { ctx->cnt.newton_iters++; }
 static inline void mbs_count_rejected(mbs_ctx *ctx) { ctx->cnt.rejected++; }
+static inline void mbs_count_jacobian(mbs_ctx *ctx) { ctx->cnt.jacobians++; }
+
+/* Analytic derivatives (problem.h, issue 16), counted in deriv_evals.  Callers
+ * check that the problem provides the callback (NULL: finite differences). */
+int mbs_force_q(mbs_ctx *ctx, double t, const double *q, const double *v, gsl_matrix *K);
+int mbs_force_v(mbs_ctx *ctx, double t, const double *q, const double *v, gsl_matrix *D);
+int mbs_gtlambda_q(mbs_ctx *ctx, double t, const double *q, const double *lambda,
+                   gsl_matrix *K);
+int mbs_gw_q(mbs_ctx *ctx, double t, const double *q, const double *w, gsl_matrix *Z);
 
 /* Numerical rank seen in an LU factorisation (GSL, partial pivoting): the
  * number of |U_ii| above 1e-14 max |U_ii|.  An estimate (LU is not rank

@@ -40,6 +40,7 @@ int mbs_radau_form_jac(radau_state *st, mbs_ctx *ctx, double t, const double *y,
     if (!st->ix)
         return mbs_dae_form_jac(st->form, ctx, t, y, J);
     size_t n = st->n;
+    mbs_count_jacobian(ctx);
     int s = mbs_radau_form_rhs(st, ctx, t, y, st->jf);
     if (s != MBS_OK)
         return s;

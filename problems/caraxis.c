@@ -151,6 +151,62 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
     return MBS_OK;
 }
 
+/* Derivatives (problem.h, issue 16).  Spring force of one end, d = its
+ * position relative to its anchor: (L0/|d| - 1) d, with the derivative
+ * (L0/|d| - 1) I - L0 d d^T / |d|^3; f does not depend on v. */
+static int force_q(const mbs_problem *pb, double t, const double *q, const double *v,
+                   gsl_matrix *K)
+{
+    (void)v;
+    bump b = bump_at(pb, t);
+    double d[2][2] = {{q[0], q[1]}, {q[2] - b.x, q[3] - b.y}};
+    gsl_matrix_set_zero(K);
+    for (size_t e = 0; e < 2; e++) {
+        double len = hypot(d[e][0], d[e][1]);
+        if (len == 0.0)
+            return MBS_CALLBACK_FAILED;
+        for (size_t i = 0; i < 2; i++)
+            for (size_t j = 0; j < 2; j++)
+                gsl_matrix_set(K, 2 * e + i, 2 * e + j,
+                               (i == j ? L0 / len - 1.0 : 0.0) -
+                                   L0 * d[e][i] * d[e][j] / (len * len * len));
+    }
+    return MBS_OK;
+}
+
+static int force_v(const mbs_problem *pb, double t, const double *q, const double *v,
+                   gsl_matrix *D)
+{
+    (void)pb, (void)t, (void)q, (void)v;
+    gsl_matrix_set_zero(D);
+    return MBS_OK;
+}
+
+/* Row 0 of G is constant in q; row 1 = 2 (d, -d), d = p_l - p_r, has the
+ * Hessian 2 [I -I; -I I]. */
+static int gtlambda_q(const mbs_problem *pb, double t, const double *q, const double *lam,
+                      gsl_matrix *K)
+{
+    (void)pb, (void)t, (void)q;
+    for (size_t i = 0; i < 4; i++)
+        for (size_t j = 0; j < 4; j++)
+            gsl_matrix_set(K, i, j, i % 2 != j % 2 ? 0.0 : (i / 2 == j / 2 ? 2.0 : -2.0) * lam[1]);
+    return MBS_OK;
+}
+
+static int gw_q(const mbs_problem *pb, double t, const double *q, const double *w,
+                gsl_matrix *Z)
+{
+    (void)pb, (void)t, (void)q;
+    gsl_matrix_set_zero(Z);
+    for (size_t c = 0; c < 2; c++) {
+        double dw = 2.0 * (w[c] - w[2 + c]);
+        gsl_matrix_set(Z, 1, c, dw);
+        gsl_matrix_set(Z, 1, 2 + c, -dw);
+    }
+    return MBS_OK;
+}
+
 /* Published order: p, q = p', lambda_pub = -lambda (10 values). */
 static int published(const mbs_problem *pb, double t, const double *y, double *out, size_t *n)
 {
@@ -186,4 +242,8 @@ const mbs_problem_def mbs_problem_caraxis = {
     .constraint_t = constraint_t,
     .gamma = gamma_fn,
     .published = published,
+    .force_q = force_q,
+    .force_v = force_v,
+    .gtlambda_q = gtlambda_q,
+    .gw_q = gw_q,
 };

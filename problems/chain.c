@@ -245,6 +245,54 @@ static int jacobian_sparse(const mbs_problem *pb, double t, const double *q, mbs
     return MBS_OK;
 }
 
+/* Derivatives (problem.h, issue 16).  The forces are constant: f_q = f_v = 0. */
+static int force_deriv(const mbs_problem *pb, double t, const double *q, const double *v,
+                       gsl_matrix *K)
+{
+    (void)pb, (void)t, (void)q, (void)v;
+    gsl_matrix_set_zero(K);
+    return MBS_OK;
+}
+
+/* g_i = |p_i - p_{i-1}|^2/2 - l^2/2 has the Hessian D_i^T D_i (x) I_2 (D_i: the
+ * difference p_i - p_{i-1}), so G^T lambda has the blocks (lambda_k +
+ * lambda_{k+1}) I on the diagonal and -lambda_k I, -lambda_{k+1} I beside it. */
+static int gtlambda_q(const mbs_problem *pb, double t, const double *q, const double *lam,
+                      gsl_matrix *K)
+{
+    (void)t, (void)q;
+    size_t N = DATA(pb)->N;
+    gsl_matrix_set_zero(K);
+    for (size_t k = 0; k < N; k++)
+        for (size_t c = 0; c < 2; c++) {
+            double next = k + 1 < N ? lam[k + 1] : 0.0;
+            gsl_matrix_set(K, 2 * k + c, 2 * k + c, lam[k] + next);
+            if (k > 0)
+                gsl_matrix_set(K, 2 * k + c, 2 * k - 2 + c, -lam[k]);
+            if (k + 1 < N)
+                gsl_matrix_set(K, 2 * k + c, 2 * k + 2 + c, -next);
+        }
+    return MBS_OK;
+}
+
+/* (G w)_i = (p_i - p_{i-1}) . (w_i - w_{i-1}): derivative (w_i - w_{i-1}) at
+ * point i and its negative at point i-1. */
+static int gw_q(const mbs_problem *pb, double t, const double *q, const double *w,
+                gsl_matrix *Z)
+{
+    (void)t, (void)q;
+    size_t N = DATA(pb)->N;
+    gsl_matrix_set_zero(Z);
+    for (size_t i = 0; i < N; i++)
+        for (size_t c = 0; c < 2; c++) {
+            double dw = w[2 * i + c] - (i > 0 ? w[2 * i - 2 + c] : 0.0);
+            gsl_matrix_set(Z, i, 2 * i + c, dw);
+            if (i > 0)
+                gsl_matrix_set(Z, i, 2 * i - 2 + c, -dw);
+        }
+    return MBS_OK;
+}
+
 static int mass_sparse(const mbs_problem *pb, double t, const double *q, mbs_triplets *M)
 {
     (void)t, (void)q;
@@ -389,6 +437,10 @@ const mbs_problem_def mbs_problem_chain = {
     .mass_sparse = mass_sparse,
     .jacobian_sparse = jacobian_sparse,
     .independent = independent,
+    .force_q = force_deriv,
+    .force_v = force_deriv,
+    .gtlambda_q = gtlambda_q,
+    .gw_q = gw_q,
 };
 
 const mbs_problem_def mbs_problem_double_pendulum = {
@@ -416,4 +468,8 @@ const mbs_problem_def mbs_problem_double_pendulum = {
     .mass_sparse = mass_sparse,
     .jacobian_sparse = jacobian_sparse,
     .independent = independent,
+    .force_q = force_deriv,
+    .force_v = force_deriv,
+    .gtlambda_q = gtlambda_q,
+    .gw_q = gw_q,
 };

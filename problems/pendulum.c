@@ -164,6 +164,39 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
     return MBS_OK;
 }
 
+/* Derivatives (problem.h, issue 16): constant forces, and every constraint row
+ * g_i = (x^2 + y^2 - l^2)/2 has G_i = q^T and the Hessian I. */
+static int force_deriv(const mbs_problem *pb, double t, const double *q, const double *v,
+                       gsl_matrix *K)
+{
+    (void)pb, (void)t, (void)q, (void)v;
+    gsl_matrix_set_zero(K);
+    return MBS_OK;
+}
+
+static int gtlambda_q(const mbs_problem *pb, double t, const double *q, const double *lam,
+                      gsl_matrix *K)
+{
+    (void)t, (void)q;
+    double s = 0.0;
+    for (size_t i = 0; i < n_constraints(pb); i++)
+        s += lam[i];
+    gsl_matrix_set_identity(K);
+    gsl_matrix_scale(K, s);
+    return MBS_OK;
+}
+
+static int gw_q(const mbs_problem *pb, double t, const double *q, const double *w,
+                gsl_matrix *Z)
+{
+    (void)t, (void)q;
+    for (size_t i = 0; i < n_constraints(pb); i++) {
+        gsl_matrix_set(Z, i, 0, w[0]);
+        gsl_matrix_set(Z, i, 1, w[1]);
+    }
+    return MBS_OK;
+}
+
 static double energy(const mbs_problem *pb, double t, const double *q, const double *v)
 {
     (void)t;
@@ -193,4 +226,8 @@ const mbs_problem_def mbs_problem_pendulum = {
     .gamma = gamma_fn,
     .energy = energy,
     .exact = exact,
+    .force_q = force_deriv,
+    .force_v = force_deriv,
+    .gtlambda_q = gtlambda_q,
+    .gw_q = gw_q,
 };

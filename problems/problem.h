@@ -193,6 +193,31 @@ struct mbs_problem_def {
     int (*nonholonomic_dims)(const mbs_problem *pb, size_t *nnh);
     /* Required with MBS_PB_LIEGROUP, else ignored (see mbs_liegroup above). */
     const mbs_liegroup *lie;
+
+    /* Optional analytic derivatives (issue 16; NULL = the methods fall back to
+     * finite differences).  Dense GSL matrices of the stated size, provided by
+     * the caller; the callback writes every entry.  With G = jacobian()
+     * (n_lambda x n_q, the matrix that callback returns, also for
+     * non-holonomic rows) and fixed vectors lambda (length n_lambda), w
+     * (length n_q):
+     *     force_q:     df/dq                (n_v x n_q)
+     *     force_v:     df/dv                (n_v x n_v)
+     *     gtlambda_q:  d(G(t,q)^T lambda)/dq (n_q x n_q; symmetric for holonomic rows)
+     *     gw_q:        d(G(t,q) w)/dq       (n_lambda x n_q)
+     * The last two are contractions of the constraint Hessian g_qq.  The
+     * implicit methods' Jacobian dF/dy (methods/dae_form.c) uses them when
+     * H = I; tests/check_derivs.c checks every provided derivative of every
+     * problem against central differences of the plain callbacks.  There is
+     * no d(M a)/dq: the simplified Newton iterations of our implicit methods
+     * neglect it (dae_form.h), so nothing would call it. */
+    int (*force_q)(const mbs_problem *pb, double t, const double *q, const double *v,
+                   gsl_matrix *K);
+    int (*force_v)(const mbs_problem *pb, double t, const double *q, const double *v,
+                   gsl_matrix *D);
+    int (*gtlambda_q)(const mbs_problem *pb, double t, const double *q, const double *lambda,
+                      gsl_matrix *K);
+    int (*gw_q)(const mbs_problem *pb, double t, const double *q, const double *w,
+                gsl_matrix *Z);
 };
 
 /* Create an instance from "name[:k=v,...]".  Returns 0 or an mbs_status and a
