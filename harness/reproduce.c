@@ -161,8 +161,9 @@ int mbs_repro_load_expect(const char *path, expect *e)
                     q->name, q->run);
         if (!q->field[0] == !q->extract[0])
             add_err(e, "quantity '%s': give exactly one of field = or extract =%s\n", q->name, "");
-        if (isnan(q->published))
-            add_err(e, "quantity '%s': published = is required%s\n", q->name, "");
+        if (isnan(q->published) && !q->info)
+            add_err(e, "quantity '%s': published = is required (or verdict = info)%s\n",
+                    q->name, "");
         if (!q->read[0])
             add_err(e, "quantity '%s': read = (how the number was read) is required%s\n", q->name,
                     "");
@@ -247,6 +248,10 @@ typedef struct minq {
     const mbs_problem *pb;
     double *g, gmax;
     int gstatus;
+    /* want_h: the smallest step overlapping [h0, h1], the last step (which may be
+     * shortened to land on t_end) excluded */
+    int want_h;
+    double h0, h1, hmin, t_prev, t_end;
 } minq;
 
 static int observe_min(void *data, double t, const double *q, const double *v,
@@ -256,6 +261,12 @@ static int observe_min(void *data, double t, const double *q, const double *v,
     (void)vdot;
     (void)lambda;
     minq *m = data;
+    if (m->want_h) {
+        if (t > m->h0 && m->t_prev < m->h1 && t < m->t_end * (1.0 - 1e-12))
+            m->hmin = fmin(m->hmin, t - m->t_prev);
+        m->t_prev = t;
+        return 0;
+    }
     if (m->g) { /* the problem's g directly: the observer does no counted work */
         int s = m->pb->def->constraint(m->pb, t, q, m->g);
         if (s != MBS_OK)
@@ -334,6 +345,9 @@ static int extract_min(const runref *r, minq *mq, char *err, size_t errlen)
         mq->pb = &pb;
         mq->gmax = 0.0;
         mq->gstatus = MBS_OK;
+        mq->hmin = INFINITY;
+        mq->t_prev = pb.t0;
+        mq->t_end = pb.t_end;
         double t = pb.t0;
         if (want_g) {
             mq->g = g;
@@ -389,6 +403,30 @@ static int extract(const quantity *q, const runref *r, double *val, char *err, s
         *val = mq.gmax;
         return 0;
     }
+    if (strncmp(q->extract, "min_h:", 6) == 0) {
+        char lo_s[32];
+        const char *dash = strchr(q->extract + 6, '-');
+        size_t n = dash ? (size_t)(dash - (q->extract + 6)) : 0;
+        minq mq = {.want_h = 1};
+        if (n > 0 && n < sizeof lo_s) {
+            memcpy(lo_s, q->extract + 6, n);
+            lo_s[n] = '\0';
+        }
+        if (n == 0 || n >= sizeof lo_s || mbs_parse_double(lo_s, &mq.h0) != 0 ||
+            mbs_parse_double(dash + 1, &mq.h1) != 0 || !(mq.h0 < mq.h1)) {
+            snprintf(err, errlen, "extractor '%s': expected min_h:T0-T1, T0 < T1", q->extract);
+            return -1;
+        }
+        if (extract_min(r, &mq, err, errlen) != 0)
+            return -1;
+        if (!isfinite(mq.hmin)) {
+            snprintf(err, errlen, "extractor '%s': no step overlaps [%g, %g]", q->extract, mq.h0,
+                     mq.h1);
+            return -1;
+        }
+        *val = mq.hmin;
+        return 0;
+    }
     if (!colon || mbs_parse_long(colon + 1, &idx) != 0 || idx < 0) {
         snprintf(err, errlen, "extractor '%s': expected min_q:I or argmin_q:I", q->extract);
         return -1;
@@ -401,43 +439,63 @@ static int extract(const quantity *q, const runref *r, double *val, char *err, s
         return 0;
     }
     snprintf(err, errlen,
-             "unknown extractor '%s' (min_q:I, argmin_q:I, max_g:LO-HI, relerr_q:I)",
+             "unknown extractor '%s' (min_q:I, argmin_q:I, max_g:LO-HI, min_h:T0-T1, "
+             "relerr_q:I, err_v:LO-HI)",
              q->extract);
     return -1;
 }
 
 /* relerr_q:I: |q_I - ref_I| / |ref_I| at the record's t_end, q_I from the record's
  * final state, ref from the stored reference of the run's problem (exactly its
- * parameters and t_end, harness/reference.h); no integration. */
+ * parameters and t_end, harness/reference.h); no integration.
+ * err_v:LO-HI: max |v_i - ref_i| over the velocity components LO..HI (0-based in v),
+ * from the same two sources. */
 static int extract_relerr(json_t *rec, const runref *r, const char *ex, double *val, char *err,
                           size_t errlen)
 {
-    long idx;
-    if (mbs_parse_long(ex + 9, &idx) != 0 || idx < 0) {
-        snprintf(err, errlen, "extractor '%s': expected relerr_q:I", ex);
+    int is_v = strncmp(ex, "err_v:", 6) == 0;
+    long idx, hi;
+    const char *dash = is_v ? strchr(ex + 6, '-') : NULL;
+    char lo_s[32] = "";
+    size_t n = dash ? (size_t)(dash - (ex + 6)) : 0;
+    if (n > 0 && n < sizeof lo_s) {
+        memcpy(lo_s, ex + 6, n);
+        lo_s[n] = '\0';
+    }
+    if (is_v ? (n == 0 || n >= sizeof lo_s || mbs_parse_long(lo_s, &idx) != 0 ||
+                mbs_parse_long(dash + 1, &hi) != 0 || idx < 0 || hi < idx)
+             : (mbs_parse_long(ex + 9, &idx) != 0 || idx < 0)) {
+        snprintf(err, errlen, "extractor '%s': expected %s", ex,
+                 is_v ? "err_v:LO-HI, 0 <= LO <= HI" : "relerr_q:I");
         return -1;
     }
-    json_t *qa = json_object_get(json_object_get(rec, "final"), "q");
-    if (!json_is_array(qa) || (size_t)idx >= json_array_size(qa) ||
-        !json_is_number(json_array_get(qa, (size_t)idx))) {
-        snprintf(err, errlen, "extractor '%s': the record has no final q_%ld", ex, idx);
-        return -1;
-    }
-    double qi = json_number_value(json_array_get(qa, (size_t)idx));
+    if (!is_v)
+        hi = idx;
+    json_t *a = json_object_get(json_object_get(rec, "final"), is_v ? "v" : "q");
+    for (long i = hi; i >= idx; i--) /* the highest missing component is named */
+        if (!json_is_array(a) || !json_is_number(json_array_get(a, (size_t)i))) {
+            snprintf(err, errlen, "extractor '%s': the record has no final %s_%ld", ex,
+                     is_v ? "v" : "q", i);
+            return -1;
+        }
     mbs_problem pb;
     if (mbs_problem_open(&pb, r->problem, err, errlen) != MBS_OK)
         return -1;
     double *y = calloc(mbs_ny(&pb), sizeof(double));
     char prov[1024];
     int found = y && mbs_reference_find(&pb, mbs_jnum(rec, "t_end"), y, prov, sizeof prov) == 1;
+    const double *ref = y ? y + (is_v ? pb.nq : 0) : NULL;
     int rc = -1;
     if (!found)
         snprintf(err, errlen, "extractor '%s': no stored reference for %s at t_end = %g", ex,
                  r->problem, mbs_jnum(rec, "t_end"));
-    else if (!(fabs(y[idx]) > 0.0))
+    else if (!is_v && !(fabs(ref[idx]) > 0.0))
         snprintf(err, errlen, "extractor '%s': reference q_%ld is zero", ex, idx);
     else {
-        *val = fabs(qi - y[idx]) / fabs(y[idx]);
+        double e = 0.0;
+        for (long i = idx; i <= hi; i++)
+            e = fmax(e, fabs(json_number_value(json_array_get(a, (size_t)i)) - ref[i]));
+        *val = is_v ? e : e / fabs(ref[idx]);
         rc = 0;
     }
     free(y);
@@ -458,7 +516,7 @@ static double run_value(const mbs_results *res, const quantity *q, const char *r
         snprintf(note, notelen, "run not in the results: %s", runstr);
     else if (!mbs_rec_ok(rec))
         snprintf(note, notelen, "run failed: %s", mbs_jstr(rec, "reason"));
-    else if (strncmp(q->extract, "relerr_q:", 9) == 0) {
+    else if (strncmp(q->extract, "relerr_q:", 9) == 0 || strncmp(q->extract, "err_v:", 6) == 0) {
         if (extract_relerr(rec, &r, q->extract, &ours, err, sizeof err) != 0)
             snprintf(note, notelen, "%s", err);
     } else if (q->extract[0]) {
@@ -559,14 +617,16 @@ int mbs_reproduce_check(const char *expect_path, const char *results_dir, FILE *
         }
         n_info += q->info;
         fails += !within && !q->info;
-        char ratio[32] = "-", o[32] = "-";
+        char ratio[32] = "-", o[32] = "-", pub[32] = "-"; /* info rows may have none */
+        if (isfinite(q->published))
+            snprintf(pub, sizeof pub, "%.4g", q->published);
         if (isfinite(ours)) {
             snprintf(o, sizeof o, "%.4g", ours);
-            if (q->published != 0.0)
+            if (isfinite(q->published) && q->published != 0.0)
                 snprintf(ratio, sizeof ratio, "%.3f", ours / q->published);
         }
-        fprintf(out, "%-34.34s | %-10.4g | %-10s | %-7s | %-10s | %s\n", q->name, q->published, o,
-                ratio, tol, q->info ? "info" : within ? "ok" : "OUTSIDE");
+        fprintf(out, "%-34.34s | %-10s | %-10s | %-7s | %-10s | %s\n", q->name, pub, o, ratio,
+                tol, q->info ? "info" : within ? "ok" : "OUTSIDE");
         if (note[0])
             fprintf(out, "    %s\n", note);
     }

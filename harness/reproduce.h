@@ -25,7 +25,8 @@
  *   relation  = < | >                ; one-sided: within when ours < (>) published
  *                                    ; (instead of rtol/atol)
  *   verdict   = info                 ; printed with its published number, never judged
- *                                    ; (e.g. CPU times of another machine)
+ *                                    ; (e.g. CPU times of another machine); published
+ *                                    ; may then be omitted (a measured comparison)
  *
  * `run` names the record: problem spec, method spec, h=H or tol=T, optional
  * atol=A (runs whose grid sets atol, harness/sweep.h) and t_end=T (all as written in
@@ -39,6 +40,10 @@
  *   relerr_q:I   |q_I - ref_I| / |ref_I| at t_end: q_I from the record, ref from the
  *                stored reference of the run's problem (no integration; fails when
  *                there is none)
+ *   err_v:LO-HI  max |v_i - ref_i| over velocity components LO..HI at t_end, from the
+ *                record and the stored reference as relerr_q
+ *   min_h:T0-T1  the smallest accepted step that overlaps [T0, T1] (integrates again;
+ *                the last step, which may be shortened to land on t_end, is excluded)
  * A reproduction whose methods or problems are not registered is not listed. */
 #ifndef MBS_REPRODUCE_H
 #define MBS_REPRODUCE_H

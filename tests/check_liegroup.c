@@ -361,6 +361,38 @@ START_TEST(liegroup_declines)
 }
 END_TEST
 
+/* reproductions/heavytop-forms.expect (the four formulations at equal work, the
+ * step sizes near t*, the Lie-group orders) reproduces; the new extractors err_v and
+ * min_h refuse components or windows that do not exist (a note, verdict OUTSIDE). */
+START_TEST(liegroup_reproduction)
+{
+    char *dir = mbs_test_tmpdir();
+    char args[1024], *out = NULL;
+    snprintf(args, sizeof args, "reproduce heavytop-forms --out %s/res", dir);
+    int st = mbs_test_cli_text(args, NULL, &out);
+    ck_assert_msg(st == 0 && strstr(out, "REPRODUCED") && !strstr(out, "NOT REPRODUCED"),
+                  "exit %d:\n%s", st, out);
+    free(out);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/bad.expect", dir);
+    mbs_test_write_text(path,
+                        "[reproduction]\ncitation = test\nsuite = suites/heavytop-forms.suite\n"
+                        "[quantity v out of range]\n"
+                        "run = heavytop index1/rk4 h=0.01 t_end=2\nextract = err_v:2-3\n"
+                        "published = 1\nread = test\nrtol = 1\n"
+                        "[quantity empty window]\n"
+                        "run = heavytop index1/dopri5 tol=1e-8 t_end=2\nextract = min_h:3-4\n"
+                        "published = 1\nread = test\nrtol = 1\n");
+    snprintf(args, sizeof args, "reproduce bad --dir %s --results %s/res", dir, dir);
+    st = mbs_test_cli_text(args, NULL, &out);
+    ck_assert_msg(st == 1 && strstr(out, "no final v_3") && strstr(out, "no step overlaps"),
+                  "exit %d:\n%s", st, out);
+    free(out);
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *mbs_suite_liegroup(void)
 {
     Suite *s = suite_create("liegroup");
@@ -377,6 +409,7 @@ Suite *mbs_suite_liegroup(void)
     tcase_add_test(tc, liegroup_no_collapse_near_singularity);
     tcase_add_test(tc, liegroup_vector_space_identical);
     tcase_add_test(tc, liegroup_declines);
+    tcase_add_test(tc, liegroup_reproduction);
     suite_add_tcase(s, tc);
     return s;
 }
