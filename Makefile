@@ -58,6 +58,7 @@ PIC_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 # includes the roots.
 PUBLIC_HDR := core/version.h core/param.h core/status.h problems/problem.h \
               problems/triplets.h methods/method.h methods/linsol.h methods/explicit.h \
+              methods/tableau.h \
               harness/run.h harness/plugin.h
 HDR_STAGE := $(BUILD)/include
 # Plugins built in-tree for the tests (make check): the two examples, compiled
@@ -151,11 +152,13 @@ install-headers:
 	   printf '#endif\n'; } > $(INCDIR)/mbsbench/mbsbench.h; \
 	 chmod 644 $(INCDIR)/mbsbench/mbsbench.h
 
-# Every installed header compiles alone, in an otherwise empty translation unit.
+# Every installed header compiles alone, in an otherwise empty translation unit (one
+# typedef after it: ISO C forbids a translation unit without declarations, which a
+# header of macros alone would leave).
 HDR_CHECK_FLAGS := -std=c11 -Wall -Wextra -Werror -pedantic
 check-headers: headers
 	@set -e; n=0; for h in $$(cd $(HDR_STAGE) && find mbsbench -name '*.h' | sort); do \
-	   printf '#include <%s>\n' $$h | $(CC) $(HDR_CHECK_FLAGS) $$(pkg-config --cflags gsl) \
+	   printf '#include <%s>\ntypedef int mbs_header_check;\n' $$h | $(CC) $(HDR_CHECK_FLAGS) $$(pkg-config --cflags gsl) \
 	     -I$(HDR_STAGE) -x c -fsyntax-only - || { echo "check-headers: $$h does not compile alone"; exit 1; }; \
 	   n=$$((n + 1)); done; echo "check-headers: $$n public headers compile alone ($(HDR_CHECK_FLAGS))"
 
@@ -269,6 +272,13 @@ check-report: $(BIN)
 # says SKIP (with the reason) when it cannot.
 check-slurm: $(BIN)
 	MBSBENCH=$(BIN) ./tests/slurm/run.sh
+
+# The installed library and plugins (issue 20, tests/install/run.sh): make install into
+# a temporary prefix, both examples built out of tree with pkg-config and run through
+# run, converge (observed orders of the plugin method), sweep -j 2 and check-problem;
+# a program linked against libmbsbench.so and libmbsbench.a.
+check-install:
+	./tests/install/run.sh
 
 # Mutation testing of the nightly net (tools/mutate, issue 17): MUTANTS sampled
 # mutations of methods/ and problems/ in a scratch copy of HEAD; kill rate of the

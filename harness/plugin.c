@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../methods/explicit.h"
 #include "../methods/registry.h"
 #include "../problems/registry.h"
 
@@ -18,11 +19,13 @@ enum { MBS_MAX_PLUGINS = 32 };
 static struct {
     char path[PATH_MAX];
     void *handle;
+    mbs_method_set tableaux; /* the methods made from the plugin's tableaux (owned) */
 } loaded[MBS_MAX_PLUGINS];
 static size_t n_loaded;
 
 struct mbs_plugin_host {
     const char *path;
+    mbs_method_set *tableaux;
     char err[512];
     int failed;
 };
@@ -59,6 +62,21 @@ int mbs_plugin_add_method(mbs_plugin_host *host, const mbs_method_def *def)
     return MBS_OK;
 }
 
+int mbs_plugin_add_tableau(mbs_plugin_host *host, const mbs_tableau *tab)
+{
+    char msg[400];
+    if (host->failed)
+        return MBS_BAD_INPUT;
+    size_t n0 = host->tableaux->n;
+    int st = mbs_explicit_register_tableau(host->tableaux, tab, msg, sizeof msg);
+    if (st != MBS_OK)
+        return mbs_plugin_error(host, "%s", st == MBS_NO_MEMORY ? "out of memory" : msg);
+    for (size_t i = n0; i < host->tableaux->n; i++) /* checked free above; owner named */
+        if (mbs_method_register(host->tableaux->defs[i], host->path, msg, sizeof msg) != MBS_OK)
+            return mbs_plugin_error(host, "%s", msg);
+    return MBS_OK;
+}
+
 /* Compare the plugin's layout with ours; message names the first difference. */
 static int abi_check(const mbs_plugin_abi *p, const char *path, char *err, size_t errlen)
 {
@@ -81,7 +99,8 @@ static int abi_check(const mbs_plugin_abi *p, const char *path, char *err, size_
              {"mbs_settings", p->settings, ours.settings},
              {"mbs_counters", p->counters, ours.counters},
              {"mbs_params", p->params, ours.params},
-             {"mbs_param_def", p->param_def, ours.param_def}};
+             {"mbs_param_def", p->param_def, ours.param_def},
+             {"mbs_tableau", p->tableau, ours.tableau}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].plugin != f[i].here) {
             snprintf(err, errlen,
@@ -141,7 +160,7 @@ int mbs_plugin_load(const char *path, char *err, size_t errlen)
     }
     size_t slot = n_loaded;
     snprintf(loaded[slot].path, sizeof loaded[slot].path, "%s", full);
-    mbs_plugin_host host = {.path = loaded[slot].path};
+    mbs_plugin_host host = {.path = loaded[slot].path, .tableaux = &loaded[slot].tableaux};
     size_t np = mbs_problem_count(), nm = mbs_method_count();
     int st = init(&host);
     if (st != MBS_OK || host.failed) {
@@ -151,6 +170,7 @@ int mbs_plugin_load(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "plugin '%s': %s", path, host.err);
         mbs_problem_registry_truncate(np); /* nothing of a failed plugin stays */
         mbs_method_registry_truncate(nm);
+        mbs_method_set_free(&loaded[slot].tableaux);
         dlclose(h);
         return MBS_BAD_INPUT;
     }
@@ -181,6 +201,7 @@ void mbs_plugin_unload_all(void)
     mbs_method_registry_truncate(mbs_method_builtin_count());
     while (n_loaded > 0) {
         n_loaded--;
+        mbs_method_set_free(&loaded[n_loaded].tableaux);
         dlclose(loaded[n_loaded].handle);
         loaded[n_loaded].handle = NULL;
         loaded[n_loaded].path[0] = '\0';

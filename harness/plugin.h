@@ -35,6 +35,7 @@
 #include "../core/status.h"
 #include "../core/version.h"
 #include "../methods/method.h"
+#include "../methods/tableau.h"
 #include "../problems/problem.h"
 
 /* The layout a plugin was compiled against.  `version` stays the first member
@@ -42,7 +43,7 @@
 typedef struct mbs_plugin_abi {
     int version; /* MBS_API_VERSION */
     size_t problem_def, problem, method_def, method_ops, ctx, settings, counters, params,
-        param_def;
+        param_def, tableau;
 } mbs_plugin_abi;
 
 #define MBS_PLUGIN_ABI_CURRENT                                                               \
@@ -50,7 +51,7 @@ typedef struct mbs_plugin_abi {
         MBS_API_VERSION, sizeof(mbs_problem_def), sizeof(mbs_problem),                       \
             sizeof(mbs_method_def), sizeof(mbs_method_ops), sizeof(mbs_ctx),                 \
             sizeof(mbs_settings), sizeof(mbs_counters), sizeof(mbs_params),                  \
-            sizeof(mbs_param_def)                                                            \
+            sizeof(mbs_param_def), sizeof(mbs_tableau)                                       \
     }
 
 /* The symbols a plugin defines (names for dlsym). */
@@ -69,6 +70,13 @@ int mbs_plugin_init(mbs_plugin_host *host);
  * registered, ...); mbs_plugin_init should then return that status. */
 int mbs_plugin_add_problem(mbs_plugin_host *host, const mbs_problem_def *def);
 int mbs_plugin_add_method(mbs_plugin_host *host, const mbs_method_def *def);
+/* An explicit Runge-Kutta method as data (methods/tableau.h): the tableau is
+ * validated (structure, row sums, order conditions up to its claimed orders)
+ * and copied, and FORMULATION/tab->name is added for every ODE formulation
+ * (index1, qr, dca, ...: methods/explicit.h), adaptive when tab->bhat is given.
+ * The copies belong to the loader; the plugin's tableau need not outlive the
+ * call. */
+int mbs_plugin_add_tableau(mbs_plugin_host *host, const mbs_tableau *tab);
 /* A plugin's own error: recorded as the load error (printf format). */
 int mbs_plugin_error(mbs_plugin_host *host, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -27,6 +27,7 @@
 #include <gsl/gsl_matrix.h>
 #include <stddef.h>
 
+#include "../core/mathconst.h"
 #include "../core/param.h"
 
 enum mbs_problem_flags {

@@ -133,6 +133,45 @@ START_TEST(problem_plugin_everywhere)
 }
 END_TEST
 
+/* Tableaux through the plugin API (mbs_plugin_add_tableau): Ralston's 3rd-order
+ * method at fixed steps shows order 3 for every ODE formulation tried; the
+ * Bogacki-Shampine 3(2) pair runs adaptively with errors proportional to tol. */
+START_TEST(tableau_plugin)
+{
+    char pt[1024], args[2048], *err, *out;
+    plugin_path("tableau", pt, sizeof pt);
+    static const char *const forms[] = {"index1", "qr", "dca"};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(args, sizeof args,
+                 "--plugin %s converge -p pendulum -m %s/ralston3 --h0 0.02 --levels 5", pt,
+                 forms[k]);
+        int st = mbs_test_cli_text(args, &err, &out);
+        ck_assert_msg(st == 0, "%s: exit %d: %s", args, st, err);
+        double pq = observed_order(out, "q"), pv = observed_order(out, "v");
+        fprintf(stderr, "plugin tableau %s/ralston3 on pendulum: orders q %.2f, v %.2f\n",
+                forms[k], pq, pv);
+        ck_assert_double_eq_tol(pq, 3.0, 0.15);
+        ck_assert_double_eq_tol(pv, 3.0, 0.15);
+        free(err), free(out);
+    }
+    snprintf(args, sizeof args,
+             "--plugin %s converge -p pendulum -m index1/bs32 --tol0 1e-3 --levels 5", pt);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    const char *p = strstr(out, "tol-exponent q ");
+    double e = 0.0;
+    ck_assert_msg(p && sscanf(p + 15, "%lf", &e) == 1, "%s", out);
+    fprintf(stderr, "plugin tableau index1/bs32: tolerance exponent q %.2f\n", e);
+    ck_assert_double_eq_tol(e, 1.0, 0.2);
+    free(err), free(out);
+    /* a tableau that does not have the order it claims is refused */
+    plugin_path("badtableau", pt, sizeof pt);
+    snprintf(args, sizeof args, "--plugin %s list methods", pt);
+    int lines = 0;
+    ck_assert_int_eq(mbs_test_cli_lines(args, args, sizeof args, &lines), 2);
+    ck_assert_msg(lines == 1 && strstr(args, "ralston4"), "%s", args);
+}
+END_TEST
+
 /* Bad plugins: exit 2, exactly one line naming the plugin and the bad value. */
 START_TEST(bad_plugins)
 {
@@ -230,6 +269,7 @@ Suite *mbs_suite_plugin(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, method_plugin_orders);
     tcase_add_test(tc, problem_plugin_everywhere);
+    tcase_add_test(tc, tableau_plugin);
     tcase_add_test(tc, bad_plugins);
     tcase_add_test(tc, registry_rollback);
     tcase_add_test(tc, check_problem_finds_the_bug);

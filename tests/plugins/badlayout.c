@@ -13,6 +13,7 @@ const mbs_plugin_abi mbs_plugin_abi_info = {
     .counters = sizeof(mbs_counters),
     .params = sizeof(mbs_params),
     .param_def = sizeof(mbs_param_def),
+    .tableau = sizeof(mbs_tableau),
 };
 
 int mbs_plugin_init(mbs_plugin_host *host)
