@@ -11,7 +11,7 @@
 #include "../harness/run.h"
 
 double mbs_bench_time(const char *problem, const char *method, double h, double tol,
-                      double t_end, int repeat, long *steps, long *f_evals)
+                      double t_end, int repeat, mbs_counters *cnt)
 {
     mbs_run_spec spec = {.problem = problem, .method = method, .h = h, .tol = tol,
                          .t_end = t_end, .repeat = repeat + 1, .measure = 0};
@@ -22,10 +22,8 @@ double mbs_bench_time(const char *problem, const char *method, double h, double 
         return NAN;
     }
     double t = r.status == MBS_OK ? r.cpu_min : NAN;
-    if (steps)
-        *steps = r.cnt.steps;
-    if (f_evals)
-        *f_evals = r.cnt.f_evals;
+    if (cnt)
+        *cnt = r.cnt;
     mbs_record_free(&r);
     return t;
 }
@@ -99,9 +97,9 @@ int mbs_bench_overhead(FILE *out)
     bare_rk4(nsteps / 10, h, yend); /* warm-up */
     for (int r = 0; r < repeat; r++)
         bare_min = fmin(bare_min, bare_rk4(nsteps, h, yend));
-    long steps = 0;
-    double harness = mbs_bench_time("pendulum", "index1/rk4", h, NAN, t_end, repeat, &steps,
-                                    NULL);
+    mbs_counters cnt = {0};
+    double harness = mbs_bench_time("pendulum", "index1/rk4", h, NAN, t_end, repeat, &cnt);
+    long steps = cnt.steps;
     fprintf(out, "== framework overhead: index1/rk4 on pendulum, %ld steps, min of %d ==\n",
             nsteps, repeat);
     fprintf(out, "%-28s %12s %12s\n", "", "cpu [s]", "ns/step");

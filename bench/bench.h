@@ -4,13 +4,15 @@
 
 #include <stdio.h>
 
+#include "../methods/method.h"
+
 #define MBS_BENCH(fn) int fn(FILE *out);
 #include "sections.def"
 #undef MBS_BENCH
 
 /* Minimum CPU time over `repeat` timed runs of a spec (after a warm-up run);
- * NaN when the run fails.  steps/f_evals may be NULL. */
+ * NaN when the run fails.  cnt (may be NULL) gets the counters of a timed run. */
 double mbs_bench_time(const char *problem, const char *method, double h, double tol,
-                      double t_end, int repeat, long *steps, long *f_evals);
+                      double t_end, int repeat, mbs_counters *cnt);
 
 #endif

@@ -8,7 +8,12 @@
  * largest levels that reach a target are timed (mbs_bench_time: warm-up, min
  * of REPEAT runs without observer) and the smallest time is reported.
  * Columns: method, level, error, CPU time, ratio to the fastest peer of the
- * row, steps, f-evals.  The table also goes to results/bench-<date>/peers.txt.
+ * row, steps, f-evals, and per accepted step f-evals, iteration-matrix
+ * Jacobians and LU factorisations (record counters, issue 16).  Targets of
+ * issue 16 on the pendulum and the chain: best implicit method of ours <= 0.15
+ * IDA's time on the same formulation (index2/ or ggl/), radau5's f-evals per
+ * step <= 14 (pendulum), <= 20 (chain); andrews, crank and wheelset show the
+ * ratio for information.  The table also goes to results/bench-<date>/peers.txt.
  * Nothing here is asserted. */
 #include <errno.h>
 #include <math.h>
@@ -69,7 +74,7 @@ typedef struct level {
 typedef struct outcome {
     int reached;
     double x, err, cpu;
-    long steps, f_evals;
+    mbs_counters cnt; /* of a timed run */
     double best_err;
 } outcome;
 
@@ -200,13 +205,13 @@ static void run_method(const bproblem *bp, const mbs_method_def *m, double t_end
                 first_cpu = lv[i].cpu;
             else if (first_cpu > 0.05 || lv[i].cpu > 2.0 * first_cpu)
                 break;
-            long steps = 0, fe = 0;
+            mbs_counters cnt = {0};
             double c = mbs_bench_time(bp->spec, m->name, fixed ? lv[i].x : NAN,
-                                      fixed ? NAN : lv[i].x, t_end, REPEAT, &steps, &fe);
+                                      fixed ? NAN : lv[i].x, t_end, REPEAT, &cnt);
             timed++;
             if (c < oc[t].cpu) {
                 oc[t] = (outcome){.reached = 1, .x = lv[i].x, .err = lv[i].err, .cpu = c,
-                                  .steps = steps, .f_evals = fe, .best_err = oc[t].best_err};
+                                  .cnt = cnt, .best_err = oc[t].best_err};
             }
         }
     }
@@ -285,19 +290,22 @@ static void bench_problem(const tee *out, const bproblem *bp)
                 fastest_peer = fmin(fastest_peer, oc[i][t].cpu);
         out2(out, "-- %s, t_end = %g%s, target %.0e (mixed error over q, v; %s) --\n",
              bp->spec, t_end, bp->note, targets[t], refkind);
-        out2(out, "%-20s %-5s %9s %10s %11s %8s %8s %9s\n", "method", "class", "tol|h", "err",
-             "cpu [s]", "/peer", "steps", "f_evals");
+        out2(out, "%-20s %-5s %9s %10s %11s %8s %8s %9s %6s %6s %6s\n", "method", "class",
+             "tol|h", "err", "cpu [s]", "/peer", "steps", "f_evals", "f/st", "jac/st", "LU/st");
         for (int i = 0; i < NM; i++) {
             if (!have[i])
                 continue;
             const outcome *o = &oc[i][t];
             const char *cl = methods[i].cls == C_PEER ? "peer" : "ours";
-            if (o->reached && isfinite(fastest_peer))
-                out2(out, "%-20s %-5s %9.1e %10.2e %11.4e %8.2f %8ld %9ld\n", methods[i].name, cl,
-                     o->x, o->err, o->cpu, o->cpu / fastest_peer, o->steps, o->f_evals);
-            else if (o->reached)
-                out2(out, "%-20s %-5s %9.1e %10.2e %11.4e %8s %8ld %9ld\n", methods[i].name, cl,
-                     o->x, o->err, o->cpu, "-", o->steps, o->f_evals);
+            double ns = o->cnt.steps > 0 ? (double)o->cnt.steps : NAN;
+            char ratio[16] = "-";
+            if (isfinite(fastest_peer))
+                snprintf(ratio, sizeof ratio, "%.2f", o->cpu / fastest_peer);
+            if (o->reached)
+                out2(out, "%-20s %-5s %9.1e %10.2e %11.4e %8s %8ld %9ld %6.1f %6.2f %6.2f\n",
+                     methods[i].name, cl, o->x, o->err, o->cpu, ratio, o->cnt.steps,
+                     o->cnt.f_evals, (double)o->cnt.f_evals / ns, (double)o->cnt.jacobians / ns,
+                     (double)o->cnt.factorizations / ns);
             else if (isfinite(o->best_err))
                 out2(out, "%-20s %-5s not reached (best error %.2e)\n", methods[i].name, cl,
                      o->best_err);
@@ -335,18 +343,37 @@ static void bench_problem(const tee *out, const bproblem *bp)
             int ii = find_method(idaname);
             ida_any |= ii >= 0 && have[ii] && oc[ii][t].reached;
         }
-        if (strcmp(bp->registry_name, "andrews") == 0)
-            ; /* the implicit target covers the pendulum, the chain and the wheelset */
+        /* issue 16: <= 0.15 on the pendulum and the chain; the other rows for
+         * information */
+        int scored = strcmp(bp->registry_name, "pendulum") == 0 ||
+                     strcmp(bp->registry_name, "chain") == 0;
+        if (!scored && bname)
+            out2(out, "implicit vs IDA (information): %s / %s = %.2f\n", bname, pname,
+                 best_ratio);
+        else if (!scored)
+            ;
         else if (!bname && !ida_any && ours_impl >= 0)
             out2(out, "target implicit: met: %s reaches %.0e in %.3g s, index2/ida and ggl/ida "
                       "do not (failed or unsupported)\n",
                  methods[ours_impl].name, targets[t], bo);
         else if (bname)
-            out2(out, "target implicit: %s / %s = %.2f (<= 0.5: %s)\n", bname, pname, best_ratio,
-                 best_ratio <= 0.5 ? "met" : "MISSED");
+            out2(out, "target implicit: %s / %s = %.2f (<= 0.15: %s)\n", bname, pname,
+                 best_ratio, best_ratio <= 0.15 ? "met" : "MISSED");
         else
             out2(out, "target implicit: no index-2/GGL pair of ours and IDA reached %.0e\n",
                  targets[t]);
+        /* issue 16: force evaluations per step of radau5 (index2, ggl) */
+        static const char *const rad[] = {"index2/radau5", "ggl/radau5"};
+        double fmax_step = scored ? (strcmp(bp->registry_name, "pendulum") == 0 ? 14.0 : 20.0)
+                                  : NAN;
+        for (int r = 0; r < 2 && scored; r++) {
+            int ri = find_method(rad[r]);
+            if (ri < 0 || !have[ri] || !oc[ri][t].reached || oc[ri][t].cnt.steps <= 0)
+                continue;
+            double fs = (double)oc[ri][t].cnt.f_evals / (double)oc[ri][t].cnt.steps;
+            out2(out, "target f-evals/step: %s %.1f (<= %.0f: %s)\n", rad[r], fs, fmax_step,
+                 fs <= fmax_step ? "met" : "MISSED");
+        }
         out2(out, "\n");
     }
 }

@@ -44,8 +44,8 @@ void mbs_human_bytes(double b, char *buf, size_t len)
 /* A lower bound of the dense workspace: one n x n matrix of doubles, n = n_v + n_l
  * (the KKT matrix [M B^T; B 0] of the index-1 solves, the dense Newton or
  * projection systems) or n = n_y for the `full` iteration matrices of the implicit
- * DAE integrators (methods/dae_form.h).  Sparse backends (linsol=umfpack,
- * cholmod) and the O(n) tree recursions (recursive/, dca/ on problems with
+ * DAE integrators (methods/dae_form.h; also for linsol=auto unless that picks
+ * CHOLMOD).  Sparse backends (linsol=umfpack, cholmod) and the O(n) tree recursions (recursive/, dca/ on problems with
  * native triplet callbacks) have no dense path. */
 double mbs_run_memory_estimate(const mbs_method_def *m, const mbs_params *mp,
                                const mbs_problem *pb, char *what, size_t whatlen,
@@ -59,6 +59,13 @@ double mbs_run_memory_estimate(const mbs_method_def *m, const mbs_params *mp,
     what[0] = remedy[0] = '\0';
     if (strcmp(ls, "umfpack") == 0 || strcmp(ls, "cholmod") == 0)
         return 0.0;
+    /* linsol=auto of radau5/bdf (mbs_dae_form_auto_structured): CHOLMOD for
+     * problems with triplet callbacks and force derivatives (when these vanish),
+     * else the full matrices */
+    int autols = strcmp(ls, "auto") == 0;
+    if (autols && pb->def->mass_sparse && pb->def->jacobian_sparse && !pb->def->kinematic &&
+        pb->def->force_q && pb->def->force_v)
+        return 0.0;
     if (strncmp(m->name, "recursive/", 10) == 0)
         return 0.0;
     if (strncmp(m->name, "dca/", 4) == 0 && pb->def->mass_sparse && pb->def->jacobian_sparse &&
@@ -66,7 +73,7 @@ double mbs_run_memory_estimate(const mbs_method_def *m, const mbs_params *mp,
         return 0.0;
     double n = (double)(pb->nv + pb->nl);
     const char *mat = "KKT";
-    if (strcmp(ls, "full") == 0) {
+    if (strcmp(ls, "full") == 0 || autols) {
         n = (double)mbs_ny(pb);
         mat = "iteration";
     }

@@ -23,8 +23,8 @@ enum {
 };
 
 /* Values of the parameter `linsol` (choices BDF_LINSOL_CHOICES). */
-enum { BDF_LS_FULL = 0, BDF_LS_LU = 1, BDF_LS_UMFPACK = 2, BDF_LS_CHOLMOD = 3 };
-#define BDF_LINSOL_CHOICES "full,lu,umfpack,cholmod"
+enum { BDF_LS_FULL = 0, BDF_LS_LU = 1, BDF_LS_UMFPACK = 2, BDF_LS_CHOLMOD = 3, BDF_LS_AUTO = 4 };
+#define BDF_LINSOL_CHOICES "full,lu,umfpack,cholmod,auto"
 
 typedef struct bdf_variant {
     mbs_form_kind kind;

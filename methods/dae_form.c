@@ -141,6 +141,45 @@ static int form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind, int 
     return MBS_OK;
 }
 
+int mbs_dae_form_auto_structured(mbs_ctx *ctx, int *ls_kind)
+{
+    const mbs_problem *pb = ctx->pb;
+    const mbs_problem_def *d = pb->def;
+    size_t nq = pb->nq, nv = pb->nv, nl = pb->nl;
+    *ls_kind = d->mass_sparse && d->jacobian_sparse && nv + nl >= 30 ? MBS_LS_CHOLMOD
+                                                                      : MBS_LS_DENSE;
+    if (d->kinematic || (pb->flags & (MBS_PB_EXTENDED | MBS_PB_NONHOLONOMIC |
+                                      MBS_PB_SINGULAR_MASS)) ||
+        nl == 0 || nv + nl < 20 || !d->force_q || !d->force_v)
+        return 0;
+    double *q = calloc(nq + nv + nl + 1, sizeof(double));
+    gsl_matrix *K = mbs_matrix_alloc(nv, nq > nv ? nq : nv);
+    int have = 0, zero = 0;
+    if (!q || !K) {
+        zero = -1;
+        goto done;
+    }
+    if (d->initial(pb, q, q + nq, q + nq + nv, &have) != MBS_OK)
+        goto done;
+    zero = 1;
+    for (int pass = 0; pass < 2 && zero == 1; pass++) {
+        for (size_t i = 0; pass && i < nq + nv; i++) /* a generic nearby state */
+            q[i] += 1e-2 * (0.1 + fmod(0.6180339887 * (double)(i + 1), 1.0));
+        for (int which = 0; which < 2 && zero == 1; which++) {
+            gsl_matrix_view Kv = gsl_matrix_submatrix(K, 0, 0, nv, which ? nv : nq);
+            int s = which ? mbs_force_v(ctx, pb->t0, q, q + nq, &Kv.matrix)
+                          : mbs_force_q(ctx, pb->t0, q, q + nq, &Kv.matrix);
+            if (s != MBS_OK || !gsl_matrix_isnull(&Kv.matrix))
+                zero = 0;
+        }
+    }
+done:
+    ctx->reason[0] = '\0';
+    free(q);
+    gsl_matrix_free(K);
+    return zero;
+}
+
 int mbs_dae_form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind)
 {
     return form_alloc(out, ctx, kind, 1);

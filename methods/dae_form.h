@@ -159,6 +159,25 @@ int mbs_dae_form_kkt_solve(mbs_dae_form *f, mbs_ctx *ctx, double t, double c0, c
 int mbs_dae_form_kkt_solve_complex(mbs_dae_form *f, mbs_ctx *ctx, double t, double cr,
                                    double ci, const double *Rr, const double *Ri, double *dyr,
                                    double *dyi);
+/* linsol=auto of radau5 and bdf (issue 16): 1 when the structured iteration
+ * matrix above suits ctx->pb, i.e. sparse mode is supported (H = I, no extended
+ * variables, no non-holonomic rows, constraints, a regular M), the system is
+ * not small (n_v + n_l >= 20) and the matrix drops only the Hessian terms
+ * (O(h^2) in the scaled system): the problem provides force_q and force_v and
+ * both vanish at its initial state and at a perturbed one.  Then the
+ * h-independent KKT factorisation replaces the dense LUs of dimension n
+ * (radau5: one real, one complex per step size change), 3-10x cheaper on
+ * chain:N=10, fivebar, doubleloop at similar errors in q, v and lambda.  Small
+ * systems keep the full matrix: on the pendulum the saving is 15% while the
+ * slower contraction leaves a 3-160x larger lambda error at tol 1e-6 (nightly
+ * cases of index2/ and ggl/radau5, t_end 1).  *ls_kind: CHOLMOD for
+ * problems with triplet callbacks (mass_sparse, jacobian_sparse) and n_v + n_l
+ * >= 30, else the dense KKT LU (MBS_LS_DENSE): measured at tol 1e-7, t_end 2,
+ * CPU of CHOLMOD / dense KKT LU: chain:N=10 0.76-1.06, chain:N=20 0.42-0.61,
+ * doubleloop (dense M, 41 unknowns) 1.27-1.62.  0 otherwise (use the full dense
+ * iteration matrix); -1: out of memory. */
+int mbs_dae_form_auto_structured(mbs_ctx *ctx, int *ls_kind);
+
 /* The backends of sparse mode (which = 0: [M B^T; B 0], 1: GGL's [I G^T; G 0]);
  * NULL when absent. */
 const mbs_linsol *mbs_dae_form_linsol(const mbs_dae_form *f, int which);

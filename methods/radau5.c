@@ -37,7 +37,10 @@
  *
  * Linear algebra (parameter `linsol`, issue 10; not for index1/radau5, whose
  * Jacobian is the finite-difference n x n matrix of the index-1 ODE, so it
- * stays dense).  `full` (default) is the dense path above.  `lu`, `umfpack`,
+ * stays dense).  `full` is the dense path above.  `auto` (default, issue 16)
+ * takes the structured path below where it drops only the Hessian terms
+ * (mbs_dae_form_auto_structured: H = I and the problem's analytic f_q, f_v
+ * vanish), else `full`; the -fixed methods keep `full`.  `lu`, `umfpack`,
  * `cholmod` use the structured simplified Newton of methods/dae_form.h (sparse
  * mode; H = I problems only, others MBS_UNSUPPORTED): f_q, f_v and the
  * second-derivative terms are dropped from J, which leaves the h-independent
@@ -93,11 +96,12 @@ enum { P_KAPPA, P_NIT, P_EPS_G };
 
 /* Values of the parameter `linsol` (issue 10). */
 #define RADAU_LINSOL_PARAM                                                                  \
-    {"linsol", RADAU_LS_FULL, 0, 3,                                                         \
-     "iteration matrix: full (dense real and complex LU with finite-difference dF/dy), or " \
-     "the structured KKT simplified Newton (methods/dae_form.h; H = I problems) on lu "     \
-     "(dense KKT LU), umfpack or cholmod",                                                  \
-     "full,lu,umfpack,cholmod", 1}
+    {"linsol", RADAU_LS_AUTO, 0, 4,                                                         \
+     "iteration matrix: full (dense real and complex LU of dF/dy), the structured KKT "     \
+     "simplified Newton (methods/dae_form.h; H = I problems) on lu (dense KKT LU), "        \
+     "umfpack or cholmod, or auto (default): structured where it drops only the Hessian "   \
+     "terms (mbs_dae_form_auto_structured), else full; -fixed methods: full",               \
+     "full,lu,umfpack,cholmod,auto", 1}
 
 static const mbs_param_def radau_params[] = {
     [P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
@@ -195,6 +199,14 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     st->nit = (int)prm->val[P_NIT];
     int ip = mbs_params_find(prm, "linsol");
     st->lsk = ip >= 0 && !var->index1 ? (int)prm->val[ip] : RADAU_LS_FULL;
+    if (st->lsk == RADAU_LS_AUTO) { /* issue 16 */
+        int kind, a = var->fixed ? 0 : mbs_dae_form_auto_structured(ctx, &kind);
+        if (a < 0) {
+            radau_free(st);
+            return MBS_NO_MEMORY;
+        }
+        st->lsk = !a ? RADAU_LS_FULL : kind == MBS_LS_CHOLMOD ? RADAU_LS_CHOLMOD : RADAU_LS_LU;
+    }
     int rhs_linsol = ip >= 0 && var->index1 ? (int)prm->val[ip] : MBS_LINSOL_LU;
     const int full = st->lsk == RADAU_LS_FULL;
     int s = full ? mbs_dae_form_alloc(&st->form, ctx, var->kind)

@@ -13,7 +13,8 @@
 #include "projection.h"
 
 /* Values of the parameter `linsol` (issue 10). */
-enum { RADAU_LS_FULL = 0, RADAU_LS_LU = 1, RADAU_LS_UMFPACK = 2, RADAU_LS_CHOLMOD = 3 };
+enum { RADAU_LS_FULL = 0, RADAU_LS_LU = 1, RADAU_LS_UMFPACK = 2, RADAU_LS_CHOLMOD = 3,
+       RADAU_LS_AUTO = 4 };
 
 typedef struct radau_variant {
     mbs_form_kind kind;

@@ -8,7 +8,7 @@
  * finite-difference one for all four DAE forms, without a force evaluation
  * when every callback is given; and the counts of issue 16: with analytic
  * derivatives index2/radau5 spends <= 14 force evaluations per step on the
- * pendulum and <= 20 on the chain (N = 10). */
+ * pendulum and <= 20 on the chain (N = 10); the choice of linsol=auto. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,7 +266,10 @@ START_TEST(test_form_jacobian_from_derivatives)
 END_TEST
 
 /* Issue 16's counts (deterministic): force evaluations per accepted step of
- * index2/radau5 at tol 1e-6 and 1e-9 over t in [0, 10]. */
+ * index2/radau5 at tol 1e-6 and 1e-9 over t in [0, 10], with its default
+ * iteration matrix (linsol=auto: full on the pendulum, the structured KKT
+ * matrix on the chain) and with the full dense one assembled from the
+ * derivative callbacks. */
 START_TEST(test_radau_evaluations_per_step)
 {
     static const struct {
@@ -274,18 +277,63 @@ START_TEST(test_radau_evaluations_per_step)
         double max_per_step;
     } cases[] = {{"pendulum", 14.0}, {"chain:N=10,start=angles", 20.0}};
     static const double tols[] = {1e-6, 1e-9};
+    static const char *const meth[] = {"index2/radau5", "index2/radau5:linsol=full"};
     for (size_t c = 0; c < 2; c++)
-        for (size_t k = 0; k < 2; k++) {
-            mbs_record rec;
-            mbs_test_run(cases[c].spec, "index2/radau5", NAN, tols[k], 10.0, &rec);
-            ck_assert_int_eq(rec.status, MBS_OK);
-            double per = (double)rec.cnt.f_evals / (double)rec.cnt.steps;
-            ck_assert_msg(per <= cases[c].max_per_step, "%s tol %g: %.2f f-evals per step",
-                          cases[c].spec, tols[k], per);
-            ck_assert(rec.cnt.deriv_evals > 0);
-            ck_assert(rec.cnt.jacobians > 0 && rec.cnt.jacobians <= rec.cnt.steps + rec.cnt.rejected);
-            mbs_record_free(&rec);
-        }
+        for (size_t k = 0; k < 2; k++)
+            for (size_t m = 0; m < 2; m++) {
+                mbs_record rec;
+                mbs_test_run(cases[c].spec, meth[m], NAN, tols[k], 10.0, &rec);
+                ck_assert_int_eq(rec.status, MBS_OK);
+                double per = (double)rec.cnt.f_evals / (double)rec.cnt.steps;
+                ck_assert_msg(per <= cases[c].max_per_step, "%s %s tol %g: %.2f f-evals per step",
+                              cases[c].spec, meth[m], tols[k], per);
+                /* the KKT path (auto on the chain) uses no derivative callbacks,
+                 * the full matrix does */
+                int kkt = m == 0 && c == 1;
+                ck_assert_int_eq(rec.have_linsol, kkt);
+                ck_assert(kkt ? rec.cnt.deriv_evals == 0 : rec.cnt.deriv_evals > 0);
+                ck_assert(rec.cnt.jacobians > 0 &&
+                          rec.cnt.jacobians <= rec.cnt.steps + rec.cnt.rejected);
+                mbs_record_free(&rec);
+            }
+}
+END_TEST
+
+/* linsol=auto (the default of radau5 and bdf): the structured KKT matrix where
+ * the problem's f_q and f_v vanish and n_v + n_l >= 20 (chain, the planar
+ * loops), on CHOLMOD for the chain (triplet callbacks, n_v + n_l = 30), the
+ * full dense matrix for small systems (pendulum, chain:N=6), stiff springs
+ * (caraxis), problems without force derivatives (andrews), ggl/bdf and the
+ * fixed-step methods. */
+START_TEST(test_auto_iteration_matrix)
+{
+    static const struct {
+        const char *spec, *method;
+        int structured, kind;
+    } cases[] = {
+        {"pendulum", "index2/radau5", 0, 0},
+        {"chain:N=6", "index2/radau5", 0, 0},
+        {"chain:N=7", "index3/bdf", 1, MBS_LS_DENSE},
+        {"chain:N=10,start=angles", "ggl/radau5", 1, MBS_LS_CHOLMOD},
+        {"chain:N=10,start=angles", "index2/bdf", 1, MBS_LS_CHOLMOD},
+        {"fivebar", "index2/radau5", 1, MBS_LS_DENSE},
+        {"caraxis", "index2/radau5", 0, 0},
+        {"andrews", "index2/bdf", 0, 0},
+        {"chain:N=10,start=angles", "ggl/bdf", 0, 0},
+        {"chain:N=10,start=angles", "index2/radau5-fixed", 0, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        mbs_record rec;
+        int fixed = strstr(cases[c].method, "-fixed") != NULL;
+        mbs_test_run(cases[c].spec, cases[c].method, fixed ? 0.01 : NAN, fixed ? NAN : 1e-6, 0.1,
+                     &rec);
+        ck_assert_int_eq(rec.status, MBS_OK);
+        ck_assert_msg(rec.have_linsol == cases[c].structured, "%s %s: linsol %d", cases[c].spec,
+                      cases[c].method, rec.have_linsol);
+        if (cases[c].structured)
+            ck_assert_int_eq(rec.linsol_kind, cases[c].kind);
+        mbs_record_free(&rec);
+    }
 }
 END_TEST
 
@@ -299,6 +347,7 @@ Suite *mbs_suite_derivs(void)
     tcase_add_test(tc, test_wrong_derivative_detected);
     tcase_add_test(tc, test_form_jacobian_from_derivatives);
     tcase_add_test(tc, test_radau_evaluations_per_step);
+    tcase_add_test(tc, test_auto_iteration_matrix);
     suite_add_tcase(s, tc);
     return s;
 }
