@@ -2,7 +2,8 @@
  *
  * For the chain of N pendulums (N = 1e3, 1e4, 1e5): wall-clock time per
  * dca/rk4 step (h = 1e-4, from the initial state; four right-hand sides of up
- * to 10 assembly/disassembly passes each) on 1 and on 2 threads.  Both run in
+ * to 10 assembly/disassembly passes each; the run's time over its right-hand
+ * sides, times 4) on 1 and on 2 threads.  Both run in
  * one child process, alternately, and each keeps the minimum over the
  * repetitions: on a machine shared with other jobs the minimum is the least
  * disturbed time and the alternation exposes both to the same load (printed,
@@ -44,6 +45,7 @@ typedef struct dcapar_result {
     double f1;           /* fraction of the 1-thread step outside the passes */
     double work, span;   /* per pass */
     double levels, nodes, bodies, subtrees2, iters, reps, steps;
+    double passes;       /* assembly/disassembly passes per step (1 thread) */
     double lvl_nodes[MAXLEV], lvl_work[MAXLEV], lvl_max[MAXLEV];
 } dcapar_result;
 
@@ -81,9 +83,13 @@ static int open_run(dca_run *r, mbs_ctx *ctx, int threads)
     return r->m->ops->alloc(r->m, &prm, ctx, &r->st) == MBS_OK ? 0 : -1;
 }
 
-/* Wall seconds of `steps` rk4 steps from y0. */
+/* Wall seconds per rk4 step: `steps` steps from y0, timed, divided by the
+ * right-hand sides evaluated (one DCA factorisation count each) and times the 4
+ * of a step, so the evaluation at the start of every integration (the
+ * multipliers at t0) does not weigh more when a run has fewer steps (N = 1e5:
+ * one step per run); *evals = right-hand sides. */
 static double time_steps(dca_run *r, mbs_ctx *ctx, const double *y0, double *y, size_t ny,
-                         long steps)
+                         long steps, long *evals)
 {
     mbs_settings set = {.h = 1e-4, .rtol = 0.0, .atol = 0.0, .t_end = 1e-4 * (double)steps};
     memcpy(y, y0, ny * sizeof *y);
@@ -92,7 +98,10 @@ static double time_steps(dca_run *r, mbs_ctx *ctx, const double *y0, double *y, 
     double w0 = wall_now();
     int s = r->m->ops->integrate(r->st, ctx, &set, &t, y);
     double w1 = wall_now();
-    return s == MBS_OK && ctx->cnt.steps == steps ? w1 - w0 : NAN;
+    *evals = ctx->cnt.factorizations;
+    return s == MBS_OK && ctx->cnt.steps == steps && *evals > 0
+               ? 4.0 * (w1 - w0) / (double)*evals
+               : NAN;
 }
 
 static int measure_n(size_t N, dcapar_result *res)
@@ -113,30 +122,35 @@ static int measure_n(size_t N, dcapar_result *res)
     if (open_run(&r1, &ctx, 1) != 0 || open_run(&r2, &ctx, 2) != 0)
         return -1;
     long steps = N >= 20000 ? 1 : (long)(20000 / N);
-    int reps = N >= 100000 ? 3 : 5;
+    int reps = 5;
     /* warm-up: the structure analysis and first touch of every array */
-    if (isnan(time_steps(&r1, &ctx, y0, y, ny, 1)) || isnan(time_steps(&r2, &ctx, y0, y, ny, 1)))
+    long ev, ev1 = 0;
+    if (isnan(time_steps(&r1, &ctx, y0, y, ny, 1, &ev)) ||
+        isnan(time_steps(&r2, &ctx, y0, y, ny, 1, &ev)))
         return -1;
     void *ws1 = mbs_explicit_accel_ws(r1.st), *ws2 = mbs_explicit_accel_ws(r2.st);
     mbs_dca_stats s1, s2;
     mbs_dca_stats_get(ws1, &s1);
     double pass0 = s1.pass_wall, best_f1 = NAN;
+    long npass0 = s1.passes;
     res->t1 = res->t2 = INFINITY;
     for (int k = 0; k < reps; k++) {
-        double a = time_steps(&r1, &ctx, y0, y, ny, steps);
+        double a = time_steps(&r1, &ctx, y0, y, ny, steps, &ev);
+        ev1 += ev;
         mbs_dca_stats_get(ws1, &s1);
-        if (a / (double)steps < res->t1) { /* outside-pass fraction of the best run */
-            res->t1 = a / (double)steps;
-            best_f1 = 1.0 - (s1.pass_wall - pass0) / a;
+        if (a < res->t1) { /* outside-pass fraction of the best run */
+            res->t1 = a;
+            best_f1 = 1.0 - (s1.pass_wall - pass0) / (a * (double)ev / 4.0);
         }
         pass0 = s1.pass_wall;
-        double b = time_steps(&r2, &ctx, y0, y, ny, steps);
-        res->t2 = fmin(res->t2, b / (double)steps);
+        double b = time_steps(&r2, &ctx, y0, y, ny, steps, &ev);
+        res->t2 = fmin(res->t2, b);
         if (isnan(a) || isnan(b))
             return -1;
     }
     res->f1 = fmax(0.0, best_f1);
     mbs_dca_stats_get(ws1, &s1);
+    res->passes = 4.0 * (double)(s1.passes - npass0) / (double)ev1; /* per step of 4 */
     mbs_dca_stats_get(ws2, &s2);
     res->work = s1.work;
     res->span = s1.span;
@@ -216,7 +230,7 @@ void mbs_bench_dcapar(const char *dir, size_t nmax)
     static const size_t Ns[] = {1000, 10000, 100000};
     enum { NN = sizeof Ns / sizeof Ns[0] };
     dcapar_result R[NN];
-    double T1[NN], T2[NN], la0, la1;
+    double T1[NN], T2[NN], P1[NN], la0, la1;
     load_avg(&la0);
     printf("\nbench-scaling: parallel DCA (issue 22), chain, wall time per dca/rk4 step "
            "(h = 1e-4), threads=1 and threads=2 alternately in one process, min over the "
@@ -227,7 +241,7 @@ void mbs_bench_dcapar(const char *dir, size_t nmax)
            "s/step 2t", "speedup", "bodies", "levels", "iters", "subtr2", "work/pass",
            "span/pass", "work/span", "f_seq", "proj P=8", "proj P=64");
     for (int j = 0; j < NN; j++) {
-        T1[j] = T2[j] = NAN;
+        T1[j] = T2[j] = P1[j] = NAN;
         if (Ns[j] > nmax || run_child(Ns[j], &R[j]) != 0) {
             printf("%-8zu %12s\n", Ns[j], "-");
             continue;
@@ -235,6 +249,7 @@ void mbs_bench_dcapar(const char *dir, size_t nmax)
         const dcapar_result *r = &R[j];
         T1[j] = r->t1;
         T2[j] = r->t2;
+        P1[j] = r->t1 / r->passes;
         printf("%-8zu %12.4e %12.4e %8.2f %7.0f %6.0f %5.0f %7.0f %9.3e %11.4e %10.0f %8.3f "
                "%9.2f %9.2f\n",
                Ns[j], r->t1, r->t2, r->t1 / r->t2, r->bodies, r->levels, r->iters, r->subtrees2,
@@ -247,6 +262,12 @@ void mbs_bench_dcapar(const char *dir, size_t nmax)
     printf("dca exponent of time per step vs N (N = 1e3 ... 1e5): %.3f on 1 thread, %.3f on 2 "
            "threads (goal <= 1.15)\n", e1, e2);
     int last = NN - 1;
+    printf("  per assembly/disassembly pass (1 thread; the multiplier iterations grow from "
+           "N = 1e3 to 1e4, alpha = 1e6, at most 10):");
+    for (int j = 0; j < NN; j++)
+        if (isfinite(P1[j]))
+            printf(" N=%zu %.1f passes/step %.3e s/pass;", Ns[j], R[j].passes, P1[j]);
+    printf(" exponent %.3f\n", fit_exponent(Ns, P1, NN));
     if (isfinite(T1[last]) && isfinite(T2[last]))
         printf("dca speedup at N = %zu on 2 threads: %.2f (goal >= 1.6; load average %.2f "
                "before, %.2f after, on a machine shared with other jobs)\n",

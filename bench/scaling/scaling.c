@@ -279,6 +279,10 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "mkdir -p '%s'", dir);
     if (system(path) != 0)
         return 1;
+    if (only && strcmp(only, "dcapar") == 0) { /* the parallel DCA table alone */
+        mbs_bench_dcapar(dir, nmax);
+        return 0;
+    }
     printf("bench-scaling: chain of N pendulums, CPU time per index-1 right-hand side "
            "(accelerations + multipliers), mean over >= 0.5 s after a warm-up\n");
     printf("%-10s", "N");
