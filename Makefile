@@ -250,8 +250,10 @@ reproduce: $(BIN)
 #   $(BIN) baseline bless DIR -o baselines/nightly.json
 NIGHTLY_STAMP := $(shell date -u +%Y%m%d-%H%M%S)
 NIGHTLY_DIR   ?= results/nightly-$(NIGHTLY_STAMP)
+# PLUGINS="a.so b.so": plugins the sweep loads (as --plugin; a suite can also name them
+# with plugins = ...).
 nightly: $(BIN)
-	$(BIN) sweep suites/nightly.suite --series -j 2 --baseline baselines/nightly.json \
+	$(BIN) $(foreach p,$(PLUGINS),--plugin $(p)) sweep suites/nightly.suite --series -j 2 --baseline baselines/nightly.json \
 	  --out $(NIGHTLY_DIR) > /dev/null; \
 	  st=$$?; [ $$st -lt 2 ] || exit $$st
 	$(BIN) report $(NIGHTLY_DIR) --out reports/nightly-$(NIGHTLY_STAMP)

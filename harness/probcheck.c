@@ -463,6 +463,25 @@ done:
     report(s, "sparse", "triplets equal the dense M and G");
 }
 
+/* The analytic derivatives the problem gives (probcheck_deriv.c). */
+static void check_derivs(inst *s)
+{
+    for (int k = 0; k < MBS_DERIV_COUNT; k++) {
+        mbs_deriv_worst w = {0, 0, 0.0, 0.0};
+        char err[256];
+        double e = mbs_deriv_mismatch(&s->pb, s->pb.def, k, &w, err, sizeof err);
+        if (e == -1.0)
+            continue;
+        if (e < 0.0)
+            violation(s, "%s", err);
+        else if (e > TOL_FD)
+            violation(s, "%s[%zu][%zu] = %.10g, finite difference %.10g (relative error %.2g)",
+                      mbs_deriv_name(k), w.i, w.j, w.value, w.fd, e);
+        report(s, "deriv", "%s: max |D - finite difference| / (1 + |D|) = %.1e",
+               mbs_deriv_name(k), e);
+    }
+}
+
 static void check_exact(inst *s)
 {
     if (!(s->pb.flags & MBS_PB_EXACT))
@@ -622,6 +641,7 @@ int mbs_problem_check(const char *spec, FILE *out, char *err, size_t errlen)
         check_gamma_fd(&s, "off q0", t1, q1, v1);
         check_mass(&s, s.pb.t0, s.q);
         check_sparse(&s, t1, q1);
+        check_derivs(&s);
         check_exact(&s);
         check_energy(&s);
         free(q1);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/probcheck.h"
 #include "../methods/dae_form.h"
 #include "testutil.h"
 
@@ -21,103 +22,22 @@
  * ~1e-11 relative; a wrong entry of relative size 1e-4 is far above. */
 #define DERIV_TOL 1e-6
 
-enum { D_FORCE_Q, D_FORCE_V, D_GTLAMBDA_Q, D_GW_Q, D_COUNT };
-static const char *const dnames[D_COUNT] = {"force_q", "force_v", "gtlambda_q", "gw_q"};
+/* The derivatives and their check live in harness/probcheck_deriv.c (also run by
+ * `mbsbench check-problem`). */
+enum { D_FORCE_Q = MBS_DERIV_FORCE_Q, D_FORCE_V = MBS_DERIV_FORCE_V,
+       D_GTLAMBDA_Q = MBS_DERIV_GTLAMBDA_Q, D_GW_Q = MBS_DERIV_GW_Q, D_COUNT = MBS_DERIV_COUNT };
+#define dnames(k) mbs_deriv_name(k)
+#define generic_point mbs_deriv_point
 
-/* A generic point near the initial state: q0 and v0 perturbed, arbitrary lambda
- * and w (so no derivative vanishes by symmetry of the start). */
-static int generic_point(const mbs_problem *pb, double *q, double *v, double *lam, double *w)
+/* Largest |D - D_fd| / (1 + max |D_fd|) of derivative `which` of pb with the
+ * definition def (which may differ from pb's: the wrong-derivative check); -1
+ * when def does not provide it. */
+static double mismatch(const mbs_problem *pb, const mbs_problem_def *def, int which)
 {
-    int have = 0;
-    size_t nlx = pb->nl + pb->nx;
-    double *l0 = calloc(nlx ? nlx : 1, sizeof(double));
-    int s = pb->def->initial(pb, q, v, l0, &have);
-    free(l0);
-    if (s != MBS_OK)
-        return s;
-    for (size_t i = 0; i < pb->nq; i++) {
-        q[i] += 1e-2 * sin(1.3 * (double)i + 0.4);
-        w[i] = cos(0.7 * (double)i + 0.2);
-    }
-    for (size_t i = 0; i < pb->nv; i++)
-        v[i] += 0.5 * sin(0.9 * (double)i + 1.1);
-    for (size_t i = 0; i < pb->nl; i++)
-        lam[i] = 1.0 + 0.5 * cos(1.7 * (double)i);
-    return MBS_OK;
-}
-
-/* Value whose derivative callback `which` gives: f (n_v), G^T lambda (n_q) or
- * G w (n_l) at (q, v). */
-static int value(const mbs_problem *pb, int which, double t, const double *q, const double *v,
-                 const double *lam, const double *w, gsl_matrix *G, double *out)
-{
-    if (which == D_FORCE_Q || which == D_FORCE_V)
-        return pb->def->force(pb, t, q, v, out);
-    int s = pb->def->jacobian(pb, t, q, G);
-    if (s != MBS_OK)
-        return s;
-    if (which == D_GTLAMBDA_Q) {
-        for (size_t j = 0; j < pb->nq; j++) {
-            out[j] = 0.0;
-            for (size_t i = 0; i < pb->nl; i++)
-                out[j] += gsl_matrix_get(G, i, j) * lam[i];
-        }
-    } else {
-        for (size_t i = 0; i < pb->nl; i++) {
-            out[i] = 0.0;
-            for (size_t j = 0; j < pb->nq; j++)
-                out[i] += gsl_matrix_get(G, i, j) * w[j];
-        }
-    }
-    return MBS_OK;
-}
-
-/* Largest |D - D_fd| / (1 + max |D_fd|) of derivative `which` of pb (with the
- * definition def, which may differ from pb's: the wrong-derivative check);
- * -1 when def does not provide it. */
-static double mismatch(const mbs_problem *pb0, const mbs_problem_def *def, int which)
-{
-    mbs_problem pbv = *pb0;
-    pbv.def = def;
-    const mbs_problem *pb = &pbv;
-    int has = which == D_FORCE_Q      ? def->force_q != NULL
-              : which == D_FORCE_V    ? def->force_v != NULL
-              : which == D_GTLAMBDA_Q ? def->gtlambda_q != NULL
-                                      : def->gw_q != NULL;
-    if (!has || ((which == D_GTLAMBDA_Q || which == D_GW_Q) && pb->nl == 0))
-        return -1.0;
-    size_t nq = pb->nq, nv = pb->nv, nl = pb->nl;
-    size_t rows = which == D_GTLAMBDA_Q ? nq : which == D_GW_Q ? nl : nv;
-    size_t cols = which == D_FORCE_V ? nv : nq;
-    double *q = calloc(nq, sizeof(double)), *v = calloc(nv, sizeof(double));
-    double *lam = calloc(nl + 1, sizeof(double)), *w = calloc(nq, sizeof(double));
-    double *a = calloc(rows, sizeof(double)), *b = calloc(rows, sizeof(double));
-    gsl_matrix *D = gsl_matrix_alloc(rows, cols), *G = gsl_matrix_alloc(nl ? nl : 1, nq);
-    double t = pb->t0 + 0.137;
-    ck_assert_int_eq(generic_point(pb, q, v, lam, w), MBS_OK);
-    int s = which == D_FORCE_Q      ? def->force_q(pb, t, q, v, D)
-            : which == D_FORCE_V    ? def->force_v(pb, t, q, v, D)
-            : which == D_GTLAMBDA_Q ? def->gtlambda_q(pb, t, q, lam, D)
-                                    : def->gw_q(pb, t, q, w, D);
-    ck_assert_msg(s == MBS_OK, "%s: %s returned %d", def->name, dnames[which], s);
-    double *x = which == D_FORCE_V ? v : q, dmax = 0.0, emax = 0.0;
-    for (size_t j = 0; j < cols; j++) {
-        double xj = x[j], h = 1e-5 * (1.0 + fabs(xj));
-        x[j] = xj + h;
-        ck_assert_int_eq(value(pb, which, t, q, v, lam, w, G, a), MBS_OK);
-        x[j] = xj - h;
-        ck_assert_int_eq(value(pb, which, t, q, v, lam, w, G, b), MBS_OK);
-        x[j] = xj;
-        for (size_t i = 0; i < rows; i++) {
-            double fd = (a[i] - b[i]) / (2.0 * h);
-            dmax = fmax(dmax, fabs(fd));
-            emax = fmax(emax, fabs(gsl_matrix_get(D, i, j) - fd));
-        }
-    }
-    free(q), free(v), free(lam), free(w), free(a), free(b);
-    gsl_matrix_free(D);
-    gsl_matrix_free(G);
-    return emax / (1.0 + dmax);
+    char err[256];
+    double e = mbs_deriv_mismatch(pb, def, which, NULL, err, sizeof err);
+    ck_assert_msg(e > -2.0, "%s: %s", def->name, err);
+    return e;
 }
 
 static void open_pb(mbs_problem *pb, const char *spec)
@@ -136,7 +56,7 @@ START_TEST(test_derivatives_match_differences)
     for (int k = 0; k < D_COUNT; k++) {
         double e = mismatch(&pb, def, k);
         ck_assert_msg(e <= DERIV_TOL, "%s: %s differs from central differences by %.3g", def->name,
-                      dnames[k], e);
+                      dnames(k), e);
     }
     mbs_problem_close(&pb);
 }
@@ -155,7 +75,7 @@ START_TEST(test_derivatives_variants)
         for (int k = 0; k < D_COUNT; k++) {
             double e = mismatch(&pb, pb.def, k);
             provided += e >= 0.0;
-            ck_assert_msg(e <= DERIV_TOL, "%s: %s differs by %.3g", specs[p], dnames[k], e);
+            ck_assert_msg(e <= DERIV_TOL, "%s: %s differs by %.3g", specs[p], dnames(k), e);
         }
         mbs_problem_close(&pb);
     }

@@ -254,6 +254,8 @@ START_TEST(check_problem_finds_the_bug)
     snprintf(args, sizeof args, "--plugin %s check-problem -p broken-pendulum", path);
     ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 1);
     ck_assert_msg(strstr(out, "FAIL  G ") && strstr(out, "G[0][1] = "), "%s", out);
+    ck_assert_msg(strstr(out, "FAIL  deriv    force_v[0][0] = 0.1, finite difference 0"), "%s",
+                  out);
     ck_assert_msg(strstr(out, "ok    initial") && strstr(out, "ok    M "), "%s", out);
     free(err), free(out);
     ck_assert_int_eq(mbs_test_cli_text("check-problem -p nosuch", &err, &out), 2);

@@ -1,5 +1,6 @@
 /* Test plugin: a pendulum with a wrong constraint Jacobian entry (G[0][1] off by
- * 1%), for check-problem: the battery must name that component. */
+ * 1%) and a wrong analytic derivative (force_v = 0.1 I for a force that does not
+ * depend on v), for check-problem: the battery must name both components. */
 #include <math.h>
 
 #include <mbsbench/mbsbench.h>
@@ -51,10 +52,20 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
     return MBS_OK;
 }
 
+static int force_v(const mbs_problem *pb, double t, const double *q, const double *v,
+                   gsl_matrix *D)
+{
+    (void)pb, (void)t, (void)q, (void)v;
+    gsl_matrix_set_identity(D);
+    gsl_matrix_scale(D, 0.1); /* the bug */
+    return MBS_OK;
+}
+
 static const mbs_problem_def broken = {
     .name = "broken-pendulum", .title = "pendulum with a wrong G (test fixture)",
     .index = 3, .t_end = 1.0, .dims = dims, .initial = initial, .mass = mass,
-    .force = force, .constraint = constraint, .jacobian = jacobian, .gamma = gamma_fn};
+    .force = force, .constraint = constraint, .jacobian = jacobian, .gamma = gamma_fn,
+    .force_v = force_v};
 
 MBS_PLUGIN_DEFINE_ABI();
 
