@@ -169,6 +169,116 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
     return MBS_OK;
 }
 
+/* ---- derivatives (problem.h, issue 16), differentiated from force() and
+ * jacobian() above; checked against central differences by tests/check_derivs.c */
+
+static int force_q(const mbs_problem *pb, double t, const double *q, const double *v,
+                   gsl_matrix *K)
+{
+    (void)pb, (void)t;
+    double eea = e - ea, zffa = zf - fa;
+    gsl_matrix_set_zero(K);
+    double c2 = cos(q[1]);
+    gsl_matrix_set(K, 0, 1, -m2 * da * rr * v[1] * (v[1] + 2.0 * v[0]) * c2);
+    gsl_matrix_set(K, 1, 1, m2 * da * rr * v[0] * v[0] * c2);
+    /* spring: f2 = F (a P + b Q), a, b = D - C, (P, Q) = dD/dq3, F = -c0 (1 - l0/L) */
+    double s3 = sin(q[2]), c3 = cos(q[2]);
+    double a = sd * c3 + sc * s3 + xb - xc, b = sd * s3 - sc * c3 + yb - yc;
+    double P = sc * c3 - sd * s3, Q = sd * c3 + sc * s3;
+    double L = sqrt(a * a + b * b), F = -c0 * (L - l0) / L, dL = (a * P + b * Q) / L;
+    double dF = -c0 * l0 / (L * L) * dL;
+    gsl_matrix_set(K, 2, 2, dF * (a * P + b * Q) + F * (P * P + Q * Q - a * Q + b * P));
+    double s4 = sin(q[3]), s6 = sin(q[5]);
+    gsl_matrix_set(K, 3, 3, -m4 * zt * eea * v[4] * v[4] * s4);
+    gsl_matrix_set(K, 4, 3, m4 * zt * eea * v[3] * (v[3] + 2.0 * v[4]) * s4);
+    gsl_matrix_set(K, 5, 5, m6 * u * zffa * v[6] * v[6] * s6);
+    gsl_matrix_set(K, 6, 5, -m6 * u * zffa * v[5] * (v[5] + 2.0 * v[6]) * s6);
+    return MBS_OK;
+}
+
+static int force_v(const mbs_problem *pb, double t, const double *q, const double *v,
+                   gsl_matrix *D)
+{
+    (void)pb, (void)t;
+    double eea = e - ea, zffa = zf - fa;
+    double k0 = m2 * da * rr * sin(q[1]), k3 = m4 * zt * eea * cos(q[3]),
+           k5 = m6 * u * zffa * cos(q[5]);
+    gsl_matrix_set_zero(D);
+    gsl_matrix_set(D, 0, 0, -2.0 * k0 * v[1]);
+    gsl_matrix_set(D, 0, 1, -2.0 * k0 * (v[1] + v[0]));
+    gsl_matrix_set(D, 1, 0, 2.0 * k0 * v[0]);
+    gsl_matrix_set(D, 3, 4, 2.0 * k3 * v[4]);
+    gsl_matrix_set(D, 4, 3, -2.0 * k3 * (v[3] + v[4]));
+    gsl_matrix_set(D, 4, 4, -2.0 * k3 * v[3]);
+    gsl_matrix_set(D, 5, 6, -2.0 * k5 * v[6]);
+    gsl_matrix_set(D, 6, 5, 2.0 * k5 * (v[5] + v[6]));
+    gsl_matrix_set(D, 6, 6, 2.0 * k5 * v[5]);
+    return MBS_OK;
+}
+
+/* dG[i][k][j] = d G_ik / d q_j (6 x 7 x 7). */
+static void jacobian_q(const double *q, double dG[6][7][7])
+{
+    memset(dG, 0, 6 * 7 * 7 * sizeof(double));
+    double s1 = sin(q[0]), c1 = cos(q[0]), s12 = sin(q[0] + q[1]), c12 = cos(q[0] + q[1]);
+    double s45 = sin(q[3] + q[4]), c45 = cos(q[3] + q[4]);
+    double s67 = sin(q[5] + q[6]), c67 = cos(q[5] + q[6]);
+    for (size_t r = 0; r < 6; r += 2) {
+        dG[r][0][0] = -rr * c1 + d * c12; /* G_r0 = -rr s1 + d s12 */
+        dG[r][0][1] = d * c12;
+        dG[r][1][0] = dG[r][1][1] = d * c12; /* G_r1 = d s12 */
+        dG[r + 1][0][0] = -rr * s1 + d * s12; /* G_r+1,0 = rr c1 - d c12 */
+        dG[r + 1][0][1] = d * s12;
+        dG[r + 1][1][0] = dG[r + 1][1][1] = d * s12; /* G_r+1,1 = -d c12 */
+    }
+    dG[0][2][2] = ss * sin(q[2]);
+    dG[1][2][2] = -ss * cos(q[2]);
+    dG[2][3][3] = dG[2][3][4] = e * s45;
+    dG[2][4][3] = e * s45;
+    dG[2][4][4] = e * s45 + zt * cos(q[4]);
+    dG[3][3][3] = dG[3][3][4] = -e * c45;
+    dG[3][4][3] = -e * c45;
+    dG[3][4][4] = -e * c45 + zt * sin(q[4]);
+    dG[4][5][5] = dG[4][5][6] = zf * c67;
+    dG[4][6][5] = zf * c67;
+    dG[4][6][6] = zf * c67 + u * sin(q[6]);
+    dG[5][5][5] = dG[5][5][6] = zf * s67;
+    dG[5][6][5] = zf * s67;
+    dG[5][6][6] = zf * s67 - u * cos(q[6]);
+}
+
+static int gtlambda_q(const mbs_problem *pb, double t, const double *q, const double *lam,
+                      gsl_matrix *K)
+{
+    (void)pb, (void)t;
+    double dG[6][7][7];
+    jacobian_q(q, dG);
+    for (size_t k = 0; k < 7; k++)
+        for (size_t j = 0; j < 7; j++) {
+            double s = 0.0;
+            for (size_t i = 0; i < 6; i++)
+                s += lam[i] * dG[i][k][j];
+            gsl_matrix_set(K, k, j, s);
+        }
+    return MBS_OK;
+}
+
+static int gw_q(const mbs_problem *pb, double t, const double *q, const double *w,
+                gsl_matrix *Z)
+{
+    (void)pb, (void)t;
+    double dG[6][7][7];
+    jacobian_q(q, dG);
+    for (size_t i = 0; i < 6; i++)
+        for (size_t j = 0; j < 7; j++) {
+            double s = 0.0;
+            for (size_t k = 0; k < 7; k++)
+                s += dG[i][k][j] * w[k];
+            gsl_matrix_set(Z, i, j, s);
+        }
+    return MBS_OK;
+}
+
 /* Published order: q, q', q'' = M^-1 (f - G^T lambda), lambda (27 values). */
 static int published(const mbs_problem *pb, double t, const double *y, double *out, size_t *n)
 {
@@ -221,4 +331,8 @@ const mbs_problem_def mbs_problem_andrews = {
     .published = published,
     .published_scd = scd_components,
     .n_published_scd = sizeof scd_components / sizeof scd_components[0],
+    .force_q = force_q,
+    .force_v = force_v,
+    .gtlambda_q = gtlambda_q,
+    .gw_q = gw_q,
 };

@@ -67,7 +67,7 @@ START_TEST(test_derivatives_variants)
 {
     static const char *const specs[] = {"pendulum:redundant=1", "chain:N=3",
                                         "chain:N=10,start=angles", "double-pendulum",
-                                        "caraxis:h=0.3,omega=3"};
+                                        "caraxis:h=0.3,omega=3", "andrews"};
     int provided = 0;
     for (size_t p = 0; p < sizeof specs / sizeof specs[0]; p++) {
         mbs_problem pb;
@@ -79,7 +79,7 @@ START_TEST(test_derivatives_variants)
         }
         mbs_problem_close(&pb);
     }
-    ck_assert_int_eq(provided, 4 * 5); /* all four derivatives of all five */
+    ck_assert_int_eq(provided, 4 * 6); /* all four derivatives of all six */
 }
 END_TEST
 
@@ -178,7 +178,7 @@ START_TEST(test_form_jacobian_from_derivatives)
     static const mbs_form_kind kinds[4] = {MBS_FORM_INDEX3, MBS_FORM_INDEX2, MBS_FORM_GGL,
                                            MBS_FORM_BAUMGARTE2};
     static const char *const specs[] = {"pendulum", "pendulum:redundant=1", "chain:N=4",
-                                        "caraxis"};
+                                        "caraxis", "andrews"};
     for (size_t p = 0; p < sizeof specs / sizeof specs[0]; p++)
         for (int k = 0; k < 4; k++)
             compare_jacobians(specs[p], kinds[k]);
