@@ -90,6 +90,11 @@ typedef struct dca_ws {
     size_t nsub, ntop;
     size_t *sub_lo, *sub_hi;
     int *top;
+    /* rows after a pass: those eliminated inside subtree s are srow[srow_ptr[s]
+     * .. srow_ptr[s + 1] - 1] (their coordinates all lie in s), the others (at a
+     * top node, or touching no coordinate) xrow[0 .. nxrow - 1] */
+    size_t *srow_ptr, nxrow;
+    int *srow, *xrow;
     int *ipool;
     double *dpool;
     dca_scratch *scr;   /* nthreads */

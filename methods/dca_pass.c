@@ -218,22 +218,26 @@ static void disassemble_one(dca_ws *w, const dnode *n)
     }
 }
 
-/* Rows r0 .. r1 - 1 after a disassembly: a zero row of B exerts no force
- * (lambda = 0); the maximum of |B v' - gamma| over the other rows; lambda* =
- * lambda for the next iteration. */
+/* Row r after a disassembly: a zero row of B exerts no force (lambda = 0);
+ * lambda* = lambda for the next iteration; returns |B v' - gamma| (0 for a zero
+ * row, which the residual leaves out). */
+static double row_after(dca_ws *w, int r)
+{
+    if (w->rnode[r] < 0)
+        w->lam[r] = 0.0;
+    double bv = -w->gam[r];
+    for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++)
+        bv += w->rval[q] * w->acc[w->rcrd[q]];
+    w->lamstar[r] = w->lam[r];
+    return w->rnode[r] >= 0 ? fabs(bv) : 0.0;
+}
+
+/* The maximum of |B v' - gamma| over rows r0 .. r1 - 1. */
 static double rows_after(dca_ws *w, size_t r0, size_t r1)
 {
     double res = 0.0;
-    for (size_t r = r0; r < r1; r++) {
-        if (w->rnode[r] < 0)
-            w->lam[r] = 0.0;
-        double bv = -w->gam[r];
-        for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++)
-            bv += w->rval[q] * w->acc[w->rcrd[q]];
-        if (w->rnode[r] >= 0)
-            res = fmax(res, fabs(bv));
-        w->lamstar[r] = w->lam[r];
-    }
+    for (size_t r = r0; r < r1; r++)
+        res = fmax(res, row_after(w, (int)r));
     return res;
 }
 
@@ -252,10 +256,12 @@ static int passes_seq(dca_ws *w, double *res)
 }
 
 #ifdef _OPENMP
-/* The passes on the team (one parallel region, four synchronisations):
+/* The passes on the team (one parallel region, three synchronisations):
  * assembly of the subtrees (each by one thread, its levels bottom-up), the top
  * nodes on one thread (assembly, then disassembly), disassembly of the
- * subtrees, the rows in one contiguous block per thread.  A level-synchronous
+ * subtrees, each followed by the rows eliminated inside it (their coordinates
+ * are all its own), then after the region the few rows of the top nodes.  A
+ * level-synchronous
  * schedule would need a barrier per level and pass, and on a loaded machine
  * every barrier waits for the slowest thread's time slice. */
 static int passes_par(dca_ws *w, double *res)
@@ -284,14 +290,14 @@ static int passes_par(dca_ws *w, double *res)
                 disassemble_one(w, &w->nd[w->top[i]]);
         }
         if (!bad) {
-#pragma omp for schedule(dynamic, 1)
-            for (long s = 0; s < nsub; s++)
+#pragma omp for schedule(dynamic, 1) nowait
+            for (long s = 0; s < nsub; s++) {
                 for (size_t l = nlev; l-- > 0;)
                     for (size_t k = w->sub_lo[s * nlev + l]; k < w->sub_hi[s * nlev + l]; k++)
                         disassemble_one(w, &w->nd[k]);
-            int t = thread_id(), m = omp_get_num_threads();
-            size_t r0 = w->nl * (size_t)t / (size_t)m, r1 = w->nl * (size_t)(t + 1) / (size_t)m;
-            sc->res = rows_after(w, r0, r1);
+                for (size_t i = w->srow_ptr[s]; i < w->srow_ptr[s + 1]; i++)
+                    sc->res = fmax(sc->res, row_after(w, w->srow[i]));
+            }
         }
     }
     if (bad)
@@ -299,6 +305,8 @@ static int passes_par(dca_ws *w, double *res)
     double r = 0.0;
     for (int t = 0; t < nt; t++)
         r = fmax(r, w->scr[t].res);
+    for (size_t i = 0; i < w->nxrow; i++)
+        r = fmax(r, row_after(w, w->xrow[i]));
     *res = r;
     return MBS_OK;
 }

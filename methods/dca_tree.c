@@ -45,10 +45,15 @@ void mbs_dca_free_tree(dca_ws *w)
     free(w->sub_lo);
     free(w->sub_hi);
     free(w->top);
+    free(w->srow_ptr);
+    free(w->srow);
+    free(w->xrow);
     w->lvl_ptr = NULL;
     w->sub_lo = w->sub_hi = NULL;
     w->top = NULL;
-    w->nsub = w->ntop = 0;
+    w->srow_ptr = NULL;
+    w->srow = w->xrow = NULL;
+    w->nsub = w->ntop = w->nxrow = 0;
     w->nlev = 0;
     if (w->scr) {
         for (int t = 0; t < w->nthreads; t++) {
@@ -494,10 +499,31 @@ static int decompose(dca_ws *w)
     w->sub_lo = calloc(nsub * nlev, sizeof *w->sub_lo);
     w->sub_hi = calloc(nsub * nlev, sizeof *w->sub_hi);
     w->top = malloc((ntop ? ntop : 1) * sizeof *w->top);
-    if (!w->sub_lo || !w->sub_hi || !w->top) {
+    size_t nlc = w->nl ? w->nl : 1;
+    w->srow_ptr = calloc(nsub + 1, sizeof *w->srow_ptr);
+    w->srow = malloc(nlc * sizeof *w->srow);
+    w->xrow = malloc(nlc * sizeof *w->xrow);
+    if (!w->sub_lo || !w->sub_hi || !w->top || !w->srow_ptr || !w->srow || !w->xrow) {
         free(sub);
         return MBS_NO_MEMORY;
     }
+    for (size_t r = 0; r < w->nl; r++) { /* rows by subtree (counting sort), the rest */
+        int k = w->rnode[r];
+        if (k >= 0 && sub[k] >= 0)
+            w->srow_ptr[sub[k] + 1]++;
+        else
+            w->xrow[w->nxrow++] = (int)r;
+    }
+    for (size_t s = 0; s < nsub; s++)
+        w->srow_ptr[s + 1] += w->srow_ptr[s];
+    for (size_t r = 0, *fill = w->srow_ptr; r < w->nl; r++) {
+        int k = w->rnode[r];
+        if (k >= 0 && sub[k] >= 0)
+            w->srow[fill[sub[k]]++] = (int)r;
+    }
+    for (size_t s = nsub; s > 0; s--) /* undo the fill's advance */
+        w->srow_ptr[s] = w->srow_ptr[s - 1];
+    w->srow_ptr[0] = 0;
     size_t t = 0;
     for (size_t l = 0; l < nlev; l++)
         for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++) {
