@@ -172,6 +172,57 @@ START_TEST(tableau_plugin)
 }
 END_TEST
 
+/* --plugin given to `sweep --slurm` reaches the array tasks (absolute paths in the
+ * sbatch script); the tasks run as Slurm would start them, the shards merge, and
+ * `report` draws the merged plugin results. */
+START_TEST(plugin_slurm_and_report)
+{
+    char pp[1024], pm[1024], args[4096], path[1200], *err, *out;
+    plugin_path("example-problem", pp, sizeof pp);
+    plugin_path("example-method", pm, sizeof pm);
+    char *dir = mbs_test_tmpdir(), *rm = realpath(pm, NULL);
+    ck_assert(rm != NULL);
+    snprintf(path, sizeof path, "%s/s.suite", dir);
+    mbs_test_write_text(path, "[suite]\nname = pslurm\n[grid g]\nproblems = fourbar pendulum\n"
+                              "methods = index3/rattle\nh = 0.01 0.005\nt_end = 1\n");
+    snprintf(args, sizeof args, "--plugin %s --plugin %s sweep %s --slurm --array-size 2 --out %s/sl",
+             pp, pm, path, dir);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    free(err), free(out);
+    snprintf(path, sizeof path, "%s/sl/sweep.sbatch", dir);
+    char *script = mbs_read_file(path, NULL);
+    snprintf(args, sizeof args, "--plugin '%s'", rm);
+    ck_assert_msg(script && strstr(script, args), "%s", script);
+    free(script);
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "cd %s && SLURM_ARRAY_TASK_ID=%d sh sl/sweep.sbatch >/dev/null",
+                 dir, k);
+        ck_assert_int_eq(system(args), 0);
+    }
+    snprintf(args, sizeof args, "merge %s/m %s/sl/shard-0 %s/sl/shard-1 --no-history", dir, dir,
+             dir);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    free(err), free(out);
+    snprintf(path, sizeof path, "%s/m/runs.jsonl", dir);
+    char *runs = mbs_read_file(path, NULL);
+    int ok = 0;
+    for (const char *l = runs; l && (l = strstr(l, "\"status\":\"ok\"")); l++)
+        ok++;
+    ck_assert_msg(ok == 4, "%d of 4 runs ok: %s", ok, runs);
+    free(runs);
+    snprintf(args, sizeof args, "report %s/m --out %s/rep", dir, dir);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    free(err), free(out);
+    snprintf(path, sizeof path, "%s/rep/index.md", dir);
+    char *md = mbs_read_file(path, NULL);
+    ck_assert_msg(md && strstr(md, "index3/rattle") && strstr(md, "fourbar"), "%s", md);
+    free(md);
+    free(rm);
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* Bad plugins: exit 2, exactly one line naming the plugin and the bad value. */
 START_TEST(bad_plugins)
 {
@@ -272,6 +323,7 @@ Suite *mbs_suite_plugin(void)
     tcase_add_test(tc, method_plugin_orders);
     tcase_add_test(tc, problem_plugin_everywhere);
     tcase_add_test(tc, tableau_plugin);
+    tcase_add_test(tc, plugin_slurm_and_report);
     tcase_add_test(tc, bad_plugins);
     tcase_add_test(tc, registry_rollback);
     tcase_add_test(tc, check_problem_finds_the_bug);
