@@ -174,14 +174,6 @@ static int force_q(const mbs_problem *pb, double t, const double *q, const doubl
     return MBS_OK;
 }
 
-static int force_v(const mbs_problem *pb, double t, const double *q, const double *v,
-                   gsl_matrix *D)
-{
-    (void)pb, (void)t, (void)q, (void)v;
-    gsl_matrix_set_zero(D);
-    return MBS_OK;
-}
-
 /* Row 0 of G is constant in q; row 1 = 2 (d, -d), d = p_l - p_r, has the
  * Hessian 2 [I -I; -I I]. */
 static int gtlambda_q(const mbs_problem *pb, double t, const double *q, const double *lam,
@@ -243,7 +235,7 @@ const mbs_problem_def mbs_problem_caraxis = {
     .gamma = gamma_fn,
     .published = published,
     .force_q = force_q,
-    .force_v = force_v,
+    .force_v = mbs_zero_force_derivative,
     .gtlambda_q = gtlambda_q,
     .gw_q = gw_q,
 };

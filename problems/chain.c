@@ -245,15 +245,8 @@ static int jacobian_sparse(const mbs_problem *pb, double t, const double *q, mbs
     return MBS_OK;
 }
 
-/* Derivatives (problem.h, issue 16).  The forces are constant: f_q = f_v = 0. */
-static int force_deriv(const mbs_problem *pb, double t, const double *q, const double *v,
-                       gsl_matrix *K)
-{
-    (void)pb, (void)t, (void)q, (void)v;
-    gsl_matrix_set_zero(K);
-    return MBS_OK;
-}
-
+/* Derivatives (problem.h, issue 16).  The forces are constant: f_q = f_v = 0
+ * (mbs_zero_force_derivative). */
 /* g_i = |p_i - p_{i-1}|^2/2 - l^2/2 has the Hessian D_i^T D_i (x) I_2 (D_i: the
  * difference p_i - p_{i-1}), so G^T lambda has the blocks (lambda_k +
  * lambda_{k+1}) I on the diagonal and -lambda_k I, -lambda_{k+1} I beside it. */
@@ -437,8 +430,8 @@ const mbs_problem_def mbs_problem_chain = {
     .mass_sparse = mass_sparse,
     .jacobian_sparse = jacobian_sparse,
     .independent = independent,
-    .force_q = force_deriv,
-    .force_v = force_deriv,
+    .force_q = mbs_zero_force_derivative,
+    .force_v = mbs_zero_force_derivative,
     .gtlambda_q = gtlambda_q,
     .gw_q = gw_q,
 };
@@ -468,8 +461,8 @@ const mbs_problem_def mbs_problem_double_pendulum = {
     .mass_sparse = mass_sparse,
     .jacobian_sparse = jacobian_sparse,
     .independent = independent,
-    .force_q = force_deriv,
-    .force_v = force_deriv,
+    .force_q = mbs_zero_force_derivative,
+    .force_v = mbs_zero_force_derivative,
     .gtlambda_q = gtlambda_q,
     .gw_q = gw_q,
 };

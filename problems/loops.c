@@ -562,16 +562,6 @@ static int force(const mbs_problem *pb, double t, const double *q, const double 
     return MBS_OK;
 }
 
-/* Derivatives (problem.h, issue 16): gravity is constant, f_q = f_v = 0 (the
- * Hessian terms of the joints are left to finite differences). */
-static int force_deriv(const mbs_problem *pb, double t, const double *q, const double *v,
-                       gsl_matrix *K)
-{
-    (void)pb, (void)t, (void)q, (void)v;
-    gsl_matrix_set_zero(K);
-    return MBS_OK;
-}
-
 static double energy(const mbs_problem *pb, double t, const double *q, const double *v)
 {
     (void)t;
@@ -704,8 +694,9 @@ static int initial(const mbs_problem *pb, double *q0, double *v0, double *lambda
         .gamma = gamma_fn,                                                               \
         .kinematic = kin,                                                                \
         .energy = energy,                                                                \
-        .force_q = force_deriv,                                                          \
-        .force_v = force_deriv,                                                          \
+        /* issue 16: gravity is constant; the joints' Hessian terms by differences */  \
+        .force_q = mbs_zero_force_derivative,                                            \
+        .force_v = mbs_zero_force_derivative,                                            \
     };
 
 #define REF2D "problems/ref/<name>.ref for the default parameters (index1/rk8pd vs " \

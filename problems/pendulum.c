@@ -166,14 +166,6 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
 
 /* Derivatives (problem.h, issue 16): constant forces, and every constraint row
  * g_i = (x^2 + y^2 - l^2)/2 has G_i = q^T and the Hessian I. */
-static int force_deriv(const mbs_problem *pb, double t, const double *q, const double *v,
-                       gsl_matrix *K)
-{
-    (void)pb, (void)t, (void)q, (void)v;
-    gsl_matrix_set_zero(K);
-    return MBS_OK;
-}
-
 static int gtlambda_q(const mbs_problem *pb, double t, const double *q, const double *lam,
                       gsl_matrix *K)
 {
@@ -226,8 +218,8 @@ const mbs_problem_def mbs_problem_pendulum = {
     .gamma = gamma_fn,
     .energy = energy,
     .exact = exact,
-    .force_q = force_deriv,
-    .force_v = force_deriv,
+    .force_q = mbs_zero_force_derivative,
+    .force_v = mbs_zero_force_derivative,
     .gtlambda_q = gtlambda_q,
     .gw_q = gw_q,
 };

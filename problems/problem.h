@@ -221,6 +221,10 @@ struct mbs_problem_def {
                 gsl_matrix *Z);
 };
 
+/* force_q or force_v of a force that does not depend on q (v): K = 0. */
+int mbs_zero_force_derivative(const mbs_problem *pb, double t, const double *q, const double *v,
+                              gsl_matrix *K);
+
 /* Create an instance from "name[:k=v,...]".  Returns 0 or an mbs_status and a
  * one-line message naming the bad name, key or value. */
 int mbs_problem_open(mbs_problem *pb, const char *spec, char *err, size_t errlen);

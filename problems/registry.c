@@ -202,3 +202,11 @@ void mbs_problem_close(mbs_problem *pb)
     pb->def = NULL;
     pb->data = NULL;
 }
+
+int mbs_zero_force_derivative(const mbs_problem *pb, double t, const double *q, const double *v,
+                              gsl_matrix *K)
+{
+    (void)pb, (void)t, (void)q, (void)v;
+    gsl_matrix_set_zero(K);
+    return MBS_OK;
+}
