@@ -99,9 +99,10 @@ int mbs_problem_register(const mbs_problem_def *d, const char *owner, char *err,
         ((d->flags & MBS_PB_NONHOLONOMIC) && !d->nonholonomic_dims) ||
         ((d->flags & MBS_PB_EXACT) && !d->exact) ||
         ((d->flags & MBS_PB_CONSERVATIVE) && !d->energy) ||
-        ((d->flags & MBS_PB_SPARSE) && (!d->mass_sparse || !d->jacobian_sparse))) {
+        ((d->flags & MBS_PB_SPARSE) && (!d->mass_sparse || !d->jacobian_sparse)) ||
+        ((d->flags & MBS_PB_LIEGROUP) && !d->lie)) {
         snprintf(err, errlen, "problem '%s': a flag without its callback (exact, energy, "
-                 "sparse, extended or non-holonomic)", name);
+                 "sparse, extended, non-holonomic or Lie group)", name);
         return MBS_BAD_INPUT;
     }
     for (size_t i = 0; i < mbs_problem_count(); i++)
