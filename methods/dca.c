@@ -28,8 +28,8 @@
  * iteration limits 10 and tolerances eps_p = 1e-14, eps_v = 1e-12 (Sect. 4.1).
  * The structure (bodies, tree, row assignment; dca_tree.c) is analysed at the
  * first evaluation and again only when the pattern of M or B changes.  The
- * passes (dca_pass.c) run level by level, each level's nodes in parallel on
- * `threads` OpenMP threads (issue 22), with results independent of the thread
+ * passes (dca_pass.c) run on `threads` OpenMP threads (issue 22): subtrees
+ * below the top few nodes in parallel, with results independent of the thread
  * count bit for bit.  M and B
  * are kept as triplets: problems with mass_sparse/jacobian_sparse and H = I
  * (chain) are evaluated sparsely, so a pass costs O(N) for a chain; others
