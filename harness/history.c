@@ -396,8 +396,13 @@ int mbs_cmd_history(int argc, char **argv)
         }
         i++;
     }
-    if (!p || !m || (strcmp(metric, "cpu_median") && strcmp(metric, "err_q") &&
-                     strcmp(metric, "order_q"))) {
+    if (metric && strcmp(metric, "cpu_median") && strcmp(metric, "err_q") &&
+        strcmp(metric, "order_q")) {
+        fprintf(stderr, "mbsbench: history: --metric '%s' is not one of cpu_median, err_q, "
+                        "order_q\n", metric);
+        return 2;
+    }
+    if (!p || !m || !metric) {
         fprintf(stderr, "mbsbench: usage: mbsbench history -p P -m M --metric "
                         "cpu_median|err_q|order_q [--db FILE] [--glob] [--plot [--out "
                         "FILE.png]]\n");

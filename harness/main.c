@@ -499,8 +499,11 @@ static int cmd_sweep(int argc, char **argv)
         return bad("sweep: --cost-from goes with --shard or --slurm%s%s", "", "");
     if (!c.positional)
         return bad("sweep: SUITE file required%s%s", "", "");
-    if (c.jobs < 1 || c.jobs > 256)
-        return bad("-j must lie in [1, 256]%s%s", "", "");
+    if (c.jobs < 1 || c.jobs > 256) {
+        char jobs[32];
+        snprintf(jobs, sizeof jobs, "%ld", (long)c.jobs);
+        return bad("-j %s must lie in [1, 256]%s", jobs, "");
+    }
     mbs_suite s;
     char err[8192];
     if (mbs_suite_load(c.positional, &s, err, sizeof err) != MBS_OK) {

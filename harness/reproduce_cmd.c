@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "html.h"
 #include "io.h"
@@ -57,8 +58,14 @@ static int run_one(const char *dir, const char *name, const char *results, const
     expect *e = malloc(sizeof *e);
     if (!e)
         return 2;
+    if (access(path, F_OK) != 0) {
+        fprintf(stderr, "mbsbench: unknown reproduction '%s' (see 'mbsbench reproduce --list')\n",
+                name);
+        free(e);
+        return 2;
+    }
     if (mbs_repro_load_expect(path, e) != 0) {
-        fputs(e->err, stderr);
+        fprintf(stderr, "mbsbench: %s", e->err);
         free(e);
         return 2;
     }

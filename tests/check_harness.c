@@ -137,6 +137,15 @@ static const struct {
     {"run -p pendulum -m index1/rk4 --h 0.01 --bogus 1", "'--bogus'"},
     {"sweep /nonexistent/none.suite", "/nonexistent/none.suite"},
     {"converge -p pendulum -m index1/rk4 --h0 0.01 --levels 1", "--levels"},
+    /* the newer features, tried as a new user would (qa) */
+    {"run -p pendulum -m dca/rk4:threads=abc --h 0.01", "threads='abc'"},
+    {"run -p pendulum -m dca/rk4:threads=-1 --h 0.01", "threads=-1"},
+    {"run -p heavytop:coords=foo -m index1/rk4 --h 0.01", "coords='foo'"},
+    {"check-problem -p nosuch", "unknown problem 'nosuch'"},
+    {"merge /tmp/mbs-qa-merged /nonexistent/shard-0", "/nonexistent/shard-0"},
+    {"reproduce nosuch", "unknown reproduction 'nosuch'"},
+    {"history -p pendulum -m index1/rk4 --metric foo", "--metric 'foo'"},
+    {"sweep suites/smoke.suite -j 0 --out /tmp/mbs-qa-j0", "-j 0"},
 };
 
 START_TEST(bad_input_one_line_exit_2)
