@@ -19,10 +19,19 @@ echo "check-install: installed into $prefix: mbsbench.pc $(pkg-config --modversi
      "$(cd "$prefix/lib" && ls libmbsbench.*| tr '\n' ' ')"
 
 # Out of tree: copies of the example directories, built with their Makefiles.
+# Both ways their Makefiles document: PKG_CONFIG_PATH in the environment, or on
+# make's command line (which GNU make 4.3 does not pass to $(shell) by itself).
 for ex in plugin-problem plugin-method; do
     cp -r "$root/examples/$ex" "$tmp/$ex"
-    make -C "$tmp/$ex" -s >/dev/null || fail "examples/$ex does not build against $prefix"
 done
+make -C "$tmp/plugin-problem" -s >/dev/null ||
+    fail "examples/plugin-problem does not build against $prefix (PKG_CONFIG_PATH exported)"
+env -u PKG_CONFIG_PATH make -C "$tmp/plugin-method" -s PKG_CONFIG_PATH="$PKG_CONFIG_PATH" \
+    >/dev/null || fail "examples/plugin-method does not build with make PKG_CONFIG_PATH=..."
+msg=$(env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR=/nonexistent make -C "$tmp/plugin-method" -s 2>&1 >/dev/null) &&
+    fail "examples/plugin-method builds without mbsbench.pc"
+echo "$msg" | grep -q 'mbsbench.pc not found' ||
+    fail "examples/plugin-method without mbsbench.pc: $msg"
 fb=$tmp/plugin-problem/fourbar.so
 ra=$tmp/plugin-method/rattle.so
 
