@@ -167,6 +167,23 @@ START_TEST(method_table_in_docs_is_current)
 }
 END_TEST
 
+/* README.md states how many problems and methods there are; it said 95 methods
+ * after tsit5/vern6 had made them 125 (qa). */
+START_TEST(readme_counts_are_current)
+{
+    char *readme = mbs_read_file("README.md", NULL);
+    ck_assert_ptr_nonnull(readme);
+    const char *at = strstr(readme, "The suite has ");
+    ck_assert_msg(at != NULL, "README.md: 'The suite has N problems and M methods' not found");
+    int np = -1, nm = -1;
+    ck_assert_int_eq(sscanf(at, "The suite has %d problems and %d methods", &np, &nm), 2);
+    ck_assert_msg(np == (int)mbs_problem_count() && nm == (int)mbs_method_count(),
+                  "README.md says %d problems and %d methods; the registries hold %zu and %zu",
+                  np, nm, mbs_problem_count(), mbs_method_count());
+    free(readme);
+}
+END_TEST
+
 Suite *mbs_suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -179,6 +196,7 @@ Suite *mbs_suite_cli(void)
     tcase_add_test(tc, reproduce_page);
     tcase_add_test(tc, list_methods_long_sources);
     tcase_add_test(tc, method_table_in_docs_is_current);
+    tcase_add_test(tc, readme_counts_are_current);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
