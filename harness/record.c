@@ -317,16 +317,28 @@ void mbs_record_print_long(const mbs_record *r, FILE *f)
     } else {
         fprintf(f, "err(t_end)     q %.3e  v %.3e  lambda %.3e\n", r->err.q, r->err.v,
                 r->err.lambda);
-        fprintf(f, "err max        q %.3e  v %.3e  lambda %.3e\n", r->err_max.q, r->err_max.v,
-                r->err_max.lambda);
+        if (isnan(r->err_max.q))
+            fprintf(f, "err max        not measured (exact solutions only; a stored reference "
+                       "holds t_end)\n");
+        else
+            fprintf(f, "err max        q %.3e  v %.3e  lambda %.3e\n", r->err_max.q,
+                    r->err_max.v, r->err_max.lambda);
         if (isfinite(r->scd))
             fprintf(f, "scd, mescd     %.2f, %.2f\n", r->scd, r->mescd);
     }
     fprintf(f, "residual max   pos %.3e  vel %.3e  acc %.3e\n", r->res_pos_max, r->res_vel_max,
             r->res_acc_max);
     fprintf(f, "residual end   pos %.3e  vel %.3e\n", r->res_pos_end, r->res_vel_end);
-    fprintf(f, "energy drift   %.3e\n", r->energy_drift);
-    fprintf(f, "drift exponent %.3f (rms %.2f decades)\n", r->drift_exponent, r->drift_rms);
+    if (isnan(r->energy_drift))
+        fprintf(f, "energy drift   not measured (the problem defines no energy)\n");
+    else
+        fprintf(f, "energy drift   %.3e\n", r->energy_drift);
+    if (isnan(r->drift_exponent) && r->status == MBS_OK)
+        fprintf(f, "drift exponent not measured (fewer than 3 times with a nonzero constraint "
+                   "residual)\n");
+    else
+        fprintf(f, "drift exponent %.3f (rms %.2f decades)\n", r->drift_exponent,
+                r->drift_rms);
     const mbs_counters *c = &r->cnt;
     fprintf(f, "counters       steps %ld rejected %ld f %ld M %ld g %ld G %ld gamma %ld\n",
             c->steps, c->rejected, c->f_evals, c->mass_evals, c->g_evals, c->jac_evals,

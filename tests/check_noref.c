@@ -75,6 +75,30 @@ START_TEST(run_without_reference_says_so)
 }
 END_TEST
 
+/* `run` with a stored reference (errors at t_end only) on a problem without an
+ * energy, and an ok run too short for a drift fit: the table says what was not
+ * measured instead of printing nan (qa: andrews printed "err max q nan v nan
+ * lambda nan" and "energy drift nan" with status ok). */
+START_TEST(run_with_stored_reference_prints_no_nan)
+{
+    static const char *const runs[] = {
+        "run -p andrews -m index2/radau5 --tol 1e-5",
+        "run -p pendulum -m index1/rk4 --h 5 --t-end 10",
+    };
+    char cmd[256], out[512];
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        snprintf(cmd, sizeof cmd, "%s | grep -c -e nan -e '^status  *ok' -e 'not measured'",
+                 runs[i]);
+        mbs_test_cli(cmd, out, sizeof out);
+        ck_assert_msg(atoi(out) == (i == 0 ? 3 : 2), "%s: %s lines (ok + not measured, no nan)",
+                      runs[i], out);
+        snprintf(cmd, sizeof cmd, "%s | grep -c nan", runs[i]);
+        mbs_test_cli(cmd, out, sizeof out);
+        ck_assert_msg(atoi(out) == 0, "%s: nan printed %s times", runs[i], out);
+    }
+}
+END_TEST
+
 /* `references -p SPEC --t-end T --dry-run` computes a reference from two
  * independent computations and reports their agreement (>= 10 digits). */
 START_TEST(references_command)
@@ -96,6 +120,7 @@ Suite *mbs_suite_noref(void)
     tcase_add_test(tc, converge_self_convergence);
     tcase_add_test(tc, self_error_matches_reference_error);
     tcase_add_test(tc, run_without_reference_says_so);
+    tcase_add_test(tc, run_with_stored_reference_prints_no_nan);
     tcase_add_test(tc, references_command);
     suite_add_tcase(s, tc);
     return s;
