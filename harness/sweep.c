@@ -324,6 +324,7 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
     char *done = calloc(s->n_runs ? s->n_runs : 1, 1);
     if (!done)
         return 2;
+    size_t recorded_before = 0; /* records already in runs.jsonl (resume) */
     if (opt->resume) {
         mbs_results prev; /* report unreadable lines before going on */
         if (access(path, F_OK) == 0 && mbs_results_load(outdir, &prev, err, sizeof err) == 0)
@@ -333,6 +334,8 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
             free(done);
             return 2;
         }
+        for (size_t i = 0; i < s->n_runs; i++)
+            recorded_before += done[i] != 0;
     } else if (access(path, F_OK) == 0) {
         fprintf(stderr, "mbsbench: '%s' already holds results; use --resume %s or another --out\n",
                 outdir, outdir);
@@ -490,6 +493,18 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
     }
     if (progress)
         fprintf(stderr, "\r%-78s\r", "");
+    if (stop_signal) {
+        /* Count what runs.jsonl holds now: a worker stopped by our SIGTERM just
+         * after writing its record is not counted by its exit status. */
+        char lerr[512];
+        memset(done, 0, s->n_runs);
+        size_t now = 0;
+        if (load_done(s, path, done, lerr, sizeof lerr) == 0) {
+            for (size_t i = 0; i < s->n_runs; i++)
+                now += done[i] != 0;
+            finished = now > recorded_before ? now - recorded_before : 0;
+        }
+    }
     free(pid);
     free(slot_run);
     free(done);
