@@ -57,6 +57,13 @@ static const char usage[] =
     "       mbsbench reference(s) [-p] PROBLEM[:k=v,...] [--t-end T] [--tol TOL] [--methods A,B]\n"
     "                    [--min-digits D] [--dry-run]\n";
 
+/* After the usage lines of --help and of the commands that take -p/-m. */
+static const char params_note[] =
+    "PROBLEM and METHOD take parameters after a colon, e.g. heavytop:coords=rotmat,\n"
+    "dca/rk4:threads=2, index1/tsit5:linsol=chol; 'mbsbench list problems|methods' shows\n"
+    "every problem, method (tsit5, vern6, liegroup/genalpha, ...) and parameter with its\n"
+    "default and range.  docs/usage.md and 'man mbsbench' explain each command.\n";
+
 /* Print "mbsbench: message" (one line per line of the message); returns 2. */
 static int bad(const char *fmt, const char *a, const char *b);
 
@@ -103,6 +110,9 @@ static int command_help(const char *cmd)
             printf("%.*s\n", (int)n, l);
         l += n + (e ? 1 : 0);
     }
+    if (!strcmp(key, "run") || !strcmp(key, "converge") || !strcmp(key, "list") ||
+        !strcmp(key, "check-problem") || !strcmp(key, "reference"))
+        fputs(params_note, stdout);
     return 0;
 }
 
@@ -671,6 +681,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, stdout);
+        fputs(params_note, stdout);
         return 0;
     }
     fprintf(stderr, "mbsbench: unknown command '%s'\n%s", argv[1], usage);

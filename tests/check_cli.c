@@ -167,6 +167,24 @@ START_TEST(method_table_in_docs_is_current)
 }
 END_TEST
 
+/* --help and the help of the commands taking -p/-m say how parameters are
+ * given and where they are listed (qa: threads=, coords=rotmat, tsit5 appeared
+ * in no help text). */
+START_TEST(help_says_where_parameters_are)
+{
+    static const char *const args[] = {"--help", "run --help", "converge --help",
+                                       "check-problem --help"};
+    char cmd[128], out[512];
+    for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "%s | grep -c -e 'heavytop:coords=rotmat' -e 'list problems|methods. shows'",
+                 args[i]);
+        ck_assert_int_eq(mbs_test_cli(cmd, out, sizeof out), 0);
+        ck_assert_msg(atoi(out) == 2, "'%s': %s of the 2 lines on parameters", args[i], out);
+    }
+}
+END_TEST
+
 /* README.md states how many problems and methods there are; it said 95 methods
  * after tsit5/vern6 had made them 125 (qa). */
 START_TEST(readme_counts_are_current)
@@ -197,6 +215,7 @@ Suite *mbs_suite_cli(void)
     tcase_add_test(tc, list_methods_long_sources);
     tcase_add_test(tc, method_table_in_docs_is_current);
     tcase_add_test(tc, readme_counts_are_current);
+    tcase_add_test(tc, help_says_where_parameters_are);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
