@@ -528,7 +528,11 @@ int mbs_baseline_load(const char *path, mbs_results *r, char *err, size_t errlen
     json_error_t je;
     json_t *o = json_load_file(path, 0, &je);
     if (!o) {
-        snprintf(err, errlen, "cannot read baseline %s: %s (line %d)", path, je.text, je.line);
+        if (je.line > 0) /* a parse error; jansson says -1 when the file cannot be opened */
+            snprintf(err, errlen, "cannot read baseline %s: %s (line %d)", path, je.text,
+                     je.line);
+        else
+            snprintf(err, errlen, "cannot read baseline %s: %s", path, je.text);
         return -1;
     }
     if (strcmp(mbs_jstr(o, "format"), "mbsbench-baseline/1") != 0 ||

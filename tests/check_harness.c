@@ -146,6 +146,7 @@ static const struct {
     {"reproduce nosuch", "unknown reproduction 'nosuch'"},
     {"history -p pendulum -m index1/rk4 --metric foo", "--metric 'foo'"},
     {"sweep suites/smoke.suite -j 0 --out /tmp/mbs-qa-j0", "-j 0"},
+    {"compare /nonexistent/base.json /tmp", "/nonexistent/base.json: No such file or directory\n"},
 };
 
 START_TEST(bad_input_one_line_exit_2)
