@@ -305,15 +305,16 @@ void mbs_record_print_long(const mbs_record *r, FILE *f)
     if (r->status != 0)
         fprintf(f, " at t = %g: %s", r->fail_t, r->reason);
     fprintf(f, "\nreference      %s\n", r->ref_kind);
-    if (!r->have_ref) {
+    if (r->status != MBS_OK) {
+        /* a run declined at t0 never looked its reference up: no hint to compute one */
+        fprintf(f, "err(t_end)     not measured (the run failed)\n");
+    } else if (!r->have_ref) {
         /* no numbers to show: say why and how to get a reference, never "nan" */
         fprintf(f, "err            not measured: no exact solution and no stored reference for\n"
                    "               %s at t_end = %g (stored references match their exact\n"
                    "               parameters and t_end); compute one with\n"
                    "               mbsbench references -p %s --t-end %g\n",
                 r->problem_spec, r->t_end, r->problem_spec, r->t_end);
-    } else if (r->status != MBS_OK) {
-        fprintf(f, "err(t_end)     not measured (the run failed)\n");
     } else {
         fprintf(f, "err(t_end)     q %.3e  v %.3e  lambda %.3e\n", r->err.q, r->err.v,
                 r->err.lambda);

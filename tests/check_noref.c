@@ -99,6 +99,19 @@ START_TEST(run_with_stored_reference_prints_no_nan)
 }
 END_TEST
 
+/* A run declined at t0 (pendulum has an exact solution) does not claim that
+ * there is no reference nor print the command computing one (qa). */
+START_TEST(declined_run_claims_no_missing_reference)
+{
+    char out[512];
+    mbs_test_cli("run -p pendulum:redundant=1 -m cp/dopri5 --tol 1e-6 | "
+                 "grep -c -e 'no exact solution' -e 'compute one with' -e 'the run failed'",
+                 out, sizeof out);
+    ck_assert_msg(atoi(out) == 1, "expected only 'not measured (the run failed)', got %s lines",
+                  out);
+}
+END_TEST
+
 /* `references -p SPEC --t-end T --dry-run` computes a reference from two
  * independent computations and reports their agreement (>= 10 digits). */
 START_TEST(references_command)
@@ -121,6 +134,7 @@ Suite *mbs_suite_noref(void)
     tcase_add_test(tc, self_error_matches_reference_error);
     tcase_add_test(tc, run_without_reference_says_so);
     tcase_add_test(tc, run_with_stored_reference_prints_no_nan);
+    tcase_add_test(tc, declined_run_claims_no_missing_reference);
     tcase_add_test(tc, references_command);
     suite_add_tcase(s, tc);
     return s;
