@@ -48,6 +48,7 @@ static const char usage[] =
     "       mbsbench summary RESULTS_DIR [--brief [--report PATH] | --format table|md|csv|latex]\n"
     "       mbsbench report RESULTS_DIR [--out DIR] [--latex]\n"
     "       mbsbench reproduce --list | --all [--page DIR] | NAME [--results DIR] [--out DIR]\n"
+    "                    [-j N] [--dir DIR]\n"
     "       mbsbench baseline bless RESULTS_DIR -o BASELINE.json\n"
     "       mbsbench compare BASELINE.json RESULTS_DIR [--allow-counters] [--cpu-threshold R]\n"
     "                    [--alpha A] [-v]\n"
