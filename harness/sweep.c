@@ -269,11 +269,16 @@ static int check_resumed_meta(const mbs_suite *s, const char *outdir, const char
         return 0;
     int bad = 0;
     const char *d = json_string_value(json_object_get(m, "suite_digest"));
+    const char *name = json_string_value(json_object_get(m, "suite"));
     json_t *sh = json_object_get(m, "shard");
     int had = json_is_object(sh);
     int hi = had ? (int)json_integer_value(json_object_get(sh, "index")) : -1;
     int hn = had ? (int)json_integer_value(json_object_get(sh, "count")) : 0;
-    if (d && strcmp(d, digest) != 0) {
+    if (name && strcmp(name, s->name) != 0) {
+        snprintf(err, errlen, "'%s' holds results of suite %s, not %s; use another directory",
+                 outdir, name, s->name);
+        bad = 1;
+    } else if (d && strcmp(d, digest) != 0) {
         snprintf(err, errlen, "'%s' holds results of another version of suite %s (grid digest "
                  "%s, the suite file now gives %s); use another directory", outdir, s->name, d,
                  digest);
@@ -319,6 +324,13 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
     char path[4096], err[10000];
     int jobs = opt->jobs > 0 ? opt->jobs : 1;
     snprintf(path, sizeof path, "%s/runs.jsonl", outdir);
+    char digest[32];
+    mbs_suite_digest(s, digest, sizeof digest);
+    /* another suite's or shard's directory is refused before anything is touched */
+    if (opt->resume && check_resumed_meta(s, outdir, digest, opt, err, sizeof err) != 0) {
+        fprintf(stderr, "mbsbench: %s\n", err);
+        return 2;
+    }
     if (opt->resume && cut_partial_line(path) != 0)
         return 2;
     char *done = calloc(s->n_runs ? s->n_runs : 1, 1);
@@ -339,13 +351,6 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
     } else if (access(path, F_OK) == 0) {
         fprintf(stderr, "mbsbench: '%s' already holds results; use --resume %s or another --out\n",
                 outdir, outdir);
-        free(done);
-        return 2;
-    }
-    char digest[32];
-    mbs_suite_digest(s, digest, sizeof digest);
-    if (opt->resume && check_resumed_meta(s, outdir, digest, opt, err, sizeof err) != 0) {
-        fprintf(stderr, "mbsbench: %s\n", err);
         free(done);
         return 2;
     }

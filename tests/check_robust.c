@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -334,6 +335,35 @@ START_TEST(failure_reason_keeps_its_cause)
 }
 END_TEST
 
+/* --resume of a directory another suite wrote: refused naming both suites,
+ * before its runs.jsonl is touched (qa: the message named a mismatching run,
+ * and a torn last line was cut first). */
+START_TEST(resume_of_another_suites_directory)
+{
+    char dir[64], path[96], cmd[160], out[512];
+    snprintf(dir, sizeof dir, "/tmp/mbs-resume-other-%d", (int)getpid());
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    static const char meta[] = "{\"suite\": \"default\"}\n";
+    write_text(path, meta, sizeof meta - 1);
+    snprintf(path, sizeof path, "%s/runs.jsonl", dir);
+    static const char torn[] = "{\"run\": 0, \"problem\": \"pend";
+    write_text(path, torn, sizeof torn - 1);
+    int lines = 0;
+    snprintf(cmd, sizeof cmd, "sweep suites/smoke.suite --resume %s", dir);
+    ck_assert_int_eq(mbs_test_cli_lines(cmd, out, sizeof out, &lines), 2);
+    ck_assert_int_eq(lines, 1);
+    ck_assert_msg(strstr(out, "holds results of suite default, not smoke") != NULL, "%s", out);
+    size_t len = 0;
+    char *text = mbs_read_file(path, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(len == sizeof torn - 1, "runs.jsonl was changed (%zu bytes)", len);
+    free(text);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *mbs_suite_robust(void)
 {
     Suite *s = suite_create("robust");
@@ -346,6 +376,7 @@ Suite *mbs_suite_robust(void)
     tcase_add_test(tc, injected_failure_is_recorded_and_sweep_goes_on);
     tcase_add_test(tc, fuzz_regressions_replay);
     tcase_add_test(tc, killed_worker_is_recorded);
+    tcase_add_test(tc, resume_of_another_suites_directory);
     tcase_add_loop_test(tc, failure_reason_keeps_its_cause, 0,
                         (int)(sizeof reason_methods / sizeof *reason_methods));
     suite_add_tcase(s, tc);
