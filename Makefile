@@ -79,7 +79,7 @@ deps:
 $(BUILD)/rev.h: FORCE
 	@mkdir -p $(dir $@)
 	@rev=$$(git describe --always --dirty 2>/dev/null || echo unknown); \
-	 printf '#define MBS_GIT_REV "%s"\n#define MBS_CFLAGS "%s"\n' "$$rev" "$(CC) $(CFLAGS)" > $@.new; \
+	 printf '#define MBS_GIT_REV "%s"\n#define MBS_CFLAGS "%s"\n' "$$rev" "$(CC) $(CFLAGS) $(OPENMP)" > $@.new; \
 	 if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
 FORCE:
 
