@@ -128,6 +128,19 @@ static void add_error(parse_state *ps, const char *fmt, ...)
     }
 }
 
+/* A budget key (max_cpu, max_wall, max_mem): its value when it is a positive
+ * number, else 0 (no budget from the suite) and an error naming the value. */
+static double positive_budget(parse_state *ps, const char *where, const char *key,
+                              const char *value, const char *unit)
+{
+    double x;
+    if (mbs_parse_double(value, &x) != 0 || !(x > 0.0)) {
+        add_error(ps, "%s: %s '%s' must be a positive number of %s", where, key, value, unit);
+        return 0.0;
+    }
+    return x;
+}
+
 static char *keep(parse_state *ps, const char *s)
 {
     mbs_suite *su = ps->suite;
@@ -268,25 +281,13 @@ static int handler(void *user, const char *section, const char *name, const char
                 ps->max_steps = x;
             break;
         case 4:
-            if (mbs_parse_double(value, &ps->max_cpu) != 0 || !(ps->max_cpu > 0.0)) {
-                add_error(ps, "%s: max_cpu '%s' must be a positive number of seconds", where,
-                          value);
-                ps->max_cpu = 0.0;
-            }
+            ps->max_cpu = positive_budget(ps, where, "max_cpu", value, "seconds");
             break;
         case 5:
-            if (mbs_parse_double(value, &ps->max_wall) != 0 || !(ps->max_wall > 0.0)) {
-                add_error(ps, "%s: max_wall '%s' must be a positive number of seconds", where,
-                          value);
-                ps->max_wall = 0.0;
-            }
+            ps->max_wall = positive_budget(ps, where, "max_wall", value, "seconds");
             break;
         case 6:
-            if (mbs_parse_double(value, &ps->max_mem) != 0 || !(ps->max_mem > 0.0)) {
-                add_error(ps, "%s: max_mem '%s' must be a positive number of bytes", where,
-                          value);
-                ps->max_mem = 0.0;
-            }
+            ps->max_mem = positive_budget(ps, where, "max_mem", value, "bytes");
             break;
         case 7:
             load_plugins(ps, value, where);
