@@ -110,6 +110,15 @@ static size_t mbs_count_newlines(const char *s)
     return n;
 }
 
+/* Index of name in keys[0..n), or -1. */
+static int key_index(const char *name, const char *const *keys, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(name, keys[i]) == 0)
+            return i;
+    return -1;
+}
+
 static void add_error(parse_state *ps, const char *fmt, ...)
 {
     ps->nerr++;
@@ -240,10 +249,7 @@ static int handler(void *user, const char *section, const char *name, const char
     if (strcmp(section, "suite") == 0) {
         static const char *const keys[] = {"name",    "description", "repeat",  "max_steps",
                                            "max_cpu", "max_wall",    "max_mem", "plugins"};
-        int k = -1;
-        for (int i = 0; i < 8; i++)
-            if (strcmp(name, keys[i]) == 0)
-                k = i;
+        int k = key_index(name, keys, sizeof keys / sizeof keys[0]);
         if (k < 0) {
             add_error(ps, "%s: unknown key '%s'", where, name);
             return 1;
@@ -315,10 +321,7 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     static const char *const keys[] = {"problems", "methods", "h", "tol", "t_end",
                                        "inject_failure", "atol", "tol_mode"};
-    int k = -1;
-    for (int i = 0; i < 8; i++)
-        if (strcmp(name, keys[i]) == 0)
-            k = i;
+    int k = key_index(name, keys, sizeof keys / sizeof keys[0]);
     if (k < 0) {
         add_error(ps, "%s: unknown key '%s'", where, name);
         return 1;

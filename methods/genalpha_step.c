@@ -18,6 +18,23 @@
 
 /* ---- one step ------------------------------------------------------------------ */
 
+/* LU of the assembled st->K in place (counted): 0, -1 when GSL's LU fails, 1
+ * when the pivots span more than 14 decades (numerically singular). */
+static int factor_K(ga_state *st, mbs_ctx *ctx)
+{
+    int sign;
+    mbs_count_factorization(ctx);
+    if (gsl_linalg_LU_decomp(st->K, st->perm, &sign) != GSL_SUCCESS)
+        return -1;
+    double umax = 0.0, umin = INFINITY;
+    for (size_t i = 0; i < st->nx; i++) {
+        double d = fabs(gsl_matrix_get(st->K, i, i));
+        umax = fmax(umax, d);
+        umin = fmin(umin, d);
+    }
+    return umin > 1e-14 * umax ? 0 : 1;
+}
+
 /* The iteration matrix at (t, q) (Eq. (70); for GGL the matrix after Eq. (94)),
  * LU-factorised.  Uses st->M, st->G as given (the caller evaluated them). */
 static int factor(ga_state *st, mbs_ctx *ctx, double t, const gsl_matrix *M,
@@ -54,17 +71,10 @@ static int factor(ga_state *st, mbs_ctx *ctx, double t, const gsl_matrix *M,
             }
         }
     }
-    int sign;
-    mbs_count_factorization(ctx);
-    if (gsl_linalg_LU_decomp(st->K, st->perm, &sign) != GSL_SUCCESS)
+    int lu = factor_K(st, ctx);
+    if (lu < 0)
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "LU of the iteration matrix failed");
-    double umax = 0.0, umin = INFINITY;
-    for (size_t i = 0; i < st->nx; i++) {
-        double d = fabs(gsl_matrix_get(st->K, i, i));
-        umax = fmax(umax, d);
-        umin = fmin(umin, d);
-    }
-    if (!(umin > 1e-14 * umax))
+    if (lu > 0)
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
                         "singular iteration matrix (Eq. (70)) at t=%g (rank %zu of %zu)", t,
                         mbs_lu_rank(st->K), st->nx);
@@ -261,17 +271,10 @@ static int fd_factor(ga_state *st, mbs_ctx *ctx, double t1, double h, double *x)
             gsl_matrix_set(st->K, i, j,
                            (gsl_vector_get(st->F, i) - gsl_vector_get(st->F0, i)) / d);
     }
-    int sign;
-    mbs_count_factorization(ctx);
-    if (gsl_linalg_LU_decomp(st->K, st->perm, &sign) != GSL_SUCCESS)
+    int lu = factor_K(st, ctx);
+    if (lu < 0)
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t1, "LU of the difference Jacobian failed");
-    double umax = 0.0, umin = INFINITY;
-    for (size_t i = 0; i < st->nx; i++) {
-        double dd = fabs(gsl_matrix_get(st->K, i, i));
-        umax = fmax(umax, dd);
-        umin = fmin(umin, dd);
-    }
-    if (!(umin > 1e-14 * umax))
+    if (lu > 0)
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t1, "singular Newton Jacobian at t=%g", t1);
     return MBS_OK;
 }
