@@ -92,49 +92,6 @@
 #include "radau5.h"
 #include "radau5_impl.h"
 
-enum { P_KAPPA, P_NIT, P_EPS_G };
-
-/* Values of the parameter `linsol` (issue 10). */
-#define RADAU_LINSOL_PARAM                                                                  \
-    {"linsol", RADAU_LS_AUTO, 0, 4,                                                         \
-     "iteration matrix: full (dense real and complex LU of dF/dy), the structured KKT "     \
-     "simplified Newton (methods/dae_form.h; H = I problems) on lu (dense KKT LU), "        \
-     "umfpack or cholmod, or auto (default): structured where it drops only the Hessian "   \
-     "terms (mbs_dae_form_auto_structured), else full; -fixed methods: full",               \
-     "full,lu,umfpack,cholmod,auto", 1}
-
-static const mbs_param_def radau_params[] = {
-    [P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
-                 "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must be > 0; "
-                 "when not given RADAU5's default max(10 eps/rtol', min(0.03, sqrt(rtol')))",
-                 NULL, 0},
-    [P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1},
-    RADAU_LINSOL_PARAM,
-};
-
-/* index1/radau5: its Newton matrix is the finite-difference n x n Jacobian
- * of the index-1 ODE (dense: PEERS.md, the index-1 ODE Jacobian is dense);
- * `linsol` is the index-1 KKT solver of its right-hand side (lu, chol,
- * umfpack, cholmod), as for the other index1/ methods. */
-static const mbs_param_def radau_index1_params[] = {
-    [P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
-                 "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must be > 0; "
-                 "when not given RADAU5's default max(10 eps/rtol', min(0.03, sqrt(rtol')))",
-                 NULL, 0},
-    [P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1},
-    MBS_INDEX1_LINSOL_PARAM,
-};
-
-static const mbs_param_def radau_proj_params[] = {
-    [P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
-                 "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must be > 0; "
-                 "when not given RADAU5's default max(10 eps/rtol', min(0.03, sqrt(rtol')))",
-                 NULL, 0},
-    [P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1},
-    [P_EPS_G] = MBS_PROJECT_EPS_PARAM,
-    RADAU_LINSOL_PARAM,
-};
-
 static void radau_free(void *p)
 {
     radau_state *st = p;
@@ -149,9 +106,11 @@ static void radau_free(void *p)
     gsl_matrix_free(st->E0);
     gsl_matrix_free(st->J0);
     gsl_matrix_free(st->Es);
-    gsl_matrix_complex_free(st->Tc);
+    for (int b = 0; b < 3; b++) {
+        gsl_matrix_complex_free(st->Tc[b]);
+        gsl_permutation_free(st->pc[b]);
+    }
     gsl_matrix_free(st->T1);
-    gsl_permutation_free(st->pc);
     gsl_permutation_free(st->p1);
     gsl_vector_complex_free(st->bc);
     gsl_vector_complex_free(st->xc);
@@ -186,7 +145,7 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
 {
     const radau_variant *var = m->variant;
     *out = NULL;
-    double kappa = prm->val[P_KAPPA];
+    double kappa = prm->val[RADAU_P_KAPPA];
     if (!(kappa > 0.0))
         return mbs_fail(ctx, MBS_BAD_INPUT, ctx->pb->t0, "%s: kappa=%g must be > 0", m->name,
                         kappa);
@@ -195,8 +154,21 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
         return MBS_NO_MEMORY;
     st->var = var;
     st->kappa = kappa;
-    st->kappa_set = (prm->set_mask >> P_KAPPA) & 1u;
-    st->nit = (int)prm->val[P_NIT];
+    st->kappa_set = (prm->set_mask >> RADAU_P_KAPPA) & 1u;
+    st->nit = (int)prm->val[RADAU_P_NIT];
+    st->nsmin = st->nsmax = var->stages;
+    if (var->stages == 0) { /* variable order (RADAU): NSMIN, NSMAX */
+        int i0 = mbs_params_find(prm, "nsmin"), i1 = mbs_params_find(prm, "nsmax");
+        st->nsmin = 3 + 2 * (i0 >= 0 ? (int)prm->val[i0] : 0); /* choices 3,5,7 */
+        st->nsmax = 3 + 2 * (i1 >= 0 ? (int)prm->val[i1] : 2);
+        if (st->nsmin > st->nsmax) {
+            int nsmin = st->nsmin, nsmax = st->nsmax;
+            free(st);
+            return mbs_fail(ctx, MBS_BAD_INPUT, ctx->pb->t0,
+                            "%s: nsmin=%d must not exceed nsmax=%d", m->name, nsmin, nsmax);
+        }
+    }
+    st->ns = st->nsmin;
     int ip = mbs_params_find(prm, "linsol");
     st->lsk = ip >= 0 && !var->index1 ? (int)prm->val[ip] : RADAU_LS_FULL;
     if (st->lsk == RADAU_LS_AUTO) { /* issue 16 */
@@ -212,8 +184,8 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     int s = full ? mbs_dae_form_alloc(&st->form, ctx, var->kind)
                  : mbs_dae_form_alloc_sparse(&st->form, ctx, var->kind, radau_ls_kind(st->lsk));
     if (s == MBS_OK && var->project)
-        s = full ? mbs_project_alloc(&st->proj, ctx, prm->val[P_EPS_G])
-                 : mbs_project_alloc_backend(&st->proj, ctx, prm->val[P_EPS_G],
+        s = full ? mbs_project_alloc(&st->proj, ctx, prm->val[RADAU_P_EPS_G])
+                 : mbs_project_alloc_backend(&st->proj, ctx, prm->val[RADAU_P_EPS_G],
                                              radau_ls_kind(st->lsk));
     if (s == MBS_OK && !full) /* y'(t_0) by the index-1 KKT solve on the same backend */
         s = mbs_index1_alloc(&st->ix0, ctx,
@@ -222,15 +194,18 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
                                                            : MBS_LINSOL_LU);
     if (s == MBS_OK && var->index1)
         s = mbs_index1_alloc(&st->ix, ctx, rhs_linsol);
-    if (s == MBS_OK)
-        s = mbs_radau_tableau(st);
+    for (int ns = st->nsmin; s == MBS_OK && ns <= st->nsmax; ns += 2) /* RADAU5's s = 3 */
+        s = ns == 3 ? mbs_radau_tableau(&st->tab[0]) : mbs_radau_coeffs(ns, &st->tab[ns / 2 - 1]);
     if (s != MBS_OK) {
         radau_free(st);
         return s;
     }
-    size_t nf = st->form->n, n = var->index1 ? st->form->nq + st->form->nv : nf, N = 3 * n;
+    st->co = &st->tab[st->ns / 2 - 1];
+    const int npmax = (st->nsmax - 1) / 2;
+    size_t nf = st->form->n, n = var->index1 ? st->form->nq + st->form->nv : nf,
+           N = (size_t)st->nsmax * n;
     st->n = n;
-    st->N = N;
+    st->N = (size_t)st->ns * n;
     st->lam1 = calloc(st->form->nl + 1, sizeof(double));
     st->jy = malloc(n * sizeof(double));
     st->jf = malloc(n * sizeof(double));
@@ -242,9 +217,12 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
         st->E0 = mbs_matrix_alloc(n, n);
         st->J0 = mbs_matrix_alloc(n, n);
         st->Es = mbs_matrix_alloc(n, n);
-        st->Tc = mbs_matrix_complex_alloc(n, n);
+        for (int p = 0; p < npmax; p++) {
+            st->Tc[p] = mbs_matrix_complex_alloc(n, n);
+            st->pc[p] = gsl_permutation_alloc(n);
+            ok = ok && st->Tc[p] && st->pc[p];
+        }
         st->T1 = mbs_matrix_alloc(n, n);
-        st->pc = gsl_permutation_alloc(n);
         st->p1 = gsl_permutation_alloc(n);
         st->bc = gsl_vector_complex_alloc(n);
         st->xc = gsl_vector_complex_alloc(n);
@@ -254,7 +232,7 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
         st->pm = gsl_permutation_alloc(nv);
         st->bm = gsl_vector_alloc(nv);
         st->xm = gsl_vector_alloc(nv);
-        ok = ok && st->E0 && st->J0 && st->Es && st->Tc && st->T1 && st->pc && st->p1 &&
+        ok = ok && st->E0 && st->J0 && st->Es && st->T1 && st->p1 &&
              st->bc && st->xc && st->b1 && st->x1 && st->Mw && st->pm && st->bm && st->xm;
     } else {
         ok = ok && (st->Wx = malloc(N * sizeof(double)));
@@ -280,8 +258,8 @@ static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *yst
 {
     const mbs_dae_form *f = st->form;
     int s;
-    mbs_radau_stage_derivatives(st, h); /* final Z: stage 3 derivative = polynomial at t_n+1 */
-    const double *vdot = st->Yd + 2 * st->n + f->nq;
+    mbs_radau_stage_derivatives(st, h); /* final Z: stage s derivative = polynomial at t_n+1 */
+    const double *vdot = st->Yd + (size_t)(st->co->s - 1) * st->n + f->nq;
     if (st->proj) {
         if ((s = mbs_project(st->proj, ctx, t, st->y, st->y + f->nq)) != MBS_OK)
             return s;
@@ -296,14 +274,74 @@ static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *yst
     return mbs_accept(ctx, t, ystate, vdot);
 }
 
+/* RADAU's constants for the current ns: rtol' = 0.1 rtol^e with
+ * e = (s+1)/(2s) (RADAU5: 2/3), atol' = rtol' atol/rtol, the Newton stopping
+ * value FNEWT, the iteration limit NIT (+5 at s = 5, +10 at s = 7) and the
+ * step-size exponent 1/(s+1).  Fixed-step mode iterates to round-off. */
+static void radau_order_constants(const radau_state *st, double r0, double a0, double *rtol,
+                                  double *atol, double *fnewt, int *nit, double *expo)
+{
+    const int s = st->co->s;
+    *expo = 1.0 / (s + 1.0);
+    if (st->var->fixed) {
+        *rtol = *atol = 1e-15;
+        *fnewt = 1.0;
+        *nit = st->nit > 20 ? st->nit : 20;
+        return;
+    }
+    const double e = s == 3 ? 2.0 / 3.0 : (s + 1.0) / (2.0 * s);
+    *rtol = 0.1 * pow(r0, e);
+    *atol = *rtol * (a0 / r0);
+    const double cap = s == 3 ? sqrt(*rtol) : pow(*rtol, 1.0 / e - 1.0);
+    *fnewt = st->kappa_set ? st->kappa : fmax(10.0 * DBL_EPSILON / *rtol, fmin(st->kappa, cap));
+    *nit = st->nit + (s == 5 ? 5 : s == 7 ? 10 : 0);
+}
+
+/* RADAU's order selection (label 20 of its RADCOV), made wherever a new
+ * iteration matrix is due: the smoothed contraction thetat = min(10,
+ * max(theta, thetat/2)); two stages more when Newton converged fast (thetat
+ * <= 0.002 after more than one iteration) and h changed by less than 20%;
+ * two fewer when it converged slowly (thetat >= 0.8) or after an unexpected
+ * rejection (Newton failure, or a Newton-driven step cut to half or less); no
+ * increase within 10 decisions of the last change.  Returns 1 when ns
+ * changed. */
+typedef struct radau_order_ctl {
+    double thetat;
+    int ichan, unexp, unexn, change, force;
+} radau_order_ctl;
+
+static int radau_select_order(radau_state *st, radau_order_ctl *o, double hquot, int newt,
+                              double theta)
+{
+    const double vitu = 0.002, vitd = 0.8, hhou = 1.2, hhod = 0.8;
+    int ns = st->ns, nsnew = ns;
+    o->ichan++;
+    o->force = 0;
+    o->thetat = fmin(10.0, fmax(theta, 0.5 * o->thetat));
+    if (newt > 1 && o->thetat <= vitu && hquot < hhou && hquot > hhod && ns < st->nsmax)
+        nsnew = ns + 2;
+    if ((o->thetat >= vitd || o->unexp || o->unexn) && ns > st->nsmin)
+        nsnew = ns - 2;
+    if (o->ichan <= 10 && nsnew > ns)
+        nsnew = ns;
+    o->change = nsnew != ns;
+    o->unexp = o->unexn = 0;
+    if (!o->change)
+        return 0;
+    st->ns = nsnew;
+    st->co = &st->tab[nsnew / 2 - 1];
+    st->N = (size_t)nsnew * st->n;
+    o->ichan = 1;
+    return 1;
+}
+
 static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double *tp,
                            double *ystate)
 {
     radau_state *st = p;
     const int fixed = st->var->fixed, sparse = st->lsk != RADAU_LS_FULL;
     const double eps = DBL_EPSILON, safe = 0.9, facl = 5.0, facr = 0.125, thet = 0.001;
-    const int nit = fixed ? (st->nit > 20 ? st->nit : 20) : st->nit;
-    size_t n = st->n, N = st->N;
+    size_t n = st->n;
     double t0 = *tp, t = t0, t_end = set->t_end, span = t_end - t0;
     int s = MBS_OK;
     mbs_radau_form_from_state(st, ystate, st->y);
@@ -311,18 +349,16 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         (s = mbs_dae_form_index2_velocities(st->form, ctx, t0, ystate, st->v_index2)) != MBS_OK)
         return s;
 
-    /* Tolerances (RADAU5's transformation) and the Newton stopping value. */
-    double rtol, atol, fnewt;
-    if (fixed) {
-        rtol = atol = 1e-15;
-        fnewt = 1.0;
-    } else {
-        double r0 = set->rtol > 0.0 ? set->rtol : 1e-6, a0 = set->atol > 0.0 ? set->atol : r0;
-        rtol = 0.1 * pow(r0, 2.0 / 3.0);
-        atol = rtol * (a0 / r0);
-        fnewt = st->kappa_set ? st->kappa
-                              : fmax(10.0 * eps / rtol, fmin(st->kappa, sqrt(rtol)));
-    }
+    /* Tolerances (RADAU's transformation for the current ns) and the Newton
+     * stopping value. */
+    const double r0 = set->rtol > 0.0 ? set->rtol : 1e-6, a0 = set->atol > 0.0 ? set->atol : r0;
+    double rtol, atol, fnewt, expo;
+    int nit;
+    radau_order_constants(st, r0, a0, &rtol, &atol, &fnewt, &nit, &expo);
+    const int variable = st->nsmin < st->nsmax && !fixed;
+    radau_order_ctl oc = {0.0, 0, 0, 0, 0, 0};
+    double h_dec = -1.0; /* h at the last order decision */
+    int newt_last = 0;
     double h;
     long nsteps = 0, istep = 0;
     if (fixed) {
@@ -333,7 +369,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
     }
     h = fmin(h, span);
     const double hmax = span;
-    double hold = h, hacc = h, erracc = 1.0, faccon = 1.0, theta = 1.0, h_fact = -1.0;
+    double hold = h, hacc = h, erracc = 1.0, faccon = 1.0, theta = 0.0, h_fact = -1.0;
     int first = 1, reject = 0, last = 0, need_jac = 1, jac_current = 0, naccpt = 0, nsing = 0;
     /* stalled-estimate guard: consecutive steps on a kept Jacobian whose
      * scaled error stays within 10% of the previous one in [0.5, 2] */
@@ -361,6 +397,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             break;
         }
         st->form->h = h;
+        const int jac_due = need_jac || fixed;
         if ((need_jac || fixed) && sparse) {
             /* structured path: the KKT factorisation (h-independent) takes the
              * place of the Jacobian; nothing to refactor when h changes */
@@ -386,6 +423,14 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             if (first)
                 mbs_radau_first_derivative(st, ctx, t);
         }
+        if (variable && (jac_due || h != h_dec || oc.force)) {
+            h_dec = h;
+            if (radau_select_order(st, &oc, h / hold, newt_last, theta)) {
+                radau_order_constants(st, r0, a0, &rtol, &atol, &fnewt, &nit, &expo);
+                h_fact = -1.0;
+            }
+        }
+        const size_t N = st->N;
         if (sparse) {
             h_fact = h;
         } else if (h != h_fact) {
@@ -410,7 +455,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             for (int newt = 1; newt <= nit && !done; newt++) {
                 if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
                     goto failed_eval;
-                if ((s = mbs_radau_solve3(st, ctx, t)) != MBS_OK)
+                if ((s = mbs_radau_solve_stages(st, ctx, t)) != MBS_OK)
                     goto newton_failed;
                 mbs_count_newton(ctx);
                 double dyno = mbs_radau_rms_scaled(st->dZ, st->scal, N, n);
@@ -443,7 +488,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 goto newton_failed;
             if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
                 goto failed_eval;
-            if ((s = mbs_radau_solve3(st, ctx, t)) != MBS_OK)
+            if ((s = mbs_radau_solve_stages(st, ctx, t)) != MBS_OK)
                 goto newton_failed;
             newt++;
             mbs_count_newton(ctx);
@@ -459,7 +504,10 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                     double dyth = faccon * dyno * pow(theta, nit - 1 - newt) / fnewt;
                     if (dyth >= 1.0) {
                         double qnewt = fmax(1e-4, fmin(20.0, dyth));
-                        h *= 0.8 * pow(qnewt, -1.0 / (4.0 + nit - 1 - newt));
+                        double hhfac = 0.8 * pow(qnewt, -1.0 / (4.0 + nit - 1 - newt));
+                        h *= hhfac;
+                        oc.unexn = oc.unexn || hhfac <= 0.5;
+                        newt_last = newt;
                         reject = 1;
                         last = 0;
                         mbs_count_rejected(ctx);
@@ -476,6 +524,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             if (faccon * dyno <= fnewt)
                 converged = 1;
         }
+        newt_last = newt;
 
         /* Error estimate and step-size control (RADAU5). */
         double errn;
@@ -497,19 +546,21 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             h_fact = -1.0;
         }
         double fac = fmin(safe, safe * (1.0 + 2.0 * nit) / (newt + 2.0 * nit));
-        double quot = fmax(facr, fmin(facl, pow(errn, 0.25) / fac));
+        double quot = fmax(facr, fmin(facl, pow(errn, expo) / fac));
         double hnew = h / quot;
         if (errn < 1.0) {
             first = 0;
             naccpt++;
-            if (naccpt > 1) { /* Gustafsson's predictive controller */
-                double facgus = (hacc / h) * pow(errn * errn / erracc, 0.25) / safe;
-                facgus = fmax(facr, fmin(facl, facgus));
-                quot = fmax(quot, facgus);
-                hnew = h / quot;
+            if (!oc.change) { /* Gustafsson's predictive controller (not across an order change) */
+                if (naccpt > 1) {
+                    double facgus = (hacc / h) * pow(errn * errn / erracc, expo) / safe;
+                    facgus = fmax(facr, fmin(facl, facgus));
+                    quot = fmax(quot, facgus);
+                    hnew = h / quot;
+                }
+                hacc = h;
+                erracc = fmax(1e-2, errn);
             }
-            hacc = h;
-            erracc = fmax(1e-2, errn);
             hold = h;
             t = last ? t_end : t + h;
             mbs_radau_update_solution(st);
@@ -530,6 +581,8 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 h = hnew; /* stalled estimate: fresh Jacobian at the new point */
             } else if (theta <= thet && qt >= 1.0 && qt <= 1.2) {
                 need_jac = 0; /* keep h, Jacobian and factorization */
+                if (variable && ++oc.ichan >= 10 && st->ns < st->nsmax)
+                    oc.force = 1; /* RADAU's IKEEP: reconsider a higher order */
             } else {
                 h = hnew;
                 need_jac = theta > thet;
@@ -559,6 +612,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             break;
         }
     unexpected:
+        oc.unexp = 1;
         h *= 0.5;
         reject = 1;
         last = 0;
@@ -589,8 +643,7 @@ int mbs_radau5_iteration_matrix(mbs_dae_form *f, mbs_ctx *ctx, double t, const d
     if (!(h > 0.0) || T->size1 != 3 * n || T->size2 != 3 * n)
         return mbs_fail(ctx, MBS_BAD_INPUT, t, "iteration matrix: h=%g, T %zux%zu, n=%zu", h,
                         T->size1, T->size2, n);
-    radau_state tab;
-    memset(&tab, 0, sizeof tab);
+    radau_coeffs tab;
     gsl_matrix *E = mbs_matrix_alloc(n, n), *J = mbs_matrix_alloc(n, n);
     double *rs = malloc(n * sizeof(double)), *cs = malloc(n * sizeof(double));
     int s = (E && J && rs && cs) ? MBS_OK : MBS_NO_MEMORY;
@@ -605,7 +658,7 @@ int mbs_radau5_iteration_matrix(mbs_dae_form *f, mbs_ctx *ctx, double t, const d
             for (size_t i = 0; i < n; i++)
                 rs[i] = cs[i] = 1.0;
         }
-        mbs_radau_assemble(tab.Ainv, n, E, J, rs, cs, h, T);
+        mbs_radau_assemble(&tab, n, E, J, rs, cs, h, T);
     }
     gsl_matrix_free(E);
     gsl_matrix_free(J);
@@ -614,66 +667,8 @@ int mbs_radau5_iteration_matrix(mbs_dae_form *f, mbs_ctx *ctx, double t, const d
     return s;
 }
 
-static const mbs_method_ops radau_ops = {
+const mbs_method_ops mbs_radau_ops = {
     .alloc = radau_alloc,
     .integrate = radau_integrate,
     .free_state = radau_free,
 };
-
-#define RADAU_CITE                                                                          \
-    "Hairer & Wanner, Solving ODEs II, Sect. IV.8 (RADAU5) and VII.4; Hairer, Lubich, Roche " \
-    "(1989); seed 002, Remark 8a, Eqs. (73)"
-
-/* kindv: DAE form; idx1v: 1 = the index-1 ODE instead (kindv then only sizes
- * the work arrays); fixedv: fixed-step mode; projv: projection. */
-#define RADAU_METHOD(sym, nm, summ, cite, kindv, idx1v, fixedv, projv, pq, pv, pl, prm)       \
-    static const radau_variant sym##_variant = {.kind = kindv, .index1 = idx1v,             \
-                                                .fixed = fixedv, .project = projv};         \
-    const mbs_method_def sym = {                                                            \
-        .name = nm,                                                                         \
-        .summary = summ,                                                                    \
-        .citation = cite,                                                                   \
-        .order = {pq, pv, pl},                                                              \
-        .flags = ((fixedv) ? MBS_M_FIXED_STEP : MBS_M_ADAPTIVE) | MBS_M_IMPLICIT |          \
-                 MBS_M_NEEDS_FULL_RANK | ((projv) ? MBS_M_PROJECTING : 0u) |                \
-                 /* extended problems (problem.h): index-2/-3 DAE forms only */             \
-                 ((!(idx1v) && (kindv) != MBS_FORM_GGL) ? MBS_M_EXTENDED_OK      \
-                                                                   : 0u),                   \
-        .params = prm,                                                                      \
-        .n_params = sizeof prm / sizeof prm[0],                                             \
-        .variant = &sym##_variant,                                                          \
-        .ops = &radau_ops,                                                                  \
-    };
-
-RADAU_METHOD(mbs_method_index3_radau5, "index3/radau5",
-             "Radau IIA order 5, adaptive (RADAU5), on the index-3 formulation with scaling",
-             RADAU_CITE "; seed 002 Eqs. (77), (69)-(70)", MBS_FORM_INDEX3, 0, 0, 0, 5, 3, 2,
-             radau_params)
-RADAU_METHOD(mbs_method_index2_radau5, "index2/radau5",
-             "Radau IIA order 5, adaptive (RADAU5), on the index-2 formulation",
-             RADAU_CITE "; seed 002 Eq. (79)", MBS_FORM_INDEX2, 0, 0, 0, 5, 5, 3, radau_params)
-RADAU_METHOD(mbs_method_ggl_radau5, "ggl/radau5",
-             "Radau IIA order 5, adaptive (RADAU5), on the GGL stabilized index-2 formulation",
-             RADAU_CITE "; seed 002 Eq. (92)", MBS_FORM_GGL, 0, 0, 0, 5, 5, 3, radau_params)
-RADAU_METHOD(mbs_method_index1_radau5, "index1/radau5",
-             "Radau IIA order 5, adaptive (RADAU5), on the index-1 formulation (ODE in q, v)",
-             RADAU_CITE "; seed 002 Eqs. (83)-(84)", MBS_FORM_INDEX2, 1, 0, 0, 5, 5, 5,
-             radau_index1_params)
-RADAU_METHOD(mbs_method_index3_radau5_fixed, "index3/radau5-fixed",
-             "Radau IIA order 5, fixed step, on the index-3 formulation with scaling",
-             RADAU_CITE "; seed 002 Eqs. (77), (69)-(70)", MBS_FORM_INDEX3, 0, 1, 0, 5, 3, 2,
-             radau_params)
-RADAU_METHOD(mbs_method_index2_radau5_fixed, "index2/radau5-fixed",
-             "Radau IIA order 5, fixed step, on the index-2 formulation",
-             RADAU_CITE "; seed 002 Eq. (79)", MBS_FORM_INDEX2, 0, 1, 0, 5, 5, 3, radau_params)
-RADAU_METHOD(mbs_method_ggl_radau5_fixed, "ggl/radau5-fixed",
-             "Radau IIA order 5, fixed step, on the GGL stabilized index-2 formulation",
-             RADAU_CITE "; seed 002 Eq. (92)", MBS_FORM_GGL, 0, 1, 0, 5, 5, 3, radau_params)
-RADAU_METHOD(mbs_method_index1_radau5_fixed, "index1/radau5-fixed",
-             "Radau IIA order 5, fixed step, on the index-1 formulation (ODE in q, v)",
-             RADAU_CITE "; seed 002 Eqs. (83)-(84)", MBS_FORM_INDEX2, 1, 1, 0, 5, 5, 5,
-             radau_index1_params)
-RADAU_METHOD(mbs_method_proj_index2_radau5, "proj-index2/radau5",
-             "Radau IIA order 5, adaptive, on the index-2 formulation with projection",
-             RADAU_CITE "; seed 002 Eqs. (79), (88)-(91)", MBS_FORM_INDEX2, 0, 0, 1, 5, 5, 3,
-             radau_proj_params)

@@ -1,8 +1,11 @@
-/* Private to methods/radau5*.c (issue 19 split): the state of the Radau IIA
- * methods, shared by radau5.c (methods, step loop, Newton, error estimate,
- * controller), radau5_linalg.c (collocation coefficients and the linear
- * systems of the simplified Newton iteration) and radau5_stages.c (the
- * formulation, stage residual, error estimate, predictor, scaling). */
+/* Private to methods/radau5*.c and radau_coeffs.c (issue 19 split): the state
+ * of the Radau IIA methods, shared by radau5.c (step loop, Newton, error
+ * estimate, controller, order selection), radau_methods.c (the method
+ * definitions and parameters), radau5_linalg.c (RADAU5's s = 3 coefficients
+ * and the linear systems of the simplified Newton iteration), radau_coeffs.c
+ * (the s = 3, 5, 7 coefficients of the variable-order methods) and
+ * radau5_stages.c (the formulation, stage residual, error estimate,
+ * predictor, scaling). */
 #ifndef MBS_RADAU5_IMPL_H
 #define MBS_RADAU5_IMPL_H
 
@@ -18,10 +21,35 @@ enum { RADAU_LS_FULL = 0, RADAU_LS_LU = 1, RADAU_LS_UMFPACK = 2, RADAU_LS_CHOLMO
 
 typedef struct radau_variant {
     mbs_form_kind kind;
-    int index1;  /* index-1 formulation (Eqs. (83)-(84)) as an ODE, instead of kind */
-    int fixed;   /* fixed-step mode */
-    int project; /* projection after accepted steps (seed 002 Eqs. (88)-(91)) */
+    int index1;   /* index-1 formulation (Eqs. (83)-(84)) as an ODE, instead of kind */
+    int fixed;    /* fixed-step mode */
+    int project;  /* projection after accepted steps (seed 002 Eqs. (88)-(91)) */
+    int stages;   /* s = 3, 5, 7; 0: variable order (RADAU), s from the
+                     parameters nsmin .. nsmax */
 } radau_variant;
+
+/* Parameter indices shared by the method tables (radau_methods.c) and the
+ * integrator (radau5.c); linsol, nsmin and nsmax are found by name. */
+enum { RADAU_P_KAPPA, RADAU_P_NIT, RADAU_P_EPS_G };
+
+/* radau5.c: the integrator of every Radau method. */
+extern const mbs_method_ops mbs_radau_ops;
+
+enum { RADAU_SMAX = 7 };
+
+/* Coefficients of the s-stage Radau IIA method: nodes, A^-1, the embedded
+ * estimate's dd, and RADAU's transformation T^-1 A^-1 T = diag(u1,
+ * [alpha_p -beta_p; beta_p alpha_p], p = 1..(s-1)/2). */
+typedef struct radau_coeffs {
+    int s;
+    double c[RADAU_SMAX], Ainv[RADAU_SMAX][RADAU_SMAX], dd[RADAU_SMAX], u1;
+    double alpha[(RADAU_SMAX - 1) / 2], beta[(RADAU_SMAX - 1) / 2];
+    double Tm[RADAU_SMAX][RADAU_SMAX], TI[RADAU_SMAX][RADAU_SMAX];
+} radau_coeffs;
+
+/* radau_coeffs.c: the coefficients for s = 3, 5 or 7, computed (MBS_OK,
+ * MBS_BAD_INPUT for another s, MBS_LIBRARY_FAILURE, MBS_NO_MEMORY). */
+int mbs_radau_coeffs(int s, radau_coeffs *k);
 
 typedef struct radau_state {
     const radau_variant *var;
@@ -29,37 +57,40 @@ typedef struct radau_state {
     mbs_index1 *ix;         /* index-1 variant: KKT solve for v' and lambda */
     double *lam1, *jy, *jf; /* index-1: multipliers of the last evaluation, FD work */
     mbs_projection *proj;
-    size_t n, N; /* N = 3 n */
+    size_t n, N; /* N = ns n, the current stage vector length */
     double kappa;
     int kappa_set, nit;
-    double Ainv[3][3], c[3], u1, dd[3];
-    double Tm[3][3], TI[3][3], alpha, beta; /* A^-1 = T diag(u1, [alpha -beta; beta alpha]) T^-1 */
+    radau_coeffs tab[3];   /* s = 3, 5, 7 (those in [nsmin, nsmax]) */
+    const radau_coeffs *co; /* the current ns */
+    int ns, nsmin, nsmax;
+    int cont_ns;            /* stages of the polynomial in cont (0: none yet) */
+    double cont_c[RADAU_SMAX];
     gsl_matrix *E0, *J0, *Es, *T1;
-    gsl_matrix_complex *Tc;
-    gsl_permutation *pc, *p1;
+    gsl_matrix_complex *Tc[3];
+    gsl_permutation *pc[3], *p1;
     gsl_vector *b1, *x1;
     gsl_vector_complex *bc, *xc;
-    double *W; /* transformed residual (3 n) */
+    double *W; /* transformed residual (ns n) */
     double *y, *Z, *dZ, *R, *Yd, *F0, *F1, *F2, *cont, *scal, *rs, *cs, *err, *Ys, *Es_w;
     double *yd0; /* y'(t_n) of the differential components (first-step predictor) */
     gsl_matrix *Mw;
     gsl_permutation *pm;
     gsl_vector *bm, *xm;
     int lsk;           /* parameter linsol: RADAU_LS_FULL or a structured backend */
-    double *Wx;        /* structured path: KKT solutions w1 | w2 | w3 (3 n) */
+    double *Wx;        /* structured path: KKT solutions w1 | ... | w_ns (ns n) */
     mbs_index1 *ix0;   /* structured path: y'(t_0) (first-step predictor) */
     int *v_index2;     /* index-3 form: 1 for the velocities the constraints see
                           (index-2 variables, error scaled by h), 0 for the others */
 } radau_state;
 
-int mbs_radau_tableau(radau_state *st);
+int mbs_radau_tableau(radau_coeffs *k);
 void mbs_radau_scaling(const mbs_dae_form *f, double h, double *rs, double *cs);
-void mbs_radau_assemble(double Ainv[3][3], size_t n, const gsl_matrix *E0,
+void mbs_radau_assemble(const radau_coeffs *k, size_t n, const gsl_matrix *E0,
                      const gsl_matrix *J0, const double *rs, const double *cs, double h,
                      gsl_matrix *T);
 int mbs_radau_lu_singular(const gsl_matrix *LU);
 int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h);
-int mbs_radau_solve3(radau_state *st, mbs_ctx *ctx, double t);
+int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t);
 int mbs_radau_solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs, double *e);
 
 /* radau5_stages.c */

@@ -1,8 +1,9 @@
-/* Radau IIA (s = 3) for methods/radau5.c: the collocation coefficients and
- * RADAU5's transformation to one real and one complex system (Hairer & Wanner
- * II, Sect. IV.8), and the linear systems of the simplified Newton iteration:
- * the full dense path (real and complex LU of E/h - J blocks) and the structured
- * KKT path (dae_form.h backends).  Split from radau5.c (issue 19). */
+/* Radau IIA for methods/radau5.c: RADAU5's s = 3 collocation coefficients and
+ * transformation to one real and one complex system (Hairer & Wanner II,
+ * Sect. IV.8; s = 5, 7 in radau_coeffs.c), and the linear systems of the
+ * simplified Newton iteration: the full dense path (real and complex LU of
+ * E/h - J blocks) and the structured KKT path (dae_form.h backends).  Split
+ * from radau5.c (issue 19). */
 #include <gsl/gsl_complex_math.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,8 +14,10 @@
 
 /* Radau IIA (s = 3) coefficients (Hairer & Wanner II, Table IV.5.6) and the
  * constants of RADAU5's error estimate. */
-int mbs_radau_tableau(radau_state *st)
+int mbs_radau_tableau(radau_coeffs *st)
 {
+    memset(st, 0, sizeof *st);
+    st->s = 3;
     const double s6 = sqrt(6.0);
     double A[9] = {(88.0 - 7.0 * s6) / 360.0,       (296.0 - 169.0 * s6) / 1800.0,
                    (-2.0 + 3.0 * s6) / 225.0,       (296.0 + 169.0 * s6) / 1800.0,
@@ -65,8 +68,8 @@ int mbs_radau_tableau(radau_state *st)
                     sum += TI0[i][k] * st->Ainv[k][l] * T0[l][j];
             L[i][j] = sum;
         }
-    st->alpha = L[1][1];
-    st->beta = L[2][1];
+    st->alpha[0] = L[1][1];
+    st->beta[0] = L[2][1];
     const double tol = 1e-12 * 10.0;
     if (fabs(L[0][0] - st->u1) > tol || fabs(L[0][1]) > tol || fabs(L[0][2]) > tol ||
         fabs(L[1][0]) > tol || fabs(L[2][0]) > tol || fabs(L[2][2] - L[1][1]) > tol ||
@@ -96,16 +99,16 @@ void mbs_radau_scaling(const mbs_dae_form *f, double h, double *rs, double *cs)
     }
 }
 
-/* T = diag(rs) ((1/h) A^-1 (x) E - I (x) J) diag(cs)  (3n x 3n). */
-void mbs_radau_assemble(double Ainv[3][3], size_t n, const gsl_matrix *E0,
+/* T = diag(rs) ((1/h) A^-1 (x) E - I (x) J) diag(cs)  (s n x s n). */
+void mbs_radau_assemble(const radau_coeffs *co, size_t n, const gsl_matrix *E0,
                      const gsl_matrix *J0, const double *rs, const double *cs, double h,
                      gsl_matrix *T)
 {
     const double *E = E0->data, *J = J0->data;
-    const size_t te = E0->tda, tj = J0->tda, tt = T->tda;
-    for (size_t bi = 0; bi < 3; bi++)
-        for (size_t bj = 0; bj < 3; bj++) {
-            double a = Ainv[bi][bj] / h;
+    const size_t te = E0->tda, tj = J0->tda, tt = T->tda, s = (size_t)co->s;
+    for (size_t bi = 0; bi < s; bi++)
+        for (size_t bj = 0; bj < s; bj++) {
+            double a = co->Ainv[bi][bj] / h;
             for (size_t k = 0; k < n; k++) {
                 double *Trow = T->data + (bi * n + k) * tt + bj * n;
                 for (size_t l = 0; l < n; l++) {
@@ -128,32 +131,37 @@ int mbs_radau_lu_singular(const gsl_matrix *LU)
     return 0;
 }
 
-/* Factor the scaled Newton matrices after RADAU5's transformation (Hairer &
+/* Factor the scaled Newton matrices after RADAU's transformation (Hairer &
  * Wanner II, Sect. IV.8): the real block u1/h E0 - J0 (also the matrix of the
- * error estimate) and the complex block (alpha + i beta)/h E0 - J0. */
+ * error estimate) and the complex blocks (alpha_p + i beta_p)/h E0 - J0,
+ * p = 1..(ns-1)/2. */
 int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
 {
     size_t n = st->n;
+    const radau_coeffs *co = st->co;
+    const int np = (co->s - 1) / 2;
     mbs_radau_scaling(st->form, h, st->rs, st->cs);
     const double *E = st->E0->data, *J = st->J0->data;
     const size_t te = st->E0->tda, tj = st->J0->tda, t1 = st->T1->tda;
     for (size_t k = 0; k < n; k++)
         for (size_t l = 0; l < n; l++) {
             double e = E[k * te + l], j = J[k * tj + l], sc = st->rs[k] * st->cs[l];
-            st->T1->data[k * t1 + l] = sc * (st->u1 / h * e - j);
-            gsl_matrix_complex_set(st->Tc, k, l,
-                                   gsl_complex_rect(sc * (st->alpha / h * e - j),
-                                                    sc * st->beta / h * e));
+            st->T1->data[k * t1 + l] = sc * (co->u1 / h * e - j);
+            for (int p = 0; p < np; p++)
+                gsl_matrix_complex_set(st->Tc[p], k, l,
+                                       gsl_complex_rect(sc * (co->alpha[p] / h * e - j),
+                                                        sc * co->beta[p] / h * e));
         }
     int sign;
     mbs_count_factorization(ctx);
-    mbs_count_factorization(ctx);
     int bad = gsl_linalg_LU_decomp(st->T1, st->p1, &sign) != GSL_SUCCESS || mbs_radau_lu_singular(st->T1);
-    if (!bad)
-        bad = gsl_linalg_complex_LU_decomp(st->Tc, st->pc, &sign) != GSL_SUCCESS;
-    for (size_t k = 0; k < n && !bad; k++) {
-        gsl_complex d = gsl_matrix_complex_get(st->Tc, k, k);
-        bad = !(gsl_complex_abs(d) > 0.0) || !isfinite(GSL_REAL(d)) || !isfinite(GSL_IMAG(d));
+    for (int p = 0; p < np && !bad; p++) {
+        mbs_count_factorization(ctx);
+        bad = gsl_linalg_complex_LU_decomp(st->Tc[p], st->pc[p], &sign) != GSL_SUCCESS;
+        for (size_t k = 0; k < n && !bad; k++) {
+            gsl_complex d = gsl_matrix_complex_get(st->Tc[p], k, k);
+            bad = !(gsl_complex_abs(d) > 0.0) || !isfinite(GSL_REAL(d)) || !isfinite(GSL_IMAG(d));
+        }
     }
     if (bad)
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
@@ -163,52 +171,70 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
     return MBS_OK;
 }
 
-/* dZ = -T^-1 R: W = (T^-1 (x) I) R, one real and one complex scaled solve,
- * dZ = (T (x) I) dW (RADAU5's SLVRAD with our row/column scaling). */
-int mbs_radau_solve3(radau_state *st, mbs_ctx *ctx, double t)
+/* dZ = -T^-1 R: W = (T^-1 (x) I) R, one real and (ns-1)/2 complex scaled
+ * solves, dZ = (T (x) I) dW (RADAU's SLVRAR/SLVRAI with our row/column
+ * scaling). */
+int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
 {
     size_t n = st->n;
+    const radau_coeffs *co = st->co;
+    const size_t s = (size_t)co->s;
+    const int np = (co->s - 1) / 2;
     const double *R = st->R;
-    for (size_t a = 0; a < 3; a++)
-        for (size_t k = 0; k < n; k++)
-            st->W[a * n + k] =
-                st->TI[a][0] * R[k] + st->TI[a][1] * R[n + k] + st->TI[a][2] * R[2 * n + k];
-    if (st->Wx) {
+    for (size_t a = 0; a < s; a++)
+        for (size_t k = 0; k < n; k++) {
+            double w = 0.0;
+            for (size_t b = 0; b < s; b++)
+                w += co->TI[a][b] * R[b * n + k];
+            st->W[a * n + k] = w;
+        }
+    double *w = st->Wx;
+    if (w) {
         /* structured path (dae_form.h, sparse mode): w1 = -(u1/h E - J~)^-1 W1,
-         * w2 + i w3 = -((alpha + i beta)/h E - J~)^-1 (W2 + i W3), both on the
-         * one real KKT factorisation; no row/column scaling (the KKT matrices
-         * do not depend on h) */
-        double *w = st->Wx, h = st->form->h;
-        int s = mbs_dae_form_kkt_solve(st->form, ctx, t, st->u1 / h, st->W, w);
-        if (s == MBS_OK)
-            s = mbs_dae_form_kkt_solve_complex(st->form, ctx, t, st->alpha / h, st->beta / h,
-                                               st->W + n, st->W + 2 * n, w + n, w + 2 * n);
-        if (s != MBS_OK)
-            return s;
+         * w2p + i w3p = -((alpha_p + i beta_p)/h E - J~)^-1 (W2p + i W3p), all
+         * on the one real KKT factorisation; no row/column scaling (the KKT
+         * matrices do not depend on h) */
+        double h = st->form->h;
+        int sv = mbs_dae_form_kkt_solve(st->form, ctx, t, co->u1 / h, st->W, w);
+        for (int p = 0; p < np && sv == MBS_OK; p++)
+            sv = mbs_dae_form_kkt_solve_complex(st->form, ctx, t, co->alpha[p] / h,
+                                                co->beta[p] / h, st->W + (1 + 2 * p) * n,
+                                                st->W + (2 + 2 * p) * n, w + (1 + 2 * p) * n,
+                                                w + (2 + 2 * p) * n);
+        if (sv != MBS_OK)
+            return sv;
+    } else {
+        w = st->W; /* dense path: the scaled solutions overwrite W */
         for (size_t k = 0; k < n; k++)
-            for (size_t i = 0; i < 3; i++)
-                st->dZ[i * n + k] =
-                    st->Tm[i][0] * w[k] + st->Tm[i][1] * w[n + k] + st->Tm[i][2] * w[2 * n + k];
-        return MBS_OK;
+            gsl_vector_set(st->b1, k, -st->rs[k] * st->W[k]);
+        mbs_count_solve(ctx);
+        if (gsl_linalg_LU_solve(st->T1, st->p1, st->b1, st->x1) != GSL_SUCCESS)
+            return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau Newton solve failed");
+        for (int p = 0; p < np; p++) {
+            const double *Wr = st->W + (1 + 2 * p) * n, *Wi = Wr + n;
+            for (size_t k = 0; k < n; k++)
+                gsl_vector_complex_set(st->bc, k,
+                                       gsl_complex_rect(-st->rs[k] * Wr[k], -st->rs[k] * Wi[k]));
+            mbs_count_solve(ctx);
+            if (gsl_linalg_complex_LU_solve(st->Tc[p], st->pc[p], st->bc, st->xc) != GSL_SUCCESS)
+                return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau Newton solve failed");
+            double *wr = w + (1 + 2 * p) * n, *wi = wr + n;
+            for (size_t k = 0; k < n; k++) {
+                gsl_complex x = gsl_vector_complex_get(st->xc, k);
+                wr[k] = st->cs[k] * GSL_REAL(x);
+                wi[k] = st->cs[k] * GSL_IMAG(x);
+            }
+        }
+        for (size_t k = 0; k < n; k++)
+            w[k] = st->cs[k] * gsl_vector_get(st->x1, k);
     }
-    for (size_t k = 0; k < n; k++) {
-        gsl_vector_set(st->b1, k, -st->rs[k] * st->W[k]);
-        gsl_vector_complex_set(st->bc, k,
-                               gsl_complex_rect(-st->rs[k] * st->W[n + k],
-                                                -st->rs[k] * st->W[2 * n + k]));
-    }
-    mbs_count_solve(ctx);
-    mbs_count_solve(ctx);
-    if (gsl_linalg_LU_solve(st->T1, st->p1, st->b1, st->x1) != GSL_SUCCESS ||
-        gsl_linalg_complex_LU_solve(st->Tc, st->pc, st->bc, st->xc) != GSL_SUCCESS)
-        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau Newton solve failed");
-    for (size_t k = 0; k < n; k++) {
-        gsl_complex x = gsl_vector_complex_get(st->xc, k);
-        double w1 = st->cs[k] * gsl_vector_get(st->x1, k), w2 = st->cs[k] * GSL_REAL(x),
-               w3 = st->cs[k] * GSL_IMAG(x);
-        for (size_t i = 0; i < 3; i++)
-            st->dZ[i * n + k] = st->Tm[i][0] * w1 + st->Tm[i][1] * w2 + st->Tm[i][2] * w3;
-    }
+    for (size_t i = 0; i < s; i++)
+        for (size_t k = 0; k < n; k++) {
+            double z = 0.0;
+            for (size_t b = 0; b < s; b++)
+                z += co->Tm[i][b] * w[b * n + k];
+            st->dZ[i * n + k] = z;
+        }
     return MBS_OK;
 }
 
@@ -219,7 +245,7 @@ int mbs_radau_solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs,
     if (st->Wx) { /* structured path: kkt_solve gives -(u1/h E - J~)^-1 (-rhs) */
         for (size_t i = 0; i < n; i++)
             st->Wx[i] = -rhs[i];
-        return mbs_dae_form_kkt_solve(st->form, ctx, t, st->u1 / st->form->h, st->Wx, e);
+        return mbs_dae_form_kkt_solve(st->form, ctx, t, st->co->u1 / st->form->h, st->Wx, e);
     }
     for (size_t i = 0; i < n; i++)
         gsl_vector_set(st->b1, i, st->rs[i] * rhs[i]);

@@ -1,4 +1,4 @@
-/* Radau IIA (s = 3) for methods/radau5.c: the formulation seen by the
+/* Radau IIA (s = 3, 5, 7) for methods/radau5.c: the formulation seen by the
  * integrator (the DAE forms of dae_form.h, or the index-1 ODE), the stage
  * residual of the collocation system, RADAU5's error estimate, the
  * continuous-output update, the predictor for the next step's stages and the
@@ -82,12 +82,14 @@ void mbs_radau_form_to_state(radau_state *st, const double *y, double *state)
 /* Stage derivatives Yd_i = (1/h) sum_j (A^-1)_ij Z_j. */
 void mbs_radau_stage_derivatives(radau_state *st, double h)
 {
-    size_t n = st->n;
-    for (size_t i = 0; i < 3; i++)
-        for (size_t k = 0; k < n; k++)
-            st->Yd[i * n + k] = (st->Ainv[i][0] * st->Z[k] + st->Ainv[i][1] * st->Z[n + k] +
-                                 st->Ainv[i][2] * st->Z[2 * n + k]) /
-                                h;
+    size_t n = st->n, s = (size_t)st->co->s;
+    for (size_t i = 0; i < s; i++)
+        for (size_t k = 0; k < n; k++) {
+            double sum = 0.0;
+            for (size_t j = 0; j < s; j++)
+                sum += st->co->Ainv[i][j] * st->Z[j * n + k];
+            st->Yd[i * n + k] = sum / h;
+        }
 }
 
 /* R_i = E(Y_i) Yd_i - F(t + c_i h, Y_i)  (seed 002 Eq. (73d)). */
@@ -96,8 +98,8 @@ int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
     size_t n = st->n;
     int s;
     mbs_radau_stage_derivatives(st, h);
-    for (size_t i = 0; i < 3; i++) {
-        double ti = t + st->c[i] * h, *Ri = st->R + i * n, *Ydi = st->Yd + i * n;
+    for (size_t i = 0; i < (size_t)st->co->s; i++) {
+        double ti = t + st->co->c[i] * h, *Ri = st->R + i * n, *Ydi = st->Yd + i * n;
         for (size_t k = 0; k < n; k++)
             st->Ys[k] = st->y[k] + st->Z[i * n + k];
         if (st->Wx) { /* structured path: E(Y_i) Yd_i without forming E */
@@ -134,16 +136,19 @@ double mbs_radau_rms_scaled(const double *x, const double *scal, size_t len, siz
     return sqrt(sum / (double)len);
 }
 
-/* RADAU5's ESTRAD: embedded error estimate (scaled RMS norm). */
+/* RADAU5's ESTRAD (RADAU's ESTRAV for s = 5, 7): embedded error estimate
+ * (scaled RMS norm). */
 int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int first_or_reject,
                     int e0_current, double *errn)
 {
-    size_t n = st->n;
+    size_t n = st->n, ns = (size_t)st->co->s;
     int s;
-    for (size_t k = 0; k < n; k++)
-        st->F1[k] = (st->dd[0] * st->Z[k] + st->dd[1] * st->Z[n + k] +
-                     st->dd[2] * st->Z[2 * n + k]) /
-                    h;
+    for (size_t k = 0; k < n; k++) {
+        double sum = 0.0;
+        for (size_t j = 0; j < ns; j++)
+            sum += st->co->dd[j] * st->Z[j * n + k];
+        st->F1[k] = sum / h;
+    }
     if (st->Wx) { /* structured path: E(y_n) instead of E at the last factorisation */
         if ((s = mbs_dae_form_mass_times(st->form, ctx, t, st->y, st->F1, st->F2)) != MBS_OK)
             return s;
@@ -185,23 +190,50 @@ int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int fi
     return MBS_OK;
 }
 
-/* After an accepted step: y += Z_3 and the divided differences of the
- * collocation polynomial (RADAU5's CONT) for the next starting values. */
+/* After an accepted step: y += Z_s and the divided differences of the
+ * collocation polynomial (RADAU5's CONT for s = 3, RADAU's for s = 5, 7) for
+ * the next starting values: in x = (t - t_n+1)/h the polynomial through
+ * (0, Z_s), (c_(s-1) - 1, Z_(s-1)), ..., (c_1 - 1, Z_1), (-1, 0) is
+ * x (cont_1 + (x - (c_(s-1) - 1)) (cont_2 + ... (x - (c_1 - 1)) cont_s)). */
 void mbs_radau_update_solution(radau_state *st)
 {
     size_t n = st->n;
-    const double c1 = st->c[0], c2 = st->c[1], c1m1 = c1 - 1.0, c2m1 = c2 - 1.0,
-                 c1mc2 = c1 - c2;
+    const int s = st->co->s;
+    const double *c = st->co->c;
+    st->cont_ns = s;
+    memcpy(st->cont_c, c, sizeof st->cont_c);
+    if (s == 3) { /* RADAU5's closed form (kept: radau5 bit for bit) */
+        const double c1 = c[0], c2 = c[1], c1m1 = c1 - 1.0, c2m1 = c2 - 1.0, c1mc2 = c1 - c2;
+        for (size_t k = 0; k < n; k++) {
+            double z1 = st->Z[k], z2 = st->Z[n + k], z3 = st->Z[2 * n + k];
+            st->y[k] += z3;
+            double c1k = (z2 - z3) / c2m1;
+            double ak = (z1 - z2) / c1mc2;
+            double acont3 = (ak - z1 / c1) / c2;
+            double c2k = (ak - c1k) / c1m1;
+            st->cont[k] = c1k;
+            st->cont[n + k] = c2k;
+            st->cont[2 * n + k] = c2k - acont3;
+        }
+        return;
+    }
+    /* node x_m (m = 0..s): 0, c_(s-1) - 1, ..., c_1 - 1, -1 with values
+     * Z_s, Z_(s-1), ..., Z_1, 0; Newton divided differences over x_0..x_m
+     * divided by (x_m - 0) after the first: cont_m = f[x_0..x_m] (m >= 1) */
+    double x[RADAU_SMAX + 1], d[RADAU_SMAX + 1];
+    for (int m = 0; m < s; m++)
+        x[m] = c[s - 1 - m] - 1.0;
+    x[s] = -1.0;
     for (size_t k = 0; k < n; k++) {
-        double z1 = st->Z[k], z2 = st->Z[n + k], z3 = st->Z[2 * n + k];
-        st->y[k] += z3;
-        double c1k = (z2 - z3) / c2m1;
-        double ak = (z1 - z2) / c1mc2;
-        double acont3 = (ak - z1 / c1) / c2;
-        double c2k = (ak - c1k) / c1m1;
-        st->cont[k] = c1k;
-        st->cont[n + k] = c2k;
-        st->cont[2 * n + k] = c2k - acont3;
+        for (int m = 0; m < s; m++)
+            d[m] = st->Z[(size_t)(s - 1 - m) * n + k];
+        d[s] = 0.0;
+        st->y[k] += d[0];
+        for (int j = 1; j <= s; j++)
+            for (int m = s; m >= j; m--)
+                d[m] = (d[m] - d[m - 1]) / (x[m] - x[m - j]);
+        for (int m = 1; m <= s; m++)
+            st->cont[(size_t)(m - 1) * n + k] = d[m];
     }
 }
 
@@ -243,23 +275,38 @@ void mbs_radau_first_derivative(radau_state *st, mbs_ctx *ctx, double t)
 }
 
 /* Starting values: first step c_i h y'_n, later the previous collocation
- * polynomial extrapolated (RADAU5). */
+ * polynomial (cont, with the nodes it was built on) extrapolated to the
+ * current nodes (RADAU5; RADAU after an order change too). */
 void mbs_radau_start_values(radau_state *st, int first, double h, double hold)
 {
-    size_t n = st->n;
-    if (first) {
-        for (size_t i = 0; i < 3; i++)
+    size_t n = st->n, s = (size_t)st->co->s;
+    if (first || st->cont_ns == 0) {
+        for (size_t i = 0; i < s; i++)
             for (size_t k = 0; k < n; k++)
-                st->Z[i * n + k] = st->c[i] * h * st->yd0[k];
+                st->Z[i * n + k] = st->co->c[i] * h * st->yd0[k];
         return;
     }
-    const double c1m1 = st->c[0] - 1.0, c2m1 = st->c[1] - 1.0, c3q = h / hold;
-    for (size_t i = 0; i < 3; i++) {
-        double cq = st->c[i] * c3q;
-        for (size_t k = 0; k < n; k++)
-            st->Z[i * n + k] =
-                cq * (st->cont[k] +
-                      (cq - c2m1) * (st->cont[n + k] + (cq - c1m1) * st->cont[2 * n + k]));
+    const int sc = st->cont_ns;
+    const double *cc = st->cont_c, c3q = h / hold;
+    if (sc == 3) { /* RADAU5's form (radau5 bit for bit) */
+        const double c1m1 = cc[0] - 1.0, c2m1 = cc[1] - 1.0;
+        for (size_t i = 0; i < s; i++) {
+            double cq = st->co->c[i] * c3q;
+            for (size_t k = 0; k < n; k++)
+                st->Z[i * n + k] =
+                    cq * (st->cont[k] +
+                          (cq - c2m1) * (st->cont[n + k] + (cq - c1m1) * st->cont[2 * n + k]));
+        }
+        return;
+    }
+    for (size_t i = 0; i < s; i++) {
+        double cq = st->co->c[i] * c3q;
+        for (size_t k = 0; k < n; k++) {
+            double val = st->cont[(size_t)(sc - 1) * n + k];
+            for (int l = sc - 2; l >= 0; l--) /* node of factor l + 1: c_(s-1-l) - 1 */
+                val = st->cont[(size_t)l * n + k] + (cq - (cc[sc - 2 - l] - 1.0)) * val;
+            st->Z[i * n + k] = cq * val;
+        }
     }
 }
 
