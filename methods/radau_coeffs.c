@@ -10,10 +10,10 @@
  *     (k = 1..s), and A^-1, solved in long double (the s x s Vandermonde system
  *     loses about 4 digits at s = 7 in double; GSL has no long-double LU);
  *   - A^-1 = T diag(u1, [alpha_1 -beta_1; beta_1 alpha_1], ...) T^-1: the
- *     eigenvectors of A^-1 by GSL's nonsymmetric eigensolver; for the
- *     eigenvalue alpha + i beta (beta > 0) with eigenvector a + i b, the
- *     columns (a, -b) give the 2 x 2 block above; pairs sorted by decreasing
- *     beta as in RADAU;
+ *     eigenvalues and eigenvectors of A in closed form for collocation (see
+ *     radau_transform); for the eigenvalue alpha + i beta (beta > 0) of A^-1
+ *     with eigenvector a + i b, the columns (a, -b) give the 2 x 2 block above;
+ *     pairs sorted by decreasing beta as in RADAU;
  *   - the embedded error estimate (RADAU's ESTRAV, Hairer & Wanner II, Sect.
  *     IV.8): y^ - y = gamma0 h f(y_n) + sum_j e_j Z_j with gamma0 = 1/u1 and
  *     the order-s quadrature b^ on the nodes (0, c_1..c_s); with h f(Y_i) =
@@ -21,8 +21,7 @@
  *     coefficient vector of err = (u1/h E - J)^-1 (F(y_n) + E sum_j dd_j Z_j/h).
  * tests/check_radau.c compares c, u1, alpha, beta and dd with the values
  * printed in RADAU (COERCV) and with RADAU5's closed forms for s = 3. */
-#include <gsl/gsl_eigen.h>
-#include <gsl/gsl_linalg.h>
+#include <complex.h>
 #include <gsl/gsl_poly.h>
 #include <math.h>
 #include <stdlib.h>
@@ -124,85 +123,119 @@ static int radau_nodes(int s, long double c[RADAU_SMAX])
     return MBS_OK;
 }
 
-/* T, T^-1 and the eigenvalues of A^-1 (GSL nonsymmetric eigensolver). */
-static int radau_transform(radau_coeffs *k)
+/* T, T^-1 and the eigenvalues of A^-1, without a general eigensolver (GSL's
+ * gsl_eigen_nonsymmv_alloc leaks its workspace when an inner allocation
+ * fails, which the allocation-failure battery catches).  For collocation,
+ * A v = mu v means: the polynomial p of degree s-1 with p(c_i) = v_i has the
+ * antiderivative P (P(0) = 0) with P(c_i) = mu p(c_i), i.e. P - mu P' vanishes
+ * at the nodes, P - mu P' = omega(x) = prod (x - c_i).  Hence
+ * P = sum_(j>=0) mu^j omega^(j), the eigenvalues mu of A are the roots of
+ * P(0) = sum_j j! w_j mu^j = 0 (w_j the coefficients of omega) and the
+ * eigenvector is v_i = P(c_i) = sum_(j>=1) mu^j omega^(j)(c_i).  The roots come
+ * from GSL's polynomial solver, polished by Newton's method in long double;
+ * lambda = 1/mu are the eigenvalues of A^-1. */
+static int radau_transform(radau_coeffs *k, const long double c[RADAU_SMAX])
 {
-    int s = k->s, status = MBS_OK;
-    gsl_matrix *Ai = gsl_matrix_alloc(s, s), *T = gsl_matrix_alloc(s, s),
-               *LU = gsl_matrix_alloc(s, s), *TIm = gsl_matrix_alloc(s, s);
-    gsl_vector_complex *ev = gsl_vector_complex_alloc(s);
-    gsl_matrix_complex *evec = gsl_matrix_complex_alloc(s, s);
-    gsl_eigen_nonsymmv_workspace *w = gsl_eigen_nonsymmv_alloc(s);
-    gsl_permutation *perm = gsl_permutation_alloc(s);
-    if (!Ai || !T || !LU || !TIm || !ev || !evec || !w || !perm) {
-        status = MBS_NO_MEMORY;
-        goto out;
+    const int s = k->s;
+    long double w[RADAU_SMAX + 1] = {1.0L}, fact = 1.0L;
+    for (int i = 0; i < s; i++) /* omega = prod (x - c_i), coefficients w_0..w_s */
+        for (int j = i + 1; j >= 0; j--)
+            w[j] = (j > 0 ? w[j - 1] : 0.0L) - c[i] * w[j];
+    double chi[RADAU_SMAX + 1], z[2 * RADAU_SMAX];
+    long double chil[RADAU_SMAX + 1];
+    for (int j = 0; j <= s; j++) { /* chi(mu) = sum_j j! w_j mu^j */
+        chil[j] = fact * w[j];
+        chi[j] = (double)chil[j];
+        fact *= j + 1;
     }
-    for (int i = 0; i < s; i++)
-        for (int j = 0; j < s; j++)
-            gsl_matrix_set(Ai, i, j, k->Ainv[i][j]);
-    if (gsl_eigen_nonsymmv(Ai, ev, evec, w) != GSL_SUCCESS) {
-        status = MBS_LIBRARY_FAILURE;
-        goto out;
+    gsl_poly_complex_workspace *ws = gsl_poly_complex_workspace_alloc((size_t)s + 1);
+    if (!ws)
+        return MBS_NO_MEMORY;
+    int bad = gsl_poly_complex_solve(chi, (size_t)s + 1, ws, z) != GSL_SUCCESS;
+    gsl_poly_complex_workspace_free(ws);
+    if (bad)
+        return MBS_LIBRARY_FAILURE;
+    /* the real eigenvalue first, then the pairs by decreasing Im(lambda) > 0
+     * (Im(mu) < 0), as in RADAU */
+    _Complex long double mu[RADAU_SMAX];
+    int nreal = 0, npair = 0;
+    for (int r = 0; r < s; r++) {
+        _Complex long double m = CMPLXL((long double)z[2 * r], (long double)z[2 * r + 1]);
+        for (int it = 0; it < 8; it++) { /* Newton polish of chi */
+            _Complex long double v = 0.0L, d = 0.0L;
+            for (int j = s; j >= 0; j--) {
+                d = d * m + v;
+                v = v * m + chil[j];
+            }
+            if (d == 0.0L)
+                break;
+            m -= v / d;
+        }
+        if (fabsl(cimagl(m)) <= 1e-12L * cabsl(m)) {
+            if (nreal++ == 0)
+                mu[0] = creall(m);
+        } else if (cimagl(m) < 0.0L && 1 + npair < s) {
+            mu[1 + npair++] = m;
+        }
     }
-    /* the real eigenvalue first, then the pairs with beta > 0 by decreasing beta */
-    int order[RADAU_SMAX], nr = 0, nc = 0;
-    for (int i = 0; i < s; i++) {
-        double im = GSL_IMAG(gsl_vector_complex_get(ev, i));
-        if (fabs(im) < 1e-9)
-            order[nr++] = i;
-        else if (im > 0.0)
-            order[1 + nc++] = i;
-    }
-    if (nr != 1 || 1 + 2 * nc != s) {
-        status = MBS_LIBRARY_FAILURE;
-        goto out;
-    }
-    for (int a = 1; a < 1 + nc; a++)
-        for (int b = a; b > 1; b--) {
-            double ib = GSL_IMAG(gsl_vector_complex_get(ev, order[b])),
-                   ia = GSL_IMAG(gsl_vector_complex_get(ev, order[b - 1]));
-            if (ib > ia) {
-                int tmp = order[b];
-                order[b] = order[b - 1];
-                order[b - 1] = tmp;
+    if (nreal != 1 || 1 + 2 * npair != s)
+        return MBS_LIBRARY_FAILURE;
+    for (int a = 2; a < 1 + npair; a++) /* insertion sort by decreasing Im(1/mu) */
+        for (int b = a; b > 1 && cimagl(1.0L / mu[b]) > cimagl(1.0L / mu[b - 1]); b--) {
+            _Complex long double tmp = mu[b];
+            mu[b] = mu[b - 1];
+            mu[b - 1] = tmp;
+        }
+    long double T[RADAU_SMAX][RADAU_SMAX], TI[RADAU_SMAX][RADAU_SMAX];
+    for (int e = 0; e < 1 + npair; e++) {
+        _Complex long double v[RADAU_SMAX];
+        long double vmax = 0.0L;
+        for (int i = 0; i < s; i++) { /* v_i = sum_(j>=1) mu^j omega^(j)(c_i) */
+            _Complex long double sum = 0.0L, muj = 1.0L;
+            long double dj[RADAU_SMAX + 1];
+            memcpy(dj, w, sizeof dj);
+            for (int j = 1; j <= s; j++) {
+                for (int l = 0; l + j <= s; l++) /* dj = coefficients of omega^(j) */
+                    dj[l] = (l + 1) * dj[l + 1];
+                long double val = 0.0L;
+                for (int l = s - j; l >= 0; l--)
+                    val = val * c[i] + dj[l];
+                muj *= mu[e];
+                sum += muj * val;
+            }
+            v[i] = sum;
+            vmax = fmaxl(vmax, cabsl(sum));
+        }
+        if (!(vmax > 0.0L))
+            return MBS_LIBRARY_FAILURE;
+        _Complex long double lam = 1.0L / mu[e];
+        for (int i = 0; i < s; i++) {
+            v[i] /= vmax;
+            if (e == 0) {
+                T[i][0] = creall(v[i]);
+            } else { /* columns (a, -b) of v = a + i b: block [alpha -beta; beta alpha] */
+                T[i][2 * e - 1] = creall(v[i]);
+                T[i][2 * e] = -cimagl(v[i]);
             }
         }
-    k->u1 = GSL_REAL(gsl_vector_complex_get(ev, order[0]));
-    for (int i = 0; i < s; i++)
-        gsl_matrix_set(T, i, 0, GSL_REAL(gsl_matrix_complex_get(evec, i, order[0])));
-    for (int p = 0; p < nc; p++) {
-        gsl_complex lam = gsl_vector_complex_get(ev, order[1 + p]);
-        k->alpha[p] = GSL_REAL(lam);
-        k->beta[p] = GSL_IMAG(lam);
-        for (int i = 0; i < s; i++) {
-            gsl_complex v = gsl_matrix_complex_get(evec, i, order[1 + p]);
-            gsl_matrix_set(T, i, 1 + 2 * p, GSL_REAL(v));
-            gsl_matrix_set(T, i, 2 + 2 * p, -GSL_IMAG(v));
+        if (e == 0) {
+            k->u1 = (double)creall(lam);
+        } else {
+            k->alpha[e - 1] = (double)creall(lam);
+            k->beta[e - 1] = (double)cimagl(lam);
         }
     }
-    int sign;
-    gsl_matrix_memcpy(LU, T);
-    if (gsl_linalg_LU_decomp(LU, perm, &sign) != GSL_SUCCESS ||
-        gsl_linalg_LU_invert(LU, perm, TIm) != GSL_SUCCESS) {
-        status = MBS_LIBRARY_FAILURE;
-        goto out;
-    }
+    for (int r = 0; r < s; r++) /* T^-1: X T = I */
+        for (int j = 0; j < s; j++)
+            TI[r][j] = r == j ? 1.0L : 0.0L;
+    if (solve_transposed_ld(s, T, TI, s) != 0)
+        return MBS_LIBRARY_FAILURE;
     for (int i = 0; i < s; i++)
         for (int j = 0; j < s; j++) {
-            k->Tm[i][j] = gsl_matrix_get(T, i, j);
-            k->TI[i][j] = gsl_matrix_get(TIm, i, j);
+            k->Tm[i][j] = (double)T[i][j];
+            k->TI[i][j] = (double)TI[i][j];
         }
-out:
-    gsl_matrix_free(Ai);
-    gsl_matrix_free(T);
-    gsl_matrix_free(LU);
-    gsl_matrix_free(TIm);
-    gsl_vector_complex_free(ev);
-    gsl_matrix_complex_free(evec);
-    gsl_eigen_nonsymmv_free(w);
-    gsl_permutation_free(perm);
-    return status;
+    return MBS_OK;
 }
 
 /* Check T^-1 A^-1 T = diag(u1, [alpha -beta; beta alpha], ...) to 1e-10
@@ -265,7 +298,7 @@ int mbs_radau_coeffs(int s, radau_coeffs *k)
         for (int j = 0; j < s; j++)
             k->Ainv[i][j] = (double)Ai[i][j];
     }
-    if ((st = radau_transform(k)) != MBS_OK || (st = radau_check_blocks(k)) != MBS_OK)
+    if ((st = radau_transform(k, c)) != MBS_OK || (st = radau_check_blocks(k)) != MBS_OK)
         return st;
     /* embedded quadrature of order s on the nodes (0, c) with weight gamma0
      * at 0: sum_i b^_i c_i^(k-1) = 1/k - gamma0 [k = 1], k = 1..s */
