@@ -498,10 +498,13 @@ int mbs_dae_form_alloc_sparse(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind ki
         mbs_dae_form_free(f);
         return s;
     }
-    f->ka = malloc(nv * sizeof(double));
-    f->kx = malloc(nv * sizeof(double));
-    f->kg = calloc(nlc, sizeof(double));
-    f->kl = calloc(nlc, sizeof(double));
+    /* two columns (real and imaginary part, mbs_dae_form_kkt_solve_complex) of
+     * n_v (GGL: n_q = n_v, H = I) and n_l entries */
+    size_t nvq = nv > nq ? nv : nq;
+    f->ka = malloc(2 * nvq * sizeof(double));
+    f->kx = malloc(2 * nvq * sizeof(double));
+    f->kg = calloc(2 * nlc, sizeof(double));
+    f->kl = calloc(2 * nlc, sizeof(double));
     int ok = f->ka && f->kx && f->kg && f->kl;
     if (ok && !native)
         ok = mbs_triplets_reserve(&f->Mt, nv * nv) == 0 &&

@@ -58,7 +58,7 @@ typedef struct mbs_dae_form {
     mbs_triplets Bj, It;        /* B at the last KKT factorisation; identity (GGL) */
     mbs_linsol *kkt;            /* [M B^T; B 0] */
     mbs_linsol *kktg;           /* GGL: [I G^T; G 0] */
-    double *ka, *kg, *kx, *kl;  /* KKT right-hand sides and solutions (n_v, n_l) */
+    double *ka, *kg, *kx, *kl;  /* KKT right-hand sides and solutions (two columns of n_v, n_l) */
 } mbs_dae_form;
 
 /* Allocate the form for ctx->pb.  Returns MBS_OK, MBS_NO_MEMORY or

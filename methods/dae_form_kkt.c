@@ -146,7 +146,8 @@ static void cdiv(double ar, double ai, double br, double bi, double *xr, double 
  *       (-r_c - beta B r_q)/(1 + beta), beta = alpha0/c (Baumgarte2),
  *   dq = (r_q + dv)/c, or GGL: [I G^T; G 0] (dq, dmu/c) = ((r_q + dv)/c, -r_g).
  * The matrices are real: each system is solved for the real and the imaginary
- * part of its right-hand side separately. */
+ * part of its right-hand side as two columns of one mbs_linsol_solve_k call
+ * (column 0 real, column 1 imaginary part in ka | kg -> kx | kl). */
 int mbs_dae_form_kkt_solve_complex(mbs_dae_form *f, mbs_ctx *ctx, double t, double cr,
                                    double ci, const double *Rr, const double *Ri, double *dyr,
                                    double *dyi)
@@ -160,18 +161,18 @@ int mbs_dae_form_kkt_solve_complex(mbs_dae_form *f, mbs_ctx *ctx, double t, doub
             return mbs_fail(ctx, MBS_BAD_INPUT, t, "baumgarte2 form needs h > 0 and C > 0");
         cdiv(f->baumgarte_C / f->h, 0.0, cr, ci, &betr, &beti);
     }
-    /* B R_q (real part in kg, imaginary part in kl) where b needs it */
+    double *pbr = f->kl, *pbi = f->kl + nl; /* B R_q, real and imaginary part */
     for (size_t i = 0; i < nl; i++)
-        f->kg[i] = f->kl[i] = 0.0;
+        pbr[i] = pbi[i] = 0.0;
     if (f->kind == MBS_FORM_INDEX3 || f->kind == MBS_FORM_BAUMGARTE2)
         for (size_t k = 0; k < f->Bj.nnz; k++) {
-            f->kg[f->Bj.row[k]] += f->Bj.val[k] * Rr[f->Bj.col[k]];
-            f->kl[f->Bj.row[k]] += f->Bj.val[k] * Ri[f->Bj.col[k]];
+            pbr[f->Bj.row[k]] += f->Bj.val[k] * Rr[f->Bj.col[k]];
+            pbi[f->Bj.row[k]] += f->Bj.val[k] * Ri[f->Bj.col[k]];
         }
-    /* b: real part in kg, imaginary part parked in dyi's multiplier slots */
+    /* b: real part in kg[0, nl), imaginary part in kg[nl, 2 nl) */
     for (size_t i = 0; i < nl; i++) {
         size_t r = f->kind == MBS_FORM_GGL ? ic + nl + i : ic + i;
-        double br = Rr[r], bi = Ri[r], pr = f->kg[i], pi = f->kl[i];
+        double br = Rr[r], bi = Ri[r], pr = pbr[i], pi = pbi[i];
         if (f->kind == MBS_FORM_INDEX3) { /* c R_c + B R_q */
             br = cr * Rr[r] - ci * Ri[r] + pr;
             bi = cr * Ri[r] + ci * Rr[r] + pi;
@@ -180,34 +181,21 @@ int mbs_dae_form_kkt_solve_complex(mbs_dae_form *f, mbs_ctx *ctx, double t, doub
                  &br, &bi);
         }
         f->kg[i] = br;
-        dyi[ic + i] = bi;
+        f->kg[nl + i] = bi;
     }
+    for (size_t i = 0; i < nv; i++)
+        cdiv(-Rr[nq + i], -Ri[nq + i], cr, ci, &f->ka[i], &f->ka[nv + i]);
     char msg[200];
     msg[0] = '\0';
-    /* real part: dv_r, (dlambda/c)_r parked in dyr's multiplier slots */
-    for (size_t i = 0; i < nv; i++) {
-        double xr, xi;
-        cdiv(-Rr[nq + i], -Ri[nq + i], cr, ci, &xr, &xi);
-        f->ka[i] = xr;
-    }
-    int s = mbs_linsol_solve(f->kkt, f->ka, f->kg, dyr + nq, f->kl, msg, sizeof msg);
+    int s = mbs_linsol_solve_k(f->kkt, 2, f->ka, f->kg, f->kx, f->kl, msg, sizeof msg);
+    mbs_count_solve(ctx);
     mbs_count_solve(ctx);
     if (s != MBS_OK)
         return mbs_fail(ctx, s, t, "%s KKT solve: %s", mbs_linsol_name(f->ls_kind), msg);
-    memcpy(dyr + ic, f->kl, nl * sizeof(double));
-    /* imaginary part */
-    for (size_t i = 0; i < nv; i++) {
-        double xr, xi;
-        cdiv(-Rr[nq + i], -Ri[nq + i], cr, ci, &xr, &xi);
-        f->ka[i] = xi;
-    }
-    memcpy(f->kg, dyi + ic, nl * sizeof(double));
-    s = mbs_linsol_solve(f->kkt, f->ka, f->kg, dyi + nq, f->kl, msg, sizeof msg);
-    mbs_count_solve(ctx);
-    if (s != MBS_OK)
-        return mbs_fail(ctx, s, t, "%s KKT solve: %s", mbs_linsol_name(f->ls_kind), msg);
+    memcpy(dyr + nq, f->kx, nv * sizeof(double));
+    memcpy(dyi + nq, f->kx + nv, nv * sizeof(double));
     for (size_t i = 0; i < nl; i++) { /* dlambda = c (dlambda/c) */
-        double lr = dyr[ic + i], li = f->kl[i];
+        double lr = f->kl[i], li = f->kl[nl + i];
         dyr[ic + i] = cr * lr - ci * li;
         dyi[ic + i] = cr * li + ci * lr;
     }
@@ -219,25 +207,19 @@ int mbs_dae_form_kkt_solve_complex(mbs_dae_form *f, mbs_ctx *ctx, double t, doub
             dyr[i] = dyi[i] = 0.0;
         return MBS_OK;
     }
-    double *part[2] = {dyr, dyi};
-    const double *Rg[2] = {Rr + ic, Ri + ic};
-    for (int p = 0; p < 2; p++) {
-        for (size_t j = 0; j < nq; j++) {
-            double xr, xi;
-            cdiv(dyr[nq + j] - Rr[j], dyi[nq + j] - Ri[j], cr, ci, &xr, &xi);
-            f->ka[j] = p == 0 ? xr : xi;
-        }
-        memcpy(f->kg, Rg[p], nl * sizeof(double));
-        /* dq of this part: the q slots are not read again (ka uses dv, R) */
-        s = mbs_linsol_solve(f->kktg, f->ka, f->kg, part[p], f->kl, msg, sizeof msg);
-        mbs_count_solve(ctx);
-        if (s != MBS_OK)
-            return mbs_fail(ctx, s, t, "%s GGL solve: %s", mbs_linsol_name(f->ls_kind), msg);
-        if (p == 0)
-            memcpy(dyr + ic + nl, f->kl, nl * sizeof(double)); /* (dmu/c)_r, parked */
-    }
+    for (size_t j = 0; j < nq; j++)
+        cdiv(dyr[nq + j] - Rr[j], dyi[nq + j] - Ri[j], cr, ci, &f->ka[j], &f->ka[nq + j]);
+    memcpy(f->kg, Rr + ic, nl * sizeof(double));
+    memcpy(f->kg + nl, Ri + ic, nl * sizeof(double));
+    s = mbs_linsol_solve_k(f->kktg, 2, f->ka, f->kg, f->kx, f->kl, msg, sizeof msg);
+    mbs_count_solve(ctx);
+    mbs_count_solve(ctx);
+    if (s != MBS_OK)
+        return mbs_fail(ctx, s, t, "%s GGL solve: %s", mbs_linsol_name(f->ls_kind), msg);
+    memcpy(dyr, f->kx, nq * sizeof(double));
+    memcpy(dyi, f->kx + nq, nq * sizeof(double));
     for (size_t i = 0; i < nl; i++) { /* dmu = c (dmu/c) */
-        double mr = dyr[ic + nl + i], mi = f->kl[i];
+        double mr = f->kl[i], mi = f->kl[nl + i];
         dyr[ic + nl + i] = cr * mr - ci * mi;
         dyi[ic + nl + i] = cr * mi + ci * mr;
     }

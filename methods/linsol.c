@@ -155,8 +155,8 @@ void mbs_linsol_free(mbs_linsol **lsp)
         cholmod_common *c = &ls->cc;
         cholmod_free_factor(&ls->LA, c);
         cholmod_free_factor(&ls->LS, c);
-        cholmod_dense **d[] = {&ls->bd, &ls->XA, &ls->YA, &ls->EA, &ls->XS,
-                               &ls->YS, &ls->ES, &ls->Xc, &ls->Yc, &ls->Ec};
+        cholmod_dense **d[] = {&ls->bd, &ls->XA, &ls->YA, &ls->EA, &ls->XS,  &ls->YS,
+                               &ls->ES, &ls->Xc, &ls->Yc, &ls->Ec, &ls->XA2, &ls->XS2};
         for (size_t k = 0; k < sizeof d / sizeof d[0]; k++)
             cholmod_free_dense(d[k], c);
         cholmod_free_sparse(&ls->bset, c);
@@ -210,8 +210,8 @@ int mbs_linsol_alloc(mbs_linsol **out, int kind, size_t nv, size_t nl, double au
         ls->bd = cholmod_zeros(nv, 1, CHOLMOD_REAL, &ls->cc);
         ls->bset = cholmod_allocate_sparse(nv, 1, nv, 0, 1, 0, CHOLMOD_PATTERN, &ls->cc);
         ls->acc = calloc(nlc, sizeof *ls->acc);
-        ls->tv = malloc(nv * sizeof *ls->tv);
-        ls->rl = malloc(nlc * sizeof *ls->rl);
+        ls->tv = malloc(2 * nv * sizeof *ls->tv); /* up to two columns */
+        ls->rl = malloc(2 * nlc * sizeof *ls->rl);
         ls->mark = malloc((nv > nlc ? nv : nlc) * sizeof *ls->mark);
         ls->list = malloc(nlc * sizeof *ls->list);
         ls->mark2 = malloc(nv * sizeof *ls->mark2);
@@ -480,12 +480,29 @@ int mbs_linsol_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets 
 int mbs_linsol_solve(mbs_linsol *ls, const double *f, const double *gam, double *a,
                      double *lambda, char *msg, size_t len)
 {
-    ls->st.solves++;
-    if (ls->kind == MBS_LS_DENSE)
-        return dense_solve(ls, f, gam, a, lambda, msg, len);
-    if (ls->kind == MBS_LS_UMFPACK)
-        return umf_solve(ls, f, gam, a, lambda, msg, len);
-    return mbs_ls_chm_solve(ls, f, gam, a, lambda, msg, len);
+    return mbs_linsol_solve_k(ls, 1, f, gam, a, lambda, msg, len);
+}
+
+int mbs_linsol_solve_k(mbs_linsol *ls, size_t k, const double *f, const double *gam, double *a,
+                       double *lambda, char *msg, size_t len)
+{
+    if (k < 1 || k > 2) {
+        snprintf(msg, len, "%zu right-hand sides (1 or 2 supported)", k);
+        return MBS_BAD_INPUT;
+    }
+    ls->st.solves += (long)k;
+    if (ls->kind == MBS_LS_CHOLMOD)
+        return mbs_ls_chm_solve(ls, k, f, gam, a, lambda, msg, len);
+    size_t nv = ls->nv, nl = ls->nl;
+    for (size_t c = 0; c < k; c++) {
+        double *lc = lambda ? lambda + c * nl : NULL;
+        int s = ls->kind == MBS_LS_DENSE
+                    ? dense_solve(ls, f + c * nv, gam + c * nl, a + c * nv, lc, msg, len)
+                    : umf_solve(ls, f + c * nv, gam + c * nl, a + c * nv, lc, msg, len);
+        if (s != MBS_OK)
+            return s;
+    }
+    return MBS_OK;
 }
 
 void mbs_linsol_get_stats(const mbs_linsol *ls, mbs_linsol_stats *st)

@@ -383,58 +383,80 @@ int mbs_ls_chm_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets 
     return MBS_OK;
 }
 
-static int chm_solveA(mbs_linsol *ls, cholmod_factor *L, double *rhs, size_t n,
+/* CHOLMOD 3.0's simplicial solve asks for its workspace Y as 4 x n (blocks of
+ * up to four right-hand sides) but leaves it shaped k x n after a block of k < 4
+ * columns, so cholmod_ensure_dense frees and reallocates Y on every later call
+ * (two mallocs per solve, a sixth of the chain's radau5 run).  Restoring the
+ * shape it was allocated with (its storage, nzmax >= 4 n, is unchanged) keeps
+ * the workspace. */
+static void keep_workspace(cholmod_dense *Y, size_t n)
+{
+    if (Y && Y->ncol == n && Y->nzmax >= 4 * n && Y->xtype == CHOLMOD_REAL) {
+        Y->nrow = 4;
+        Y->d = 4;
+    }
+}
+
+/* rhs (k columns of length n, overwritten) = (L L^T)^-1 rhs with the solution
+ * and workspace handles X, Y, E of this factor and column count. */
+static int chm_solveA(mbs_linsol *ls, cholmod_factor *L, double *rhs, size_t n, size_t k,
                       cholmod_dense **X, cholmod_dense **Y, cholmod_dense **E, char *msg,
                       size_t len)
 {
     cholmod_dense b;
     memset(&b, 0, sizeof b);
     b.nrow = n;
-    b.ncol = 1;
-    b.nzmax = n;
+    b.ncol = k;
+    b.nzmax = n * k;
     b.d = n;
     b.x = rhs;
     b.xtype = CHOLMOD_REAL;
     b.dtype = CHOLMOD_DOUBLE;
+    keep_workspace(*Y, n);
     if (!cholmod_solve2(CHOLMOD_A, L, &b, NULL, X, NULL, Y, E, &ls->cc))
         return chm_status(ls, "solve", msg, len);
-    memcpy(rhs, (*X)->x, n * sizeof *rhs);
+    memcpy(rhs, (*X)->x, n * k * sizeof *rhs);
     return MBS_OK;
 }
 
-int mbs_ls_chm_solve(mbs_linsol *ls, const double *f, const double *gam, double *a,
+/* Range-space solve of k <= 2 columns (see linsol.h); the columns share each
+ * CHOLMOD call. */
+int mbs_ls_chm_solve(mbs_linsol *ls, size_t k, const double *f, const double *gam, double *a,
                      double *lambda, char *msg, size_t len)
 {
     size_t nv = ls->nv, nl = ls->nl;
     const csc *Br = &ls->Br;
-    double *ft = ls->tv; /* f~ = f + w B^T gamma */
-    memcpy(ft, f, nv * sizeof *f);
+    double *ft = ls->tv, *rl = ls->rl; /* f~ = f + w B^T gamma (k columns) */
+    cholmod_dense **XA = k == 1 ? &ls->XA : &ls->XA2, **XS = k == 1 ? &ls->XS : &ls->XS2;
+    memcpy(ft, f, k * nv * sizeof *f);
     if (ls->wgt > 0.0)
-        for (size_t i = 0; i < nl; i++)
-            for (int q = Br->p[i]; q < Br->p[i + 1]; q++)
-                ft[Br->i[q]] += ls->wgt * Br->x[q] * gam[i];
-    memcpy(a, ft, nv * sizeof *a);
-    int s = chm_solveA(ls, ls->LA, a, nv, &ls->XA, &ls->YA, &ls->EA, msg, len);
+        for (size_t c = 0; c < k; c++)
+            for (size_t i = 0; i < nl; i++)
+                for (int q = Br->p[i]; q < Br->p[i + 1]; q++)
+                    ft[c * nv + (size_t)Br->i[q]] += ls->wgt * Br->x[q] * gam[c * nl + i];
+    memcpy(a, ft, k * nv * sizeof *a);
+    int s = chm_solveA(ls, ls->LA, a, nv, k, XA, &ls->YA, &ls->EA, msg, len);
     if (s != MBS_OK || nl == 0)
         return s;
     /* lambda = S^-1 (B A^-1 f~ - gamma) */
-    for (size_t i = 0; i < nl; i++) {
-        double r = -gam[i];
-        for (int q = Br->p[i]; q < Br->p[i + 1]; q++)
-            r += Br->x[q] * a[Br->i[q]];
-        ls->rl[i] = r;
-    }
-    if ((s = chm_solveA(ls, ls->LS, ls->rl, nl, &ls->XS, &ls->YS, &ls->ES, msg, len)) != MBS_OK)
+    for (size_t c = 0; c < k; c++)
+        for (size_t i = 0; i < nl; i++) {
+            double r = -gam[c * nl + i];
+            for (int q = Br->p[i]; q < Br->p[i + 1]; q++)
+                r += Br->x[q] * a[c * nv + (size_t)Br->i[q]];
+            rl[c * nl + i] = r;
+        }
+    if ((s = chm_solveA(ls, ls->LS, rl, nl, k, XS, &ls->YS, &ls->ES, msg, len)) != MBS_OK)
         return s;
     /* a = A^-1 (f~ - B^T lambda) */
-    for (size_t i = 0; i < nl; i++)
-        for (int q = Br->p[i]; q < Br->p[i + 1]; q++)
-            ft[Br->i[q]] -= Br->x[q] * ls->rl[i];
-    memcpy(a, ft, nv * sizeof *a);
-    if ((s = chm_solveA(ls, ls->LA, a, nv, &ls->XA, &ls->YA, &ls->EA, msg, len)) != MBS_OK)
+    for (size_t c = 0; c < k; c++)
+        for (size_t i = 0; i < nl; i++)
+            for (int q = Br->p[i]; q < Br->p[i + 1]; q++)
+                ft[c * nv + (size_t)Br->i[q]] -= Br->x[q] * rl[c * nl + i];
+    memcpy(a, ft, k * nv * sizeof *a);
+    if ((s = chm_solveA(ls, ls->LA, a, nv, k, XA, &ls->YA, &ls->EA, msg, len)) != MBS_OK)
         return s;
     if (lambda)
-        memcpy(lambda, ls->rl, nl * sizeof *lambda);
+        memcpy(lambda, rl, k * nl * sizeof *lambda);
     return MBS_OK;
 }
-

@@ -55,6 +55,7 @@ struct mbs_linsol {
     double *Sx;
     size_t Scap, Snz, Snz0;
     cholmod_dense *bd, *XA, *YA, *EA, *XS, *YS, *ES, *Xc, *Yc, *Ec;
+    cholmod_dense *XA2, *XS2; /* solutions of two-column solves (mbs_linsol_solve_k) */
     cholmod_sparse *bset, *xset;
     double *acc, *tv, *rl;
     int *mark, *list, *mark2;
@@ -68,7 +69,7 @@ int mbs_ls_chm_analyse_A(mbs_linsol *ls, const mbs_triplets *M, const mbs_triple
 int mbs_ls_chm_analyse_B(mbs_linsol *ls, const mbs_triplets *B);
 int mbs_ls_chm_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets *B,
                       char *msg, size_t len);
-int mbs_ls_chm_solve(mbs_linsol *ls, const double *f, const double *gam, double *a,
+int mbs_ls_chm_solve(mbs_linsol *ls, size_t k, const double *f, const double *gam, double *a,
                      double *lambda, char *msg, size_t len);
 int mbs_ls_csc_build(csc *A, size_t nr, size_t nc, size_t nzt, const int *ti, const int *tj);
 int mbs_ls_reserve_tij(mbs_linsol *ls, size_t n);

@@ -173,6 +173,51 @@ START_TEST(test_conformance)
 }
 END_TEST
 
+/* Two right-hand sides in one mbs_linsol_solve_k call (the real and imaginary
+ * part of Radau's complex block): each column equals the single-column solve
+ * on the same factorisation exactly for every backend, regular and singular M
+ * (CHOLMOD on M + w B^T B); the work counter counts both columns; k = 0 or 3
+ * columns is bad input. */
+START_TEST(test_two_columns)
+{
+    enum { NV = 40, NL = 12 };
+    int kind = _i % 3, singular = _i / 3;
+    mbs_triplets M = {0}, B = {0};
+    make_system(NV, NL, singular, &M, &B);
+    double f[2 * NV], g[2 * NL], a[2 * NV], lam[2 * NL], a1[NV], l1[NL];
+    for (size_t i = 0; i < 2 * NV; i++)
+        f[i] = cos(1.3 * (double)i) + (i >= NV ? 0.25 : 0.0);
+    for (size_t i = 0; i < 2 * NL; i++)
+        g[i] = 0.1 * (double)i - 0.4;
+    mbs_linsol *ls;
+    char msg[200];
+    ck_assert_int_eq(mbs_linsol_alloc(&ls, kind, NV, NL, singular ? 1.0 : 0.0), MBS_OK);
+    ck_assert_int_eq(mbs_linsol_factor(ls, &M, &B, msg, sizeof msg), MBS_OK);
+    /* twice: the second call reuses CHOLMOD's two-column workspace */
+    for (int rep = 0; rep < 2; rep++)
+        ck_assert_int_eq(mbs_linsol_solve_k(ls, 2, f, g, a, lam, msg, sizeof msg), MBS_OK);
+    for (int c = 0; c < 2; c++) {
+        ck_assert_int_eq(mbs_linsol_solve(ls, f + c * NV, g + c * NL, a1, l1, msg, sizeof msg),
+                         MBS_OK);
+        for (size_t i = 0; i < NV; i++)
+            ck_assert_msg(a1[i] == a[c * NV + i], "%s column %d a[%zu]: %.17g vs %.17g",
+                          mbs_linsol_name(kind), c, i, a1[i], a[c * NV + i]);
+        for (size_t i = 0; i < NL; i++)
+            ck_assert_msg(l1[i] == lam[c * NL + i], "%s column %d lambda[%zu]",
+                          mbs_linsol_name(kind), c, i);
+    }
+    mbs_linsol_stats st;
+    mbs_linsol_get_stats(ls, &st);
+    ck_assert_int_eq(st.solves, 6);
+    ck_assert_int_eq(mbs_linsol_solve_k(ls, 3, f, g, a, lam, msg, sizeof msg), MBS_BAD_INPUT);
+    ck_assert_ptr_nonnull(strstr(msg, "3 right-hand sides"));
+    ck_assert_int_eq(mbs_linsol_solve_k(ls, 0, f, g, a, lam, msg, sizeof msg), MBS_BAD_INPUT);
+    mbs_linsol_free(&ls);
+    mbs_triplets_free(&M);
+    mbs_triplets_free(&B);
+}
+END_TEST
+
 /* One symbolic analysis per pattern: new values reuse it, a new pattern
  * triggers another. */
 START_TEST(test_pattern_reuse)
@@ -602,6 +647,7 @@ Suite *mbs_suite_sparse(void)
     tcase_add_test(tc, test_chain50_backends);
     tcase_add_loop_test(tc, test_conformance, 0, 2);
     tcase_add_loop_test(tc, test_pattern_reuse, 0, 2);
+    tcase_add_loop_test(tc, test_two_columns, 0, 6);
     tcase_add_loop_test(tc, test_errors, 0, 3);
     tcase_add_loop_test(tc, test_runs, 0, 5);
     suite_add_tcase(s, tc);
