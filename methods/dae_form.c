@@ -198,11 +198,19 @@ int mbs_dae_form_mass(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, 
         return mbs_fail(ctx, MBS_BAD_INPUT, t, "dense E requested from a sparse-mode form");
     if (f->nx)
         return mbs_ext_mass(ctx, t, y, E);
-    gsl_matrix_set_zero(E);
-    for (size_t i = 0; i < f->nq; i++)
-        gsl_matrix_set(E, i, i, 1.0);
-    gsl_matrix_view Mv = gsl_matrix_submatrix(E, f->nq, f->nq, f->nv, f->nv);
-    return mbs_mass(ctx, t, y, &Mv.matrix);
+    /* E = diag(I, M, 0) without gsl_matrix_set_zero and a submatrix view per
+     * call (on the pendulum these cost more than the rest of the mass term) */
+    size_t nq = f->nq, nv = f->nv, tda = E->tda;
+    if (tda == E->size2)
+        memset(E->data, 0, E->size1 * tda * sizeof(double));
+    else
+        for (size_t i = 0; i < E->size1; i++)
+            memset(E->data + i * tda, 0, E->size2 * sizeof(double));
+    for (size_t i = 0; i < nq; i++)
+        E->data[i * tda + i] = 1.0;
+    gsl_matrix Mv = {.size1 = nv, .size2 = nv, .tda = tda, .data = E->data + nq * tda + nq,
+                     .block = E->block, .owner = 0};
+    return mbs_mass(ctx, t, y, &Mv);
 }
 
 /* B v + g_t into out (length nl); f->B must hold B(t, q). */
@@ -212,10 +220,12 @@ static int velocity_constraint(mbs_dae_form *f, mbs_ctx *ctx, double t, const do
     int s = mbs_constraint_t(ctx, t, q, f->gt);
     if (s != MBS_OK)
         return s;
+    const double *Bd = f->B->data;
+    const size_t tb = f->B->tda;
     for (size_t i = 0; i < f->nl; i++) {
         double bv = f->gt[i];
         for (size_t j = 0; j < f->nv; j++)
-            bv += gsl_matrix_get(f->B, i, j) * v[j];
+            bv += Bd[i * tb + j] * v[j];
         out[i] = bv;
     }
     return MBS_OK;
@@ -308,12 +318,14 @@ int mbs_dae_form_rhs(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, d
     memcpy(Fv, f->f, nv * sizeof(double));
     if (nl == 0)
         return MBS_OK;
-    gsl_matrix_view B = gsl_matrix_submatrix(f->B, 0, 0, nl, nv);
-    if ((s = mbs_constraint_jacobian(ctx, t, q, &B.matrix)) != MBS_OK)
+    /* f->B is n_l x n_v when n_l > 0 (form_alloc) */
+    if ((s = mbs_constraint_jacobian(ctx, t, q, f->B)) != MBS_OK)
         return s;
+    const double *Bd = f->B->data;
+    const size_t tb = f->B->tda;
     for (size_t i = 0; i < nl; i++)
         for (size_t j = 0; j < nv; j++)
-            Fv[j] -= gsl_matrix_get(f->B, i, j) * lam[i];
+            Fv[j] -= Bd[i * tb + j] * lam[i];
     switch (f->kind) {
     case MBS_FORM_INDEX3: /* (77c) */
         return mbs_constraint(ctx, t, q, Fc);

@@ -123,8 +123,11 @@ static int initial(const mbs_problem *pb, double *q0, double *v0, double *lambda
 static int mass(const mbs_problem *pb, double t, const double *q, gsl_matrix *M)
 {
     (void)t, (void)q;
-    gsl_matrix_set_identity(M);
-    gsl_matrix_scale(M, PAR(P_M));
+    double m = PAR(P_M);
+    gsl_matrix_set(M, 0, 0, m);
+    gsl_matrix_set(M, 0, 1, 0.0);
+    gsl_matrix_set(M, 1, 0, 0.0);
+    gsl_matrix_set(M, 1, 1, m);
     return MBS_OK;
 }
 
