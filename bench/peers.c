@@ -39,6 +39,7 @@ static const bmethod methods[] = {
     {"index1/rk8pd", C_EXPL},       {"index1/dopri5", C_EXPL},
     {"index2/bdf", C_IMPL},         {"ggl/bdf", C_IMPL},           {"index2/radau5", C_IMPL},
     {"ggl/radau5", C_IMPL},         {"index3/radau5", C_IMPL},     {"index3/genalpha", C_IMPL},
+    {"index2/radau", C_IMPL},       {"ggl/radau", C_IMPL},
     {"index1/gsl-rk8pd", C_PEER},   {"index1/gsl-rkck", C_PEER},   {"index1/gsl-msadams", C_PEER},
     {"index1/gsl-msbdf", C_PEER},   {"index1/gsl-bsimp", C_PEER},  {"index1/cvode-bdf", C_PEER},
     {"index1/cvode-adams", C_PEER}, {"index1/arkode-dp5", C_PEER}, {"index1/ida", C_PEER},
