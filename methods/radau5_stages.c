@@ -82,13 +82,16 @@ void mbs_radau_form_to_state(radau_state *st, const double *y, double *state)
 /* Stage derivatives Yd_i = (1/h) sum_j (A^-1)_ij Z_j. */
 void mbs_radau_stage_derivatives(radau_state *st, double h)
 {
-    size_t n = st->n, s = (size_t)st->co->s;
+    const size_t n = st->n, s = (size_t)st->co->s;
+    const double(*restrict A)[RADAU_SMAX] = st->co->Ainv;
+    const double *restrict Z = st->Z;
+    double *restrict Yd = st->Yd;
     for (size_t i = 0; i < s; i++)
         for (size_t k = 0; k < n; k++) {
             double sum = 0.0;
             for (size_t j = 0; j < s; j++)
-                sum += st->co->Ainv[i][j] * st->Z[j * n + k];
-            st->Yd[i * n + k] = sum / h;
+                sum += A[i][j] * Z[j * n + k];
+            Yd[i * n + k] = sum / h;
         }
 }
 
@@ -102,7 +105,15 @@ int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
         double ti = t + st->co->c[i] * h, *Ri = st->R + i * n, *Ydi = st->Yd + i * n;
         for (size_t k = 0; k < n; k++)
             st->Ys[k] = st->y[k] + st->Z[i * n + k];
-        if (st->Wx) { /* structured path: E(Y_i) Yd_i without forming E */
+        if (st->ix) { /* index-1 ODE: E = I */
+            if ((s = mbs_radau_form_rhs(st, ctx, ti, st->Ys, Ri)) != MBS_OK)
+                return s;
+            for (size_t k = 0; k < n; k++)
+                Ri[k] = Ydi[k] - Ri[k];
+            continue;
+        }
+        if (!st->form->nx) { /* E(Y_i) Yd_i without forming E (bit for bit the
+                                dense product: E = diag(I, M, 0)) */
             if ((s = mbs_dae_form_rhs(st->form, ctx, ti, st->Ys, Ri)) != MBS_OK ||
                 (s = mbs_dae_form_mass_times(st->form, ctx, ti, st->Ys, Ydi, st->Es_w)) !=
                     MBS_OK)
@@ -149,27 +160,33 @@ int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int fi
             sum += st->co->dd[j] * st->Z[j * n + k];
         st->F1[k] = sum / h;
     }
-    if (st->Wx) { /* structured path: E(y_n) instead of E at the last factorisation */
-        if ((s = mbs_dae_form_mass_times(st->form, ctx, t, st->y, st->F1, st->F2)) != MBS_OK)
-            return s;
-    } else {
-        /* ESTRAD needs E at (t_n, y_n).  E0 is E at the last Jacobian
-         * evaluation: stale whenever the Jacobian was kept over accepted
-         * steps, which for a q-dependent mass matrix leaves an O(1) term in
-         * the estimate (the scaled error stalls and h collapses). */
-        const gsl_matrix *E = st->E0;
-        if (!e0_current) {
+    /* ESTRAD needs E at (t_n, y_n).  E0 is E at the last Jacobian evaluation:
+     * stale whenever the Jacobian was kept over accepted steps, which for a
+     * q-dependent mass matrix leaves an O(1) term in the estimate (the scaled
+     * error stalls and h collapses); then E(y_n) F1 is formed afresh. */
+    const gsl_matrix *E = st->E0;
+    if (st->ix) { /* index-1 ODE: E = I */
+        memcpy(st->F2, st->F1, n * sizeof(double));
+        E = NULL;
+    } else if (st->Wx || !e0_current) {
+        if (!st->form->nx) { /* without forming E */
+            if ((s = mbs_dae_form_mass_times(st->form, ctx, t, st->y, st->F1, st->F2)) !=
+                MBS_OK)
+                return s;
+            E = NULL;
+        } else {
             if ((s = mbs_radau_form_mass(st, ctx, t, st->y, st->Es)) != MBS_OK)
                 return s;
             E = st->Es;
         }
+    }
+    if (E)
         for (size_t k = 0; k < n; k++) {
             double e = 0.0;
             for (size_t l = 0; l < n; l++)
                 e += gsl_matrix_get(E, k, l) * st->F1[l];
             st->F2[k] = e;
         }
-    }
     for (size_t k = 0; k < n; k++)
         st->Es_w[k] = st->F2[k] + st->F0[k];
     if ((s = mbs_radau_solve1(st, ctx, t, st->Es_w, st->err)) != MBS_OK)
