@@ -510,13 +510,14 @@ int mbs_dae_form_alloc_sparse(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind ki
         mbs_dae_form_free(f);
         return s;
     }
-    /* two columns (real and imaginary part, mbs_dae_form_kkt_solve_complex) of
-     * n_v (GGL: n_q = n_v, H = I) and n_l entries */
-    size_t nvq = nv > nq ? nv : nq;
-    f->ka = malloc(2 * nvq * sizeof(double));
-    f->kx = malloc(2 * nvq * sizeof(double));
-    f->kg = calloc(2 * nlc, sizeof(double));
-    f->kl = calloc(2 * nlc, sizeof(double));
+    /* up to MBS_LINSOL_MAX_RHS columns (Radau's real block and the real and
+     * imaginary parts of its complex blocks) of n_v (GGL: n_q = n_v, H = I) and
+     * n_l entries */
+    size_t nvq = nv > nq ? nv : nq, kc = MBS_LINSOL_MAX_RHS;
+    f->ka = malloc(kc * nvq * sizeof(double));
+    f->kx = malloc(kc * nvq * sizeof(double));
+    f->kg = calloc(kc * nlc, sizeof(double));
+    f->kl = calloc(kc * nlc, sizeof(double));
     int ok = f->ka && f->kx && f->kg && f->kl;
     if (ok && !native)
         ok = mbs_triplets_reserve(&f->Mt, nv * nv) == 0 &&

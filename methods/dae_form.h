@@ -58,7 +58,7 @@ typedef struct mbs_dae_form {
     mbs_triplets Bj, It;        /* B at the last KKT factorisation; identity (GGL) */
     mbs_linsol *kkt;            /* [M B^T; B 0] */
     mbs_linsol *kktg;           /* GGL: [I G^T; G 0] */
-    double *ka, *kg, *kx, *kl;  /* KKT right-hand sides and solutions (two columns of n_v, n_l) */
+    double *ka, *kg, *kx, *kl;  /* KKT right-hand sides and solutions (columns of n_v, n_l) */
 } mbs_dae_form;
 
 /* Allocate the form for ctx->pb.  Returns MBS_OK, MBS_NO_MEMORY or
@@ -159,6 +159,17 @@ int mbs_dae_form_kkt_solve(mbs_dae_form *f, mbs_ctx *ctx, double t, double c0, c
 int mbs_dae_form_kkt_solve_complex(mbs_dae_form *f, mbs_ctx *ctx, double t, double cr,
                                    double ci, const double *Rr, const double *Ri, double *dyr,
                                    double *dyi);
+/* All blocks of a Radau IIA Newton step in one pass: the real shift c0 and np
+ * complex shifts cr[p] + i ci[p] on the one KKT factorisation, with the
+ * right-hand sides W = W0 | W1r | W1i | ... (blocks of n = f->n) and the
+ * results w in the same layout: w0 = kkt_solve(c0, W0), w(2p+1) + i w(2p+2) =
+ * kkt_solve_complex(cr[p], ci[p], ...), column for column the same numbers,
+ * but each KKT matrix is solved for all 1 + 2 np columns in one
+ * mbs_linsol_solve_k call (CHOLMOD: one pass of each triangular solve instead
+ * of 1 + np).  1 + 2 np <= MBS_LINSOL_MAX_RHS. */
+int mbs_dae_form_kkt_solve_stages(mbs_dae_form *f, mbs_ctx *ctx, double t, double c0, size_t np,
+                                  const double *cr, const double *ci, size_t n, const double *W,
+                                  double *w);
 /* linsol=auto of radau5 and bdf (issue 16): 1 when the structured iteration
  * matrix above suits ctx->pb, i.e. sparse mode is supported (H = I, no extended
  * variables, no non-holonomic rows, constraints, a regular M), the system is

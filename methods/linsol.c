@@ -155,10 +155,14 @@ void mbs_linsol_free(mbs_linsol **lsp)
         cholmod_common *c = &ls->cc;
         cholmod_free_factor(&ls->LA, c);
         cholmod_free_factor(&ls->LS, c);
-        cholmod_dense **d[] = {&ls->bd, &ls->XA, &ls->YA, &ls->EA, &ls->XS,  &ls->YS,
-                               &ls->ES, &ls->Xc, &ls->Yc, &ls->Ec, &ls->XA2, &ls->XS2};
+        cholmod_dense **d[] = {&ls->bd, &ls->YA, &ls->EA, &ls->YS,
+                               &ls->ES, &ls->Xc, &ls->Yc, &ls->Ec};
         for (size_t k = 0; k < sizeof d / sizeof d[0]; k++)
             cholmod_free_dense(d[k], c);
+        for (size_t k = 0; k < MBS_LINSOL_MAX_RHS; k++) {
+            cholmod_free_dense(&ls->XAk[k], c);
+            cholmod_free_dense(&ls->XSk[k], c);
+        }
         cholmod_free_sparse(&ls->bset, c);
         cholmod_free_sparse(&ls->xset, c);
         cholmod_finish(c);
@@ -210,8 +214,8 @@ int mbs_linsol_alloc(mbs_linsol **out, int kind, size_t nv, size_t nl, double au
         ls->bd = cholmod_zeros(nv, 1, CHOLMOD_REAL, &ls->cc);
         ls->bset = cholmod_allocate_sparse(nv, 1, nv, 0, 1, 0, CHOLMOD_PATTERN, &ls->cc);
         ls->acc = calloc(nlc, sizeof *ls->acc);
-        ls->tv = malloc(2 * nv * sizeof *ls->tv); /* up to two columns */
-        ls->rl = malloc(2 * nlc * sizeof *ls->rl);
+        ls->tv = malloc(MBS_LINSOL_MAX_RHS * nv * sizeof *ls->tv); /* k columns */
+        ls->rl = malloc(MBS_LINSOL_MAX_RHS * nlc * sizeof *ls->rl);
         ls->mark = malloc((nv > nlc ? nv : nlc) * sizeof *ls->mark);
         ls->list = malloc(nlc * sizeof *ls->list);
         ls->mark2 = malloc(nv * sizeof *ls->mark2);
@@ -486,8 +490,8 @@ int mbs_linsol_solve(mbs_linsol *ls, const double *f, const double *gam, double 
 int mbs_linsol_solve_k(mbs_linsol *ls, size_t k, const double *f, const double *gam, double *a,
                        double *lambda, char *msg, size_t len)
 {
-    if (k < 1 || k > 2) {
-        snprintf(msg, len, "%zu right-hand sides (1 or 2 supported)", k);
+    if (k < 1 || k > MBS_LINSOL_MAX_RHS) {
+        snprintf(msg, len, "%zu right-hand sides (1 to %d supported)", k, MBS_LINSOL_MAX_RHS);
         return MBS_BAD_INPUT;
     }
     ls->st.solves += (long)k;

@@ -68,12 +68,16 @@ int mbs_linsol_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets 
 int mbs_linsol_solve(mbs_linsol *ls, const double *f, const double *gamma, double *a,
                      double *lambda, char *msg, size_t msglen);
 
-/* k = 1 or 2 right-hand sides with the last factorisation (counted as k
- * solves): column c is f + c n_v, gamma + c n_l -> a + c n_v, lambda + c n_l
- * (lambda may be NULL).  CHOLMOD solves both columns in one pass of each
- * triangular solve (the complex Radau block: real and imaginary part); the
- * other backends solve them one after the other.  Each column's result is that
- * of mbs_linsol_solve. */
+/* Most right-hand sides of one mbs_linsol_solve_k call (Radau IIA with 7
+ * stages: one real and three complex blocks, 7 columns). */
+#define MBS_LINSOL_MAX_RHS 8
+
+/* k = 1 .. MBS_LINSOL_MAX_RHS right-hand sides with the last factorisation
+ * (counted as k solves): column c is f + c n_v, gamma + c n_l -> a + c n_v,
+ * lambda + c n_l (lambda may be NULL).  CHOLMOD solves the columns together in
+ * one pass of each triangular solve (Radau's real block and the real and
+ * imaginary parts of its complex blocks); the other backends solve them one
+ * after the other.  Each column's result is that of mbs_linsol_solve. */
 int mbs_linsol_solve_k(mbs_linsol *ls, size_t k, const double *f, const double *gamma,
                        double *a, double *lambda, char *msg, size_t msglen);
 

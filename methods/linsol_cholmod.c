@@ -40,7 +40,8 @@ static int chm_status(mbs_linsol *ls, const char *what, char *msg, size_t len)
     return ls->cc.status == CHOLMOD_OUT_OF_MEMORY ? MBS_NO_MEMORY : MBS_LIBRARY_FAILURE;
 }
 
-/* A = M (+ w B^T B): upper-triangle triplets; the B^T B products are listed as
+/* A = M (+ w B^T B): upper-triangle triplets (stored transposed, as the lower
+ * triangle); the B^T B products are listed as
  * pairs of B triplets (seed 003 Sect. 2: augmented Lagrangian; any w > 0 leaves
  * the solution unchanged because B a = gamma). */
 int mbs_ls_chm_analyse_A(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets *B,
@@ -114,9 +115,12 @@ int mbs_ls_chm_analyse_A(mbs_linsol *ls, const mbs_triplets *M, const mbs_triple
         free(rp);
         free(ord);
     }
-    if (mbs_ls_csc_build(&ls->Ac, ls->nv, ls->nv, k, ls->ti, ls->tj) != 0)
+    /* stored as the lower triangle (the upper-triangle triplets transposed):
+     * cholmod_factorize then forms triu(P A P') with one transpose instead of
+     * two; the matrix it factors, and so the factor, is the same */
+    if (mbs_ls_csc_build(&ls->Ac, ls->nv, ls->nv, k, ls->tj, ls->ti) != 0)
         return MBS_NO_MEMORY;
-    cholmod_sparse A = csc_view(&ls->Ac, 1);
+    cholmod_sparse A = csc_view(&ls->Ac, -1);
     cholmod_free_factor(&ls->LA, &ls->cc);
     ls->LA = cholmod_analyze(&A, &ls->cc);
     if (!ls->LA)
@@ -246,7 +250,7 @@ int mbs_ls_chm_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets 
             A->x[A->map[kk]] +=
                 ls->wgt * B->val[ls->bt_pair[2 * pr]] * B->val[ls->bt_pair[2 * pr + 1]];
     }
-    cholmod_sparse As = csc_view(A, 1);
+    cholmod_sparse As = csc_view(A, -1);
     ls->st.factorizations++;
     cholmod_factorize(&As, ls->LA, c);
     int s = chm_factor_check(ls, ls->LA, ls->wgt > 0.0 ? "M + w B^T B" : "mass matrix", msg,
@@ -419,15 +423,15 @@ static int chm_solveA(mbs_linsol *ls, cholmod_factor *L, double *rhs, size_t n, 
     return MBS_OK;
 }
 
-/* Range-space solve of k <= 2 columns (see linsol.h); the columns share each
- * CHOLMOD call. */
+/* Range-space solve of k <= MBS_LINSOL_MAX_RHS columns (see linsol.h); the
+ * columns share each CHOLMOD call. */
 int mbs_ls_chm_solve(mbs_linsol *ls, size_t k, const double *f, const double *gam, double *a,
                      double *lambda, char *msg, size_t len)
 {
     size_t nv = ls->nv, nl = ls->nl;
     const csc *Br = &ls->Br;
     double *ft = ls->tv, *rl = ls->rl; /* f~ = f + w B^T gamma (k columns) */
-    cholmod_dense **XA = k == 1 ? &ls->XA : &ls->XA2, **XS = k == 1 ? &ls->XS : &ls->XS2;
+    cholmod_dense **XA = &ls->XAk[k - 1], **XS = &ls->XSk[k - 1];
     memcpy(ft, f, k * nv * sizeof *f);
     if (ls->wgt > 0.0)
         for (size_t c = 0; c < k; c++)

@@ -44,7 +44,7 @@ struct mbs_linsol {
     /* cholmod */
     cholmod_common cc;
     int cc_on;
-    csc Ac;   /* upper triangle of A = M (+ w B^T B) */
+    csc Ac;   /* lower triangle of A = M (+ w B^T B) */
     csc Br;   /* B^T in CSC = B by rows (nv x nl) */
     csc Bc;   /* B in CSC (nl x nv) */
     size_t nzt_m; /* triplets of M in Ac (the rest are B^T B products) */
@@ -54,8 +54,10 @@ struct mbs_linsol {
     int *Sp, *Si, *Sp0, *Si0;
     double *Sx;
     size_t Scap, Snz, Snz0;
-    cholmod_dense *bd, *XA, *YA, *EA, *XS, *YS, *ES, *Xc, *Yc, *Ec;
-    cholmod_dense *XA2, *XS2; /* solutions of two-column solves (mbs_linsol_solve_k) */
+    cholmod_dense *bd, *YA, *EA, *YS, *ES, *Xc, *Yc, *Ec;
+    /* solutions of k-column solves (mbs_linsol_solve_k), one per k: CHOLMOD
+     * reallocates a solution of another shape */
+    cholmod_dense *XAk[MBS_LINSOL_MAX_RHS], *XSk[MBS_LINSOL_MAX_RHS];
     cholmod_sparse *bset, *xset;
     double *acc, *tv, *rl;
     int *mark, *list, *mark2;

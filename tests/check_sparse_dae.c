@@ -383,6 +383,70 @@ START_TEST(test_complex_increment)
 }
 END_TEST
 
+/* mbs_dae_form_kkt_solve_stages (all Radau blocks in one linsol call per KKT
+ * matrix) gives, column for column, exactly the numbers of one kkt_solve and
+ * np kkt_solve_complex calls, for np = 1, 2, 3 (Radau IIA with 3, 5, 7
+ * stages), every form and backend, on chain:N=6 in a bent moving state; one
+ * counted solve per column (GGL: two); np = 4 (9 columns) is bad input. */
+START_TEST(test_stages_solve)
+{
+    static const mbs_form_kind kinds[4] = {MBS_FORM_INDEX2, MBS_FORM_INDEX3, MBS_FORM_GGL,
+                                           MBS_FORM_BAUMGARTE2};
+    mbs_problem pb;
+    char err[256];
+    ck_assert_int_eq(mbs_problem_open(&pb, "chain:N=6,start=angles,alpha1=30", err, sizeof err),
+                     MBS_OK);
+    mbs_ctx ctx;
+    ck_assert_int_eq(mbs_ctx_init(&ctx, &pb), MBS_OK);
+    mbs_ctx_reset(&ctx);
+    for (int k = 0; k < 3; k++) {
+        mbs_dae_form *fs;
+        ck_assert_int_eq(mbs_dae_form_alloc_sparse(&fs, &ctx, kinds[_i], ls_kinds[k]), MBS_OK);
+        size_t n = fs->n, nb = 7;
+        double *y = calloc(n, sizeof *y), *W = calloc(nb * n, sizeof *W);
+        double *w = calloc(nb * n, sizeof *w), *w1 = calloc(nb * n, sizeof *w1);
+        int have;
+        ck_assert_int_eq(pb.def->initial(&pb, y, y + pb.nq, y + pb.nq + pb.nv, &have), MBS_OK);
+        for (size_t i = pb.nq; i < pb.nq + pb.nv; i++)
+            y[i] = 0.3 * sin((double)i);
+        for (size_t i = 0; i < nb * n; i++)
+            W[i] = sin(1.3 * (double)i + 0.4);
+        const double h = 0.01, t = 0.0;
+        const double cr[3] = {2.68 / h, 3.2 / h, 4.1 / h}, ci[3] = {3.05 / h, 1.7 / h, 0.9 / h};
+        fs->h = h;
+        fs->baumgarte_C = 2.0;
+        ck_assert_msg(mbs_dae_form_kkt_factor(fs, &ctx, t, y) == MBS_OK, "%s", ctx.reason);
+        long per = kinds[_i] == MBS_FORM_GGL ? 2 : 1;
+        for (size_t np = 1; np <= 3; np++) {
+            long s0 = ctx.cnt.solves;
+            ck_assert_msg(mbs_dae_form_kkt_solve_stages(fs, &ctx, t, 3.64 / h, np, cr, ci, n, W,
+                                                        w) == MBS_OK,
+                          "%s", ctx.reason);
+            ck_assert_int_eq(ctx.cnt.solves - s0, per * (long)(1 + 2 * np));
+            ck_assert_int_eq(mbs_dae_form_kkt_solve(fs, &ctx, t, 3.64 / h, W, w1), MBS_OK);
+            for (size_t p = 0; p < np; p++)
+                ck_assert_int_eq(mbs_dae_form_kkt_solve_complex(
+                                     fs, &ctx, t, cr[p], ci[p], W + (1 + 2 * p) * n,
+                                     W + (2 + 2 * p) * n, w1 + (1 + 2 * p) * n,
+                                     w1 + (2 + 2 * p) * n),
+                                 MBS_OK);
+            for (size_t i = 0; i < (1 + 2 * np) * n; i++)
+                ck_assert_msg(w[i] == w1[i], "%s %s np %zu: w[%zu] %.17g vs %.17g",
+                              mbs_dae_form_kind_name(kinds[_i]), ls_names[k], np, i, w[i],
+                              w1[i]);
+        }
+        ck_assert_int_eq(mbs_dae_form_kkt_solve_stages(fs, &ctx, t, 3.64 / h, 4, cr, ci, n, W,
+                                                       w),
+                         MBS_BAD_INPUT);
+        mbs_ctx_reset(&ctx);
+        free(y), free(W), free(w), free(w1);
+        mbs_dae_form_free(fs);
+    }
+    mbs_ctx_free(&ctx);
+    mbs_problem_close(&pb);
+}
+END_TEST
+
 /* <form>/radau5 on lu, umfpack, cholmod against linsol=full and a reference
  * (index1/rk8pd at 1e-12) at t_end: q within 10 tol of full, v within
  * max(10 tol, full's own v error), errors in q and v at most twice full's (or
@@ -499,6 +563,7 @@ Suite *mbs_suite_sparse_dae(void)
     tcase_add_test(tc, test_chain2000_umfpack);
     tcase_add_test(tc, test_kinematic_unsupported);
     tcase_add_loop_test(tc, test_complex_increment, 0, 4);
+    tcase_add_loop_test(tc, test_stages_solve, 0, 4);
     tcase_add_loop_test(tc, test_radau_pendulum_backends, 0, 3);
     tcase_add_loop_test(tc, test_radau_chain20_backends, 0, 3);
     tcase_add_test(tc, test_radau_chain2000_umfpack);
