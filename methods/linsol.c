@@ -134,6 +134,7 @@ void mbs_linsol_free(mbs_linsol **lsp)
     csc_free(&ls->Br);
     csc_free(&ls->Bc);
     free(ls->bt_pair);
+    free(ls->Ax0);
     free(ls->Sp);
     free(ls->Si);
     free(ls->Sp0);

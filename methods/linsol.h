@@ -24,7 +24,9 @@
  *             triangular solves (cholmod_solve2 with Bset: the reach of a row of
  *             B in the elimination tree), so for block-diagonal M the cost per
  *             factorisation is linear in n.  Each symbolic analysis (of A and
- *             of S) is redone only when the sparsity pattern changes.
+ *             of S) is redone only when the sparsity pattern changes; the
+ *             numeric factorisation of A only when its values change (a
+ *             constant mass matrix is factored once).
  * Patterns are compared entry by entry with the triplets of the previous call;
  * triplets must therefore be structural (a callback pushes an entry even when
  * its value happens to be zero).  Workspace grows at the first factorisation and
@@ -40,7 +42,8 @@ enum mbs_linsol_kind { MBS_LS_DENSE = 0, MBS_LS_UMFPACK = 1, MBS_LS_CHOLMOD = 2 
 
 typedef struct mbs_linsol_stats {
     long analyses;       /* symbolic analyses (pattern changes) */
-    long factorizations; /* numeric factorisations (cholmod: of A and S each count) */
+    long factorizations; /* numeric factorisations (cholmod: of A and S each count; A
+                            only when its values changed since its last one) */
     long solves;         /* right-hand sides solved */
     size_t n;            /* order of the factored matrix (KKT: n_v + n_l) */
     size_t nnz;          /* nonzeros of the matrices factored (KKT, or A + S) */

@@ -122,6 +122,7 @@ int mbs_ls_chm_analyse_A(mbs_linsol *ls, const mbs_triplets *M, const mbs_triple
         return MBS_NO_MEMORY;
     cholmod_sparse A = csc_view(&ls->Ac, -1);
     cholmod_free_factor(&ls->LA, &ls->cc);
+    ls->LA_ok = 0;
     ls->LA = cholmod_analyze(&A, &ls->cc);
     if (!ls->LA)
         return chm_status(ls, "analysis of A", msg, len);
@@ -250,14 +251,35 @@ int mbs_ls_chm_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets 
             A->x[A->map[kk]] +=
                 ls->wgt * B->val[ls->bt_pair[2 * pr]] * B->val[ls->bt_pair[2 * pr + 1]];
     }
-    cholmod_sparse As = csc_view(A, -1);
-    ls->st.factorizations++;
-    cholmod_factorize(&As, ls->LA, c);
-    int s = chm_factor_check(ls, ls->LA, ls->wgt > 0.0 ? "M + w B^T B" : "mass matrix", msg,
+    /* A bit for bit as at the last factorisation (a constant mass matrix, and
+     * for A = M + w B^T B an unchanged B): keep LA.  Only S = B A^-1 B^T below
+     * is factored again; the counts say so (one factorisation, of S). */
+    int s;
+    double rc;
+    size_t anz = A->nnz ? A->nnz : 1;
+    if (ls->LA_ok && memcmp(ls->Ax0, A->x, anz * sizeof *A->x) == 0) {
+        rc = ls->rcA;
+    } else {
+        cholmod_sparse As = csc_view(A, -1);
+        ls->LA_ok = 0;
+        ls->st.factorizations++;
+        cholmod_factorize(&As, ls->LA, c);
+        s = chm_factor_check(ls, ls->LA, ls->wgt > 0.0 ? "M + w B^T B" : "mass matrix", msg,
                              len);
-    if (s != MBS_OK)
-        return s;
-    double rc = cholmod_rcond(ls->LA, c);
+        if (s != MBS_OK)
+            return s;
+        rc = cholmod_rcond(ls->LA, c);
+        if (anz > ls->Ax0cap) {
+            double *x = realloc(ls->Ax0, anz * sizeof *x);
+            if (!x)
+                return MBS_NO_MEMORY;
+            ls->Ax0 = x;
+            ls->Ax0cap = anz;
+        }
+        memcpy(ls->Ax0, A->x, anz * sizeof *A->x);
+        ls->rcA = rc;
+        ls->LA_ok = 1;
+    }
     size_t nnzL = (size_t)((int *)ls->LA->p)[nv];
     ls->st.n = ls->n;
     ls->st.nnz = A->nnz;

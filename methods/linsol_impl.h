@@ -50,6 +50,11 @@ struct mbs_linsol {
     size_t nzt_m; /* triplets of M in Ac (the rest are B^T B products) */
     int *bt_pair; /* for each B^T B triplet: positions (in B triplets) of its two factors */
     double wgt;   /* augmentation weight actually used */
+    /* values of A at LA's last numeric factorisation (LA_ok): an unchanged A
+     * (a constant mass matrix) is not factored again */
+    double *Ax0, rcA;
+    size_t Ax0cap;
+    int LA_ok;
     cholmod_factor *LA, *LS;
     int *Sp, *Si, *Sp0, *Si0;
     double *Sx;

@@ -59,7 +59,8 @@ START_TEST(test_cli_record)
     ck_assert_str_eq(json_string_value(json_object_get(l, "backend")), ls[_i]);
     long per_eval = _i == 0 ? 1 : 2; /* cholmod: A and S = B A^-1 B^T */
     ck_assert_int_eq(geti(l, "analyses"), per_eval);
-    ck_assert_int_eq(geti(l, "factorizations"), per_eval * fev);
+    /* cholmod factors the chain's constant A = M once, S at every evaluation */
+    ck_assert_int_eq(geti(l, "factorizations"), _i == 0 ? fev : fev + 1);
     ck_assert_int_eq(geti(l, "factorizations"), geti(c, "factorizations"));
     ck_assert_int_eq(geti(l, "solves"), fev);
     ck_assert_int_eq(geti(l, "n"), geti(d, "nv") + geti(d, "nl"));
