@@ -192,15 +192,16 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
     if (w) {
         /* structured path (dae_form.h, sparse mode): w1 = -(u1/h E - J~)^-1 W1,
          * w2p + i w3p = -((alpha_p + i beta_p)/h E - J~)^-1 (W2p + i W3p), all
-         * on the one real KKT factorisation; no row/column scaling (the KKT
+         * on the one real KKT factorisation and in one multi-column solve
+         * (mbs_dae_form_kkt_solve_stages); no row/column scaling (the KKT
          * matrices do not depend on h) */
-        double h = st->form->h;
-        int sv = mbs_dae_form_kkt_solve(st->form, ctx, t, co->u1 / h, st->W, w);
-        for (int p = 0; p < np && sv == MBS_OK; p++)
-            sv = mbs_dae_form_kkt_solve_complex(st->form, ctx, t, co->alpha[p] / h,
-                                                co->beta[p] / h, st->W + (1 + 2 * p) * n,
-                                                st->W + (2 + 2 * p) * n, w + (1 + 2 * p) * n,
-                                                w + (2 + 2 * p) * n);
+        double h = st->form->h, cr[3], ci[3];
+        for (int p = 0; p < np; p++) {
+            cr[p] = co->alpha[p] / h;
+            ci[p] = co->beta[p] / h;
+        }
+        int sv = mbs_dae_form_kkt_solve_stages(st->form, ctx, t, co->u1 / h, (size_t)np, cr, ci,
+                                               n, st->W, w);
         if (sv != MBS_OK)
             return sv;
     } else {
