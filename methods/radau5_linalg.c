@@ -178,16 +178,8 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
 {
     size_t n = st->n;
     const radau_coeffs *co = st->co;
-    const size_t s = (size_t)co->s;
     const int np = (co->s - 1) / 2;
-    const double *R = st->R;
-    for (size_t a = 0; a < s; a++)
-        for (size_t k = 0; k < n; k++) {
-            double w = 0.0;
-            for (size_t b = 0; b < s; b++)
-                w += co->TI[a][b] * R[b * n + k];
-            st->W[a * n + k] = w;
-        }
+    mbs_radau_kron(co->TI, co->s, n, st->R, 1.0, st->W);
     double *w = st->Wx;
     if (w) {
         /* structured path (dae_form.h, sparse mode): w1 = -(u1/h E - J~)^-1 W1,
@@ -229,14 +221,22 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
         for (size_t k = 0; k < n; k++)
             w[k] = st->cs[k] * gsl_vector_get(st->x1, k);
     }
-    for (size_t i = 0; i < s; i++)
-        for (size_t k = 0; k < n; k++) {
-            double z = 0.0;
-            for (size_t b = 0; b < s; b++)
-                z += co->Tm[i][b] * w[b * n + k];
-            st->dZ[i * n + k] = z;
-        }
+    mbs_radau_kron(co->Tm, co->s, n, w, 1.0, st->dZ);
     return MBS_OK;
+}
+
+/* y = (M (x) I_n) x / d for s blocks of length n (the transformations T,
+ * T^-1 and the stage derivatives A^-1 Z / h). */
+void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, const double *x,
+                    double d, double *y)
+{
+    for (size_t i = 0; i < (size_t)s; i++)
+        for (size_t k = 0; k < n; k++) {
+            double sum = 0.0;
+            for (size_t j = 0; j < (size_t)s; j++)
+                sum += M[i][j] * x[j * n + k];
+            y[i * n + k] = sum / d;
+        }
 }
 
 /* err = (u1/h E0 - J0)^-1 rhs, through the scaled system. */

@@ -82,17 +82,7 @@ void mbs_radau_form_to_state(radau_state *st, const double *y, double *state)
 /* Stage derivatives Yd_i = (1/h) sum_j (A^-1)_ij Z_j. */
 void mbs_radau_stage_derivatives(radau_state *st, double h)
 {
-    const size_t n = st->n, s = (size_t)st->co->s;
-    const double(*restrict A)[RADAU_SMAX] = st->co->Ainv;
-    const double *restrict Z = st->Z;
-    double *restrict Yd = st->Yd;
-    for (size_t i = 0; i < s; i++)
-        for (size_t k = 0; k < n; k++) {
-            double sum = 0.0;
-            for (size_t j = 0; j < s; j++)
-                sum += A[i][j] * Z[j * n + k];
-            Yd[i * n + k] = sum / h;
-        }
+    mbs_radau_kron(st->co->Ainv, st->co->s, st->n, st->Z, h, st->Yd);
 }
 
 /* R_i = E(Y_i) Yd_i - F(t + c_i h, Y_i)  (seed 002 Eq. (73d)). */

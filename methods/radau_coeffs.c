@@ -72,44 +72,59 @@ static int solve_transposed_ld(int s, long double B[RADAU_SMAX][RADAU_SMAX],
     return 0;
 }
 
-/* Radau right nodes: zeros of p = d^(s-1)/dx^(s-1) [x^(s-1) (x-1)^s]. */
-static int radau_nodes(int s, long double c[RADAU_SMAX])
+/* The s roots of the degree-s polynomial sum_k a_k x^k: GSL's companion-matrix
+ * solver in double, each root polished by Newton's method in long double. */
+static int poly_roots(int s, const long double a[RADAU_SMAX + 1],
+                      _Complex long double root[RADAU_SMAX])
 {
-    /* coefficients of x^(s-1) (x-1)^s = sum_k binom(s,k) (-1)^(s-k) x^(s-1+k) */
-    double q[2 * RADAU_SMAX] = {0}, p[RADAU_SMAX + 1] = {0};
-    double binom = 1.0;
-    for (int k = 0; k <= s; k++) {
-        q[s - 1 + k] = ((s - k) % 2 ? -1.0 : 1.0) * binom;
-        binom = binom * (s - k) / (k + 1);
-    }
-    for (int m = s - 1; m <= 2 * s - 1; m++) { /* (s-1)-th derivative of x^m */
-        double f = 1.0;
-        for (int r = 0; r < s - 1; r++)
-            f *= m - r;
-        p[m - (s - 1)] = q[m] * f;
-    }
-    double z[2 * RADAU_SMAX];
+    double ad[RADAU_SMAX + 1], z[2 * RADAU_SMAX];
+    for (int k = 0; k <= s; k++)
+        ad[k] = (double)a[k];
     gsl_poly_complex_workspace *w = gsl_poly_complex_workspace_alloc((size_t)s + 1);
     if (!w)
         return MBS_NO_MEMORY;
-    int bad = gsl_poly_complex_solve(p, (size_t)s + 1, w, z) != GSL_SUCCESS;
+    int bad = gsl_poly_complex_solve(ad, (size_t)s + 1, w, z) != GSL_SUCCESS;
     gsl_poly_complex_workspace_free(w);
     if (bad)
         return MBS_LIBRARY_FAILURE;
-    for (int i = 0; i < s; i++) {
-        long double x = z[2 * i];
-        for (int it = 0; it < 8; it++) { /* Newton polish */
-            long double v = 0.0L, d = 0.0L;
+    for (int r = 0; r < s; r++) {
+        _Complex long double x = CMPLXL((long double)z[2 * r], (long double)z[2 * r + 1]);
+        for (int it = 0; it < 8; it++) {
+            _Complex long double v = 0.0L, d = 0.0L;
             for (int k = s; k >= 0; k--) {
                 d = d * x + v;
-                v = v * x + p[k];
+                v = v * x + a[k];
             }
             if (d == 0.0L)
                 break;
             x -= v / d;
         }
-        c[i] = x;
+        root[r] = x;
     }
+    return MBS_OK;
+}
+
+/* Radau right nodes: zeros of p = d^(s-1)/dx^(s-1) [x^(s-1) (x-1)^s]. */
+static int radau_nodes(int s, long double c[RADAU_SMAX])
+{
+    /* coefficients of x^(s-1) (x-1)^s = sum_k binom(s,k) (-1)^(s-k) x^(s-1+k) */
+    long double q[2 * RADAU_SMAX] = {0}, p[RADAU_SMAX + 1] = {0}, binom = 1.0L;
+    for (int k = 0; k <= s; k++) {
+        q[s - 1 + k] = ((s - k) % 2 ? -1.0L : 1.0L) * binom;
+        binom = binom * (s - k) / (k + 1);
+    }
+    for (int m = s - 1; m <= 2 * s - 1; m++) { /* (s-1)-th derivative of x^m */
+        long double f = 1.0L;
+        for (int r = 0; r < s - 1; r++)
+            f *= m - r;
+        p[m - (s - 1)] = q[m] * f;
+    }
+    _Complex long double z[RADAU_SMAX];
+    int st = poly_roots(s, p, z);
+    if (st != MBS_OK)
+        return st;
+    for (int i = 0; i < s; i++)
+        c[i] = creall(z[i]);
     for (int i = 1; i < s; i++) /* sort ascending (insertion) */
         for (int j = i; j > 0 && c[j - 1] > c[j]; j--) {
             long double tmp = c[j];
@@ -141,36 +156,21 @@ static int radau_transform(radau_coeffs *k, const long double c[RADAU_SMAX])
     for (int i = 0; i < s; i++) /* omega = prod (x - c_i), coefficients w_0..w_s */
         for (int j = i + 1; j >= 0; j--)
             w[j] = (j > 0 ? w[j - 1] : 0.0L) - c[i] * w[j];
-    double chi[RADAU_SMAX + 1], z[2 * RADAU_SMAX];
-    long double chil[RADAU_SMAX + 1];
+    long double chil[RADAU_SMAX + 1] = {0};
     for (int j = 0; j <= s; j++) { /* chi(mu) = sum_j j! w_j mu^j */
         chil[j] = fact * w[j];
-        chi[j] = (double)chil[j];
         fact *= j + 1;
     }
-    gsl_poly_complex_workspace *ws = gsl_poly_complex_workspace_alloc((size_t)s + 1);
-    if (!ws)
-        return MBS_NO_MEMORY;
-    int bad = gsl_poly_complex_solve(chi, (size_t)s + 1, ws, z) != GSL_SUCCESS;
-    gsl_poly_complex_workspace_free(ws);
-    if (bad)
-        return MBS_LIBRARY_FAILURE;
+    _Complex long double roots[RADAU_SMAX];
+    int st = poly_roots(s, chil, roots);
+    if (st != MBS_OK)
+        return st;
     /* the real eigenvalue first, then the pairs by decreasing Im(lambda) > 0
      * (Im(mu) < 0), as in RADAU */
     _Complex long double mu[RADAU_SMAX];
     int nreal = 0, npair = 0;
     for (int r = 0; r < s; r++) {
-        _Complex long double m = CMPLXL((long double)z[2 * r], (long double)z[2 * r + 1]);
-        for (int it = 0; it < 8; it++) { /* Newton polish of chi */
-            _Complex long double v = 0.0L, d = 0.0L;
-            for (int j = s; j >= 0; j--) {
-                d = d * m + v;
-                v = v * m + chil[j];
-            }
-            if (d == 0.0L)
-                break;
-            m -= v / d;
-        }
+        _Complex long double m = roots[r];
         if (fabsl(cimagl(m)) <= 1e-12L * cabsl(m)) {
             if (nreal++ == 0)
                 mu[0] = creall(m);

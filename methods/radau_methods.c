@@ -20,38 +20,25 @@
      "terms (mbs_dae_form_auto_structured), else full; -fixed methods: full",               \
      "full,lu,umfpack,cholmod,auto", 1}
 
-static const mbs_param_def radau_params[] = {
-    [RADAU_P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
-                 "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must be > 0; "
-                 "when not given RADAU5's default max(10 eps/rtol', min(0.03, sqrt(rtol')))",
-                 NULL, 0},
-    [RADAU_P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1},
-    RADAU_LINSOL_PARAM,
-};
+/* kappa and nit of RADAU5 (s = 3) and of the variable-order RADAU. */
+#define RADAU5_NEWTON_PARAMS                                                                \
+    [RADAU_P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,                                           \
+                       "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must "  \
+                       "be > 0; when not given RADAU5's default max(10 eps/rtol', "         \
+                       "min(0.03, sqrt(rtol')))",                                           \
+                       NULL, 0},                                                            \
+    [RADAU_P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1}
 
-/* index1/radau5: its Newton matrix is the finite-difference n x n Jacobian
- * of the index-1 ODE (dense: PEERS.md, the index-1 ODE Jacobian is dense);
- * `linsol` is the index-1 KKT solver of its right-hand side (lu, chol,
- * umfpack, cholmod), as for the other index1/ methods. */
-static const mbs_param_def radau_index1_params[] = {
-    [RADAU_P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
-                 "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must be > 0; "
-                 "when not given RADAU5's default max(10 eps/rtol', min(0.03, sqrt(rtol')))",
-                 NULL, 0},
-    [RADAU_P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1},
-    MBS_INDEX1_LINSOL_PARAM,
-};
-
-static const mbs_param_def radau_proj_params[] = {
-    [RADAU_P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
-                 "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must be > 0; "
-                 "when not given RADAU5's default max(10 eps/rtol', min(0.03, sqrt(rtol')))",
-                 NULL, 0},
-    [RADAU_P_NIT] = {"nit", 7, 2, 50, "maximum Newton iterations per step (RADAU5 NIT)", NULL, 1},
-    [RADAU_P_EPS_G] = MBS_PROJECT_EPS_PARAM,
-    RADAU_LINSOL_PARAM,
-};
-
+#define RADAU_VAR_NEWTON_PARAMS                                                             \
+    [RADAU_P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,                                           \
+                       "Newton stopping factor (RADAU FNEWT); must be > 0; when not given " \
+                       "RADAU's default max(10 eps/rtol', min(0.03, rtol'^(1/e - 1))), "    \
+                       "e = (s+1)/(2s)",                                                    \
+                       NULL, 0},                                                            \
+    [RADAU_P_NIT] = {"nit", 7, 2, 50,                                                       \
+                     "maximum Newton iterations per step at s = 3 (RADAU NIT; +5 at s = 5, " \
+                     "+10 at s = 7)",                                                       \
+                     NULL, 1}
 
 /* The variable-order family: RADAU's NSMIN and NSMAX (IWORK(11), (12)). */
 #define RADAU_NS_PARAMS                                                                     \
@@ -59,33 +46,26 @@ static const mbs_param_def radau_proj_params[] = {
     {"nsmax", 2, 0, 2, "most stages: 3, 5 or 7, not below nsmin (RADAU NSMAX); the run "      \
                        "starts with nsmin", "3,5,7", 1}
 
-static const mbs_param_def radau_var_params[] = {
-    [RADAU_P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
-                       "Newton stopping factor (RADAU FNEWT); must be > 0; when not given "
-                       "RADAU's default max(10 eps/rtol', min(0.03, rtol'^(1/e - 1))), "
-                       "e = (s+1)/(2s)",
-                       NULL, 0},
-    [RADAU_P_NIT] = {"nit", 7, 2, 50,
-                     "maximum Newton iterations per step at s = 3 (RADAU NIT; +5 at s = 5, "
-                     "+10 at s = 7)",
-                     NULL, 1},
+static const mbs_param_def radau_params[] = {RADAU5_NEWTON_PARAMS, RADAU_LINSOL_PARAM};
+
+/* index1/radau5: its Newton matrix is the finite-difference n x n Jacobian
+ * of the index-1 ODE (dense: PEERS.md, the index-1 ODE Jacobian is dense);
+ * `linsol` is the index-1 KKT solver of its right-hand side (lu, chol,
+ * umfpack, cholmod), as for the other index1/ methods. */
+static const mbs_param_def radau_index1_params[] = {RADAU5_NEWTON_PARAMS,
+                                                    MBS_INDEX1_LINSOL_PARAM};
+
+static const mbs_param_def radau_proj_params[] = {
+    RADAU5_NEWTON_PARAMS,
+    [RADAU_P_EPS_G] = MBS_PROJECT_EPS_PARAM,
     RADAU_LINSOL_PARAM,
-    RADAU_NS_PARAMS,
 };
 
+static const mbs_param_def radau_var_params[] = {RADAU_VAR_NEWTON_PARAMS, RADAU_LINSOL_PARAM,
+                                                 RADAU_NS_PARAMS};
+
 static const mbs_param_def radau_var_index1_params[] = {
-    [RADAU_P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,
-                       "Newton stopping factor (RADAU FNEWT); must be > 0; when not given "
-                       "RADAU's default max(10 eps/rtol', min(0.03, rtol'^(1/e - 1))), "
-                       "e = (s+1)/(2s)",
-                       NULL, 0},
-    [RADAU_P_NIT] = {"nit", 7, 2, 50,
-                     "maximum Newton iterations per step at s = 3 (RADAU NIT; +5 at s = 5, "
-                     "+10 at s = 7)",
-                     NULL, 1},
-    MBS_INDEX1_LINSOL_PARAM,
-    RADAU_NS_PARAMS,
-};
+    RADAU_VAR_NEWTON_PARAMS, MBS_INDEX1_LINSOL_PARAM, RADAU_NS_PARAMS};
 
 #define RADAU_CITE                                                                          \
     "Hairer & Wanner, Solving ODEs II, Sect. IV.8 (RADAU5) and VII.4; Hairer, Lubich, Roche " \
