@@ -279,6 +279,10 @@ int mbs_ls_chm_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets 
         memcpy(ls->Ax0, A->x, anz * sizeof *A->x);
         ls->rcA = rc;
         ls->LA_ok = 1;
+        const int *Lnz = ls->LA->nz;
+        ls->LA_unit = !ls->LA->is_ll && !ls->LA->is_super && Lnz != NULL;
+        for (size_t j = 0; j < nv && ls->LA_unit; j++)
+            ls->LA_unit = Lnz[j] == 1;
     }
     size_t nnzL = (size_t)((int *)ls->LA->p)[nv];
     ls->st.n = ls->n;
@@ -304,6 +308,20 @@ int mbs_ls_chm_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets 
     int *bsp = ls->bset->p, *bsi = ls->bset->i;
     size_t ynz = 0;
     for (size_t i = 0; i < nl; i++) {
+        if (ls->LA_unit) {
+            /* L = I: column i of Y is P times row i of B, as the sparse solve
+             * below returns it (the solve leaves b unchanged; its Xset lists a
+             * diagonal L's reach in the reverse order of Bset) */
+            size_t m = (size_t)(Br->p[i + 1] - Br->p[i]);
+            if (grow_Y(ls, ynz + m) != 0)
+                return MBS_NO_MEMORY;
+            ls->Yp[i] = (int)ynz;
+            for (int q = Br->p[i + 1] - 1; q >= Br->p[i]; q--) {
+                ls->Yi[ynz] = iperm[Br->i[q]];
+                ls->Yx[ynz++] = 0.0 + Br->x[q];
+            }
+            continue;
+        }
         size_t cnt = 0;
         for (int q = Br->p[i]; q < Br->p[i + 1]; q++) {
             int pos = iperm[Br->i[q]];
