@@ -184,11 +184,16 @@ static void run_method(const bproblem *bp, const mbs_method_def *m, double t_end
         nfail = 0;
         if (cpu > 0.5 || (e <= targets[NT - 1] && ++below >= MAX_TIMED))
             break;
-        /* plateau: three levels in a row without halving the best error */
+        /* plateau: three levels in a row without halving the best error, once
+         * the error is within 100x of the tightest target (round-off or
+         * reference plateau).  A plateau far above it is not final: on the
+         * crank the Radau methods sit at 5.7e-4 from tol 1e-3 to 1e-7 (the
+         * rod's velocity modes, damped until the steps resolve them) and reach
+         * 1e-9 at tol 1e-12. */
         if (e < 0.5 * prev_best) {
             prev_best = e;
             stall = 0;
-        } else if (isfinite(prev_best) && ++stall >= 3) {
+        } else if (isfinite(prev_best) && e <= 100.0 * targets[NT - 1] && ++stall >= 3) {
             break;
         }
     }
