@@ -135,6 +135,7 @@ void mbs_linsol_free(mbs_linsol **lsp)
     csc_free(&ls->Bc);
     free(ls->bt_pair);
     free(ls->Ax0);
+    free(ls->dA);
     free(ls->Sp);
     free(ls->Si);
     free(ls->Sp0);

@@ -122,7 +122,7 @@ int mbs_ls_chm_analyse_A(mbs_linsol *ls, const mbs_triplets *M, const mbs_triple
         return MBS_NO_MEMORY;
     cholmod_sparse A = csc_view(&ls->Ac, -1);
     cholmod_free_factor(&ls->LA, &ls->cc);
-    ls->LA_ok = 0;
+    ls->LA_ok = ls->LA_unit = 0;
     ls->LA = cholmod_analyze(&A, &ls->cc);
     if (!ls->LA)
         return chm_status(ls, "analysis of A", msg, len);
@@ -261,7 +261,7 @@ int mbs_ls_chm_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets 
         rc = ls->rcA;
     } else {
         cholmod_sparse As = csc_view(A, -1);
-        ls->LA_ok = 0;
+        ls->LA_ok = ls->LA_unit = 0;
         ls->st.factorizations++;
         cholmod_factorize(&As, ls->LA, c);
         s = chm_factor_check(ls, ls->LA, ls->wgt > 0.0 ? "M + w B^T B" : "mass matrix", msg,
@@ -283,6 +283,16 @@ int mbs_ls_chm_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets 
         ls->LA_unit = !ls->LA->is_ll && !ls->LA->is_super && Lnz != NULL;
         for (size_t j = 0; j < nv && ls->LA_unit; j++)
             ls->LA_unit = Lnz[j] == 1;
+        if (ls->LA_unit) { /* D in the original order, for the solves */
+            if (!ls->dA && !(ls->dA = malloc(nv * sizeof *ls->dA))) {
+                ls->LA_ok = 0;
+                return MBS_NO_MEMORY;
+            }
+            const int *Perm = ls->LA->Perm, *Lp = ls->LA->p;
+            const double *Lx = ls->LA->x;
+            for (size_t k = 0; k < nv; k++)
+                ls->dA[Perm ? (size_t)Perm[k] : k] = Lx[Lp[k]];
+        }
     }
     size_t nnzL = (size_t)((int *)ls->LA->p)[nv];
     ls->st.n = ls->n;
@@ -463,6 +473,22 @@ static int chm_solveA(mbs_linsol *ls, cholmod_factor *L, double *rhs, size_t n, 
     return MBS_OK;
 }
 
+/* rhs (k columns of length nv, overwritten) = A^-1 rhs: CHOLMOD's LDL^T solve,
+ * or for L = I its arithmetic without the call (each entry divided by its D;
+ * the permutation and the unit triangular solves change nothing). */
+static int solve_A(mbs_linsol *ls, double *rhs, size_t k, cholmod_dense **XA, char *msg,
+                   size_t len)
+{
+    size_t nv = ls->nv;
+    if (!ls->LA_unit)
+        return chm_solveA(ls, ls->LA, rhs, nv, k, XA, &ls->YA, &ls->EA, msg, len);
+    const double *d = ls->dA;
+    for (size_t c = 0; c < k; c++)
+        for (size_t i = 0; i < nv; i++)
+            rhs[c * nv + i] /= d[i];
+    return MBS_OK;
+}
+
 /* Range-space solve of k <= MBS_LINSOL_MAX_RHS columns (see linsol.h); the
  * columns share each CHOLMOD call. */
 int mbs_ls_chm_solve(mbs_linsol *ls, size_t k, const double *f, const double *gam, double *a,
@@ -479,7 +505,7 @@ int mbs_ls_chm_solve(mbs_linsol *ls, size_t k, const double *f, const double *ga
                 for (int q = Br->p[i]; q < Br->p[i + 1]; q++)
                     ft[c * nv + (size_t)Br->i[q]] += ls->wgt * Br->x[q] * gam[c * nl + i];
     memcpy(a, ft, k * nv * sizeof *a);
-    int s = chm_solveA(ls, ls->LA, a, nv, k, XA, &ls->YA, &ls->EA, msg, len);
+    int s = solve_A(ls, a, k, XA, msg, len);
     if (s != MBS_OK || nl == 0)
         return s;
     /* lambda = S^-1 (B A^-1 f~ - gamma) */
@@ -498,7 +524,7 @@ int mbs_ls_chm_solve(mbs_linsol *ls, size_t k, const double *f, const double *ga
             for (int q = Br->p[i]; q < Br->p[i + 1]; q++)
                 ft[c * nv + (size_t)Br->i[q]] -= Br->x[q] * rl[c * nl + i];
     memcpy(a, ft, k * nv * sizeof *a);
-    if ((s = chm_solveA(ls, ls->LA, a, nv, k, XA, &ls->YA, &ls->EA, msg, len)) != MBS_OK)
+    if ((s = solve_A(ls, a, k, XA, msg, len)) != MBS_OK)
         return s;
     if (lambda)
         memcpy(lambda, rl, k * nl * sizeof *lambda);

@@ -55,7 +55,8 @@ struct mbs_linsol {
     double *Ax0, rcA;
     size_t Ax0cap;
     int LA_ok;
-    int LA_unit;  /* LA is LDL^T with L = I (block-diagonal-free A, e.g. a diagonal M) */
+    int LA_unit;  /* LA is LDL^T with L = I (a diagonal A, e.g. a diagonal M) */
+    double *dA;   /* LA_unit: D in the original order (A = diag(dA)) */
     cholmod_factor *LA, *LS;
     int *Sp, *Si, *Sp0, *Si0;
     double *Sx;
