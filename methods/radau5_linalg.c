@@ -230,13 +230,19 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
 void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, const double *x,
                     double d, double *y)
 {
-    for (size_t i = 0; i < (size_t)s; i++)
-        for (size_t k = 0; k < n; k++) {
-            double sum = 0.0;
-            for (size_t j = 0; j < (size_t)s; j++)
-                sum += M[i][j] * x[j * n + k];
-            y[i * n + k] = sum / d;
+    for (size_t i = 0; i < (size_t)s; i++) { /* k innermost: contiguous blocks */
+        double *restrict yi = y + i * n;
+        for (size_t k = 0; k < n; k++)
+            yi[k] = 0.0;
+        for (size_t j = 0; j < (size_t)s; j++) {
+            const double c = M[i][j], *restrict xj = x + j * n;
+            for (size_t k = 0; k < n; k++)
+                yi[k] += c * xj[k];
         }
+        if (d != 1.0)
+            for (size_t k = 0; k < n; k++)
+                yi[k] /= d;
+    }
 }
 
 /* err = (u1/h E0 - J0)^-1 rhs, through the scaled system. */
