@@ -140,6 +140,13 @@ static int radau_ls_kind(int lsk)
                                      : MBS_LS_DENSE;
 }
 
+/* The current stage count s: its coefficients and the stage-vector length. */
+static void radau_use_stages(radau_state *st, int s)
+{
+    st->co = &st->tab[s / 2 - 1]; /* s = 3, 5, 7 */
+    st->N = (size_t)s * st->n;
+}
+
 static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *ctx,
                        void **out)
 {
@@ -168,7 +175,6 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
                             "%s: nsmin=%d must not exceed nsmax=%d", m->name, nsmin, nsmax);
         }
     }
-    st->ns = st->nsmin;
     int ip = mbs_params_find(prm, "linsol");
     st->lsk = ip >= 0 && !var->index1 ? (int)prm->val[ip] : RADAU_LS_FULL;
     if (st->lsk == RADAU_LS_AUTO) { /* issue 16 */
@@ -200,12 +206,11 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
         radau_free(st);
         return s;
     }
-    st->co = &st->tab[st->ns / 2 - 1];
     const int npmax = (st->nsmax - 1) / 2;
     size_t nf = st->form->n, n = var->index1 ? st->form->nq + st->form->nv : nf,
            N = (size_t)st->nsmax * n;
     st->n = n;
-    st->N = (size_t)st->ns * n;
+    radau_use_stages(st, st->nsmin);
     st->lam1 = calloc(st->form->nl + 1, sizeof(double));
     st->jy = malloc(n * sizeof(double));
     st->jf = malloc(n * sizeof(double));
@@ -314,7 +319,7 @@ static int radau_select_order(radau_state *st, radau_order_ctl *o, double hquot,
                               double theta)
 {
     const double vitu = 0.002, vitd = 0.8, hhou = 1.2, hhod = 0.8;
-    int ns = st->ns, nsnew = ns;
+    int ns = st->co->s, nsnew = ns;
     o->ichan++;
     o->force = 0;
     o->thetat = fmin(10.0, fmax(theta, 0.5 * o->thetat));
@@ -328,9 +333,7 @@ static int radau_select_order(radau_state *st, radau_order_ctl *o, double hquot,
     o->unexp = o->unexn = 0;
     if (!o->change)
         return 0;
-    st->ns = nsnew;
-    st->co = &st->tab[nsnew / 2 - 1];
-    st->N = (size_t)nsnew * st->n;
+    radau_use_stages(st, nsnew);
     o->ichan = 1;
     return 1;
 }
@@ -581,7 +584,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 h = hnew; /* stalled estimate: fresh Jacobian at the new point */
             } else if (theta <= thet && qt >= 1.0 && qt <= 1.2) {
                 need_jac = 0; /* keep h, Jacobian and factorization */
-                if (variable && ++oc.ichan >= 10 && st->ns < st->nsmax)
+                if (variable && ++oc.ichan >= 10 && st->co->s < st->nsmax)
                     oc.force = 1; /* RADAU's IKEEP: reconsider a higher order */
             } else {
                 h = hnew;

@@ -61,8 +61,8 @@ typedef struct radau_state {
     double kappa;
     int kappa_set, nit;
     radau_coeffs tab[3];   /* s = 3, 5, 7 (those in [nsmin, nsmax]) */
-    const radau_coeffs *co; /* the current ns */
-    int ns, nsmin, nsmax;
+    const radau_coeffs *co; /* the current stage count co->s */
+    int nsmin, nsmax;
     int cont_ns;            /* stages of the polynomial in cont (0: none yet) */
     double cont_c[RADAU_SMAX];
     gsl_matrix *E0, *J0, *Es, *T1;
