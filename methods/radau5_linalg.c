@@ -4,6 +4,7 @@
  * simplified Newton iteration: the full dense path (real and complex LU of
  * E/h - J blocks) and the structured KKT path (dae_form.h backends).  Split
  * from radau5.c (issue 19). */
+#include <gsl/gsl_blas.h>
 #include <gsl/gsl_complex_math.h>
 #include <math.h>
 #include <stdlib.h>
@@ -141,27 +142,43 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
     const radau_coeffs *co = st->co;
     const int np = (co->s - 1) / 2;
     mbs_radau_scaling(st->form, h, st->rs, st->cs);
-    const double *E = st->E0->data, *J = st->J0->data;
+    const double *E = st->E0->data, *J = st->J0->data, *rs = st->rs, *cs = st->cs;
     const size_t te = st->E0->tda, tj = st->J0->tda, t1 = st->T1->tda;
-    for (size_t k = 0; k < n; k++)
+    /* the same expressions as sc * (u1/h e - j) etc., with the quotients u1/h
+     * and alpha_p/h (the left operand of each product) hoisted; the complex
+     * entries written straight into the (re, im) pairs of Tc[p] */
+    const double u1h = co->u1 / h;
+    double ah[(RADAU_SMAX - 1) / 2];
+    double *tc[(RADAU_SMAX - 1) / 2];
+    size_t tt[(RADAU_SMAX - 1) / 2];
+    for (int p = 0; p < np; p++) {
+        ah[p] = co->alpha[p] / h;
+        tc[p] = st->Tc[p]->data;
+        tt[p] = st->Tc[p]->tda;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const double *Ek = E + k * te, *Jk = J + k * tj;
+        double *T1k = st->T1->data + k * t1;
         for (size_t l = 0; l < n; l++) {
-            double e = E[k * te + l], j = J[k * tj + l], sc = st->rs[k] * st->cs[l];
-            st->T1->data[k * t1 + l] = sc * (co->u1 / h * e - j);
-            for (int p = 0; p < np; p++)
-                gsl_matrix_complex_set(st->Tc[p], k, l,
-                                       gsl_complex_rect(sc * (co->alpha[p] / h * e - j),
-                                                        sc * co->beta[p] / h * e));
+            double e = Ek[l], j = Jk[l], sc = rs[k] * cs[l];
+            T1k[l] = sc * (u1h * e - j);
+            for (int p = 0; p < np; p++) {
+                double *z = tc[p] + 2 * (k * tt[p] + l);
+                z[0] = sc * (ah[p] * e - j);
+                z[1] = sc * co->beta[p] / h * e;
+            }
         }
+    }
     int sign;
     mbs_count_factorization(ctx);
     int bad = gsl_linalg_LU_decomp(st->T1, st->p1, &sign) != GSL_SUCCESS || mbs_radau_lu_singular(st->T1);
     for (int p = 0; p < np && !bad; p++) {
         mbs_count_factorization(ctx);
         bad = gsl_linalg_complex_LU_decomp(st->Tc[p], st->pc[p], &sign) != GSL_SUCCESS;
-        for (size_t k = 0; k < n && !bad; k++) {
-            gsl_complex d = gsl_matrix_complex_get(st->Tc[p], k, k);
-            bad = !(gsl_complex_abs(d) > 0.0) || !isfinite(GSL_REAL(d)) || !isfinite(GSL_IMAG(d));
-        }
+        /* a zero or non-finite pivot (|d| > 0 without hypot) */
+        const double *d = st->Tc[p]->data;
+        for (size_t k = 0; k < n && !bad; k++, d += 2 * (tt[p] + 1))
+            bad = !(isfinite(d[0]) && isfinite(d[1]) && (d[0] != 0.0 || d[1] != 0.0));
     }
     if (bad)
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
@@ -169,6 +186,21 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
                         mbs_lu_rank(st->T1), st->T1->size1,
                         h);
     return MBS_OK;
+}
+
+/* b1 = (u1/h E0 - J0)^-1 scaled: b1 = T1^-1 P (sign rs rhs), i.e. GSL's
+ * LU_solve (x = P b, then the unit-lower and the upper triangular solve) on
+ * the factors of mbs_radau_factor, without its copies and repeated singularity
+ * checks (the factorisation rejected zero and non-finite pivots): the same
+ * numbers.  The caller scales by cs. */
+static void radau_lu_solve_real(radau_state *st, const double *rhs, double sign)
+{
+    const size_t n = st->n, *pp = st->p1->data;
+    double *b = st->b1->data;
+    for (size_t k = 0; k < n; k++)
+        b[k] = sign * st->rs[pp[k]] * rhs[pp[k]];
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasUnit, st->T1, st->b1);
+    gsl_blas_dtrsv(CblasUpper, CblasNoTrans, CblasNonUnit, st->T1, st->b1);
 }
 
 /* dZ = -T^-1 R: W = (T^-1 (x) I) R, one real and (ns-1)/2 complex scaled
@@ -198,28 +230,30 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
             return sv;
     } else {
         w = st->W; /* dense path: the scaled solutions overwrite W */
-        for (size_t k = 0; k < n; k++)
-            gsl_vector_set(st->b1, k, -st->rs[k] * st->W[k]);
         mbs_count_solve(ctx);
-        if (gsl_linalg_LU_solve(st->T1, st->p1, st->b1, st->x1) != GSL_SUCCESS)
-            return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau Newton solve failed");
+        radau_lu_solve_real(st, st->W, -1.0);
         for (int p = 0; p < np; p++) {
             const double *Wr = st->W + (1 + 2 * p) * n, *Wi = Wr + n;
-            for (size_t k = 0; k < n; k++)
-                gsl_vector_complex_set(st->bc, k,
-                                       gsl_complex_rect(-st->rs[k] * Wr[k], -st->rs[k] * Wi[k]));
+            const size_t *pp = st->pc[p]->data;
+            const double *rs = st->rs, *cs = st->cs;
+            double *b = st->bc->data;
+            for (size_t k = 0; k < n; k++) { /* b = P (-rs W), LU_solve's permutation */
+                size_t i = pp[k];
+                b[2 * k] = -rs[i] * Wr[i];
+                b[2 * k + 1] = -rs[i] * Wi[i];
+            }
             mbs_count_solve(ctx);
-            if (gsl_linalg_complex_LU_solve(st->Tc[p], st->pc[p], st->bc, st->xc) != GSL_SUCCESS)
-                return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau Newton solve failed");
+            gsl_blas_ztrsv(CblasLower, CblasNoTrans, CblasUnit, st->Tc[p], st->bc);
+            gsl_blas_ztrsv(CblasUpper, CblasNoTrans, CblasNonUnit, st->Tc[p], st->bc);
             double *wr = w + (1 + 2 * p) * n, *wi = wr + n;
             for (size_t k = 0; k < n; k++) {
-                gsl_complex x = gsl_vector_complex_get(st->xc, k);
-                wr[k] = st->cs[k] * GSL_REAL(x);
-                wi[k] = st->cs[k] * GSL_IMAG(x);
+                wr[k] = cs[k] * b[2 * k];
+                wi[k] = cs[k] * b[2 * k + 1];
             }
         }
+        const double *x = st->b1->data;
         for (size_t k = 0; k < n; k++)
-            w[k] = st->cs[k] * gsl_vector_get(st->x1, k);
+            w[k] = st->cs[k] * x[k];
     }
     mbs_radau_kron(co->Tm, co->s, n, w, 1.0, st->dZ);
     return MBS_OK;
@@ -230,6 +264,23 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
 void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, const double *x,
                     double d, double *y)
 {
+    if (s == 3) {
+        /* RADAU5's s: the three terms of each entry in one expression, in the
+         * order of the loop below ((0 + c0 x0) + c1 x1) + c2 x2 (the same
+         * numbers), without its per-block loop overhead (small n) */
+        const double *restrict x0 = x, *restrict x1 = x + n, *restrict x2 = x + 2 * n;
+        for (size_t i = 0; i < 3; i++) {
+            const double c0 = M[i][0], c1 = M[i][1], c2 = M[i][2];
+            double *restrict yi = y + i * n;
+            if (d != 1.0)
+                for (size_t k = 0; k < n; k++)
+                    yi[k] = (((0.0 + c0 * x0[k]) + c1 * x1[k]) + c2 * x2[k]) / d;
+            else
+                for (size_t k = 0; k < n; k++)
+                    yi[k] = ((0.0 + c0 * x0[k]) + c1 * x1[k]) + c2 * x2[k];
+        }
+        return;
+    }
     for (size_t i = 0; i < (size_t)s; i++) { /* k innermost: contiguous blocks */
         double *restrict yi = y + i * n;
         for (size_t k = 0; k < n; k++)
@@ -254,13 +305,11 @@ int mbs_radau_solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs,
             st->Wx[i] = -rhs[i];
         return mbs_dae_form_kkt_solve(st->form, ctx, t, st->co->u1 / st->form->h, st->Wx, e);
     }
-    for (size_t i = 0; i < n; i++)
-        gsl_vector_set(st->b1, i, st->rs[i] * rhs[i]);
     mbs_count_solve(ctx);
-    if (gsl_linalg_LU_solve(st->T1, st->p1, st->b1, st->x1) != GSL_SUCCESS)
-        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "Radau error-estimate solve failed");
+    radau_lu_solve_real(st, rhs, 1.0);
+    const double *x = st->b1->data;
     for (size_t i = 0; i < n; i++)
-        e[i] = st->cs[i] * gsl_vector_get(st->x1, i);
+        e[i] = st->cs[i] * x[i];
     return MBS_OK;
 }
 
