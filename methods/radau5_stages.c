@@ -129,11 +129,12 @@ int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
 
 double mbs_radau_rms_scaled(const double *x, const double *scal, size_t len, size_t n)
 {
-    double sum = 0.0;
-    for (size_t i = 0; i < len; i++) {
-        double r = x[i] / scal[i % n];
-        sum += r * r;
-    }
+    double sum = 0.0; /* len is a multiple of n: blocks of n, no i % n */
+    for (size_t b = 0; b < len; b += n)
+        for (size_t k = 0; k < n; k++) {
+            double r = x[b + k] / scal[k];
+            sum += r * r;
+        }
     return sqrt(sum / (double)len);
 }
 
