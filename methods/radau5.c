@@ -109,9 +109,11 @@ static void radau_free(void *p)
     for (int b = 0; b < 3; b++) {
         gsl_matrix_complex_free(st->Tc[b]);
         gsl_permutation_free(st->pc[b]);
+        gsl_permutation_free(st->pcr[b]);
     }
     gsl_matrix_free(st->T1);
     gsl_permutation_free(st->p1);
+    gsl_permutation_free(st->p1r);
     gsl_vector_complex_free(st->bc);
     gsl_vector_complex_free(st->xc);
     free(st->W);
@@ -229,6 +231,13 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
         }
         st->T1 = mbs_matrix_alloc(n, n);
         st->p1 = gsl_permutation_alloc(n);
+        size_t nq = st->form->nq;
+        if (nq > 0 && 2 * nq <= n) { /* the reduced systems (radau5_linalg.c) */
+            st->p1r = gsl_permutation_alloc(n - nq);
+            ok = ok && st->p1r;
+            for (int p = 0; p < npmax; p++)
+                ok = ok && (st->pcr[p] = gsl_permutation_alloc(n - nq));
+        }
         st->bc = gsl_vector_complex_alloc(n);
         st->xc = gsl_vector_complex_alloc(n);
         st->b1 = gsl_vector_alloc(n);
@@ -423,6 +432,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 (s = mbs_radau_form_jac(st, ctx, t, st->y, st->J0)) != MBS_OK ||
                 (s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
                 goto failed_eval;
+            st->red = mbs_radau_reducible(st);
             need_jac = 0;
             jac_current = 1;
             h_fact = -1.0;

@@ -68,6 +68,9 @@ typedef struct radau_state {
     gsl_matrix *E0, *J0, *Es, *T1;
     gsl_matrix_complex *Tc[3];
     gsl_permutation *pc[3], *p1;
+    gsl_permutation *pcr[3], *p1r; /* order n - n_q: the reduced systems (radau_reducible) */
+    int red;                       /* the factors are of the reduced systems */
+    double ig1, igr[3], igi[3];    /* 1/gamma: h/u1, h/(alpha_p + i beta_p) */
     gsl_vector *b1, *x1;
     gsl_vector_complex *bc, *xc;
     double *W; /* transformed residual (ns n) */
@@ -89,6 +92,9 @@ void mbs_radau_assemble(const radau_coeffs *k, size_t n, const gsl_matrix *E0,
                      const gsl_matrix *J0, const double *rs, const double *cs, double h,
                      gsl_matrix *T);
 int mbs_radau_lu_singular(const gsl_matrix *LU);
+/* 1 when the Newton systems at E0, J0 reduce to order n - n_q (RADAU5's
+ * second-order structure); radau5.c sets st->red from it per Jacobian. */
+int mbs_radau_reducible(const radau_state *st);
 int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h);
 int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t);
 void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, const double *x,

@@ -132,6 +132,35 @@ int mbs_radau_lu_singular(const gsl_matrix *LU)
     return 0;
 }
 
+/* RADAU5's second-order structure (Hairer & Wanner's code RADAU5, M1 = M2 =
+ * n_q; Solving ODEs II, Sect. IV.8, "second order systems"): when the q rows
+ * read q' = v, i.e. E's q rows are (I 0), J's q rows are (0 I 0) and E has
+ * no q columns below them (H = I: the index-3, index-2 and Baumgarte forms;
+ * not GGL, whose q rows hold G^T mu), every Newton system
+ *     [gamma I  -I 0; -J_2q  A_22] (x_q, x_2) = (b_q, b_2)
+ * has x_q = (b_q + x_v)/gamma, and x_2 solves the system of order n - n_q
+ *     (A_22 - J_2q [I 0]/gamma) x_2 = b_2 + J_2q b_q / gamma,
+ * the same solution in exact arithmetic with an LU of order n - n_q (3 instead
+ * of 5 on the pendulum).  Checked on E0, J0 (exact zeros and ones, as the
+ * forms set them) after every Jacobian evaluation (st->red, radau5.c); 0 keeps
+ * the full system. */
+int mbs_radau_reducible(const radau_state *st)
+{
+    const size_t n = st->n, nq = st->form->nq;
+    if (!st->p1r || nq == 0 || 2 * nq > n)
+        return 0;
+    const double *E = st->E0->data, *J = st->J0->data;
+    const size_t te = st->E0->tda, tj = st->J0->tda;
+    for (size_t k = 0; k < n; k++)
+        for (size_t l = 0; l < (k < nq ? n : nq); l++) {
+            if (E[k * te + l] != (k == l ? 1.0 : 0.0))
+                return 0;
+            if (k < nq && J[k * tj + l] != (l == nq + k ? 1.0 : 0.0))
+                return 0;
+        }
+    return 1;
+}
+
 /* Factor the scaled Newton matrices after RADAU's transformation (Hairer &
  * Wanner II, Sect. IV.8): the real block u1/h E0 - J0 (also the matrix of the
  * error estimate) and the complex blocks (alpha_p + i beta_p)/h E0 - J0,
@@ -143,11 +172,21 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
     const int np = (co->s - 1) / 2;
     mbs_radau_scaling(st->form, h, st->rs, st->cs);
     const double *E = st->E0->data, *J = st->J0->data, *rs = st->rs, *cs = st->cs;
-    const size_t te = st->E0->tda, tj = st->J0->tda, t1 = st->T1->tda;
+    const size_t te = st->E0->tda, tj = st->J0->tda;
+    /* the reduced system: the matrices of order m = n - n_q in the leading
+     * block of T1, Tc[p] (views with their row stride) */
+    const size_t o = st->red ? st->form->nq : 0, m = n - o;
+    gsl_matrix T1 = {.size1 = m, .size2 = m, .tda = st->T1->tda, .data = st->T1->data,
+                     .block = st->T1->block, .owner = 0};
+    gsl_permutation *p1 = st->red ? st->p1r : st->p1;
+    const size_t t1 = T1.tda;
     /* the same expressions as sc * (u1/h e - j) etc., with the quotients u1/h
      * and alpha_p/h (the left operand of each product) hoisted; the complex
-     * entries written straight into the (re, im) pairs of Tc[p] */
+     * entries written straight into the (re, im) pairs of Tc[p].  Reduced:
+     * minus the J_(2q) column of q_l over gamma in the column of v_l, with
+     * 1/gamma = h/u1 (real block) or h/(alpha_p + i beta_p) (complex). */
     const double u1h = co->u1 / h;
+    st->ig1 = h / co->u1;
     double ah[(RADAU_SMAX - 1) / 2];
     double *tc[(RADAU_SMAX - 1) / 2];
     size_t tt[(RADAU_SMAX - 1) / 2];
@@ -155,52 +194,161 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
         ah[p] = co->alpha[p] / h;
         tc[p] = st->Tc[p]->data;
         tt[p] = st->Tc[p]->tda;
+        double ab2 = co->alpha[p] * co->alpha[p] + co->beta[p] * co->beta[p];
+        st->igr[p] = h * co->alpha[p] / ab2;
+        st->igi[p] = -h * co->beta[p] / ab2;
     }
-    for (size_t k = 0; k < n; k++) {
-        const double *Ek = E + k * te, *Jk = J + k * tj;
-        double *T1k = st->T1->data + k * t1;
-        for (size_t l = 0; l < n; l++) {
-            double e = Ek[l], j = Jk[l], sc = rs[k] * cs[l];
-            T1k[l] = sc * (u1h * e - j);
+    for (size_t k = 0; k < m; k++) {
+        const size_t K = o + k;
+        const double *Ek = E + K * te + o, *Jk = J + K * tj + o, *Jq = J + K * tj;
+        double *T1k = T1.data + k * t1;
+        for (size_t l = 0; l < m; l++) {
+            double e = Ek[l], j = Jk[l], sc = rs[K] * cs[o + l];
+            if (!st->red) {
+                T1k[l] = sc * (u1h * e - j);
+                for (int p = 0; p < np; p++) {
+                    double *z = tc[p] + 2 * (k * tt[p] + l);
+                    z[0] = sc * (ah[p] * e - j);
+                    z[1] = sc * co->beta[p] / h * e;
+                }
+                continue;
+            }
+            double jq = l < o ? Jq[l] : 0.0;
+            T1k[l] = sc * (u1h * e - j - jq * st->ig1);
             for (int p = 0; p < np; p++) {
                 double *z = tc[p] + 2 * (k * tt[p] + l);
-                z[0] = sc * (ah[p] * e - j);
-                z[1] = sc * co->beta[p] / h * e;
+                z[0] = sc * (ah[p] * e - j - jq * st->igr[p]);
+                z[1] = sc * (co->beta[p] / h * e - jq * st->igi[p]);
             }
         }
     }
     int sign;
     mbs_count_factorization(ctx);
-    int bad = gsl_linalg_LU_decomp(st->T1, st->p1, &sign) != GSL_SUCCESS || mbs_radau_lu_singular(st->T1);
+    int bad = gsl_linalg_LU_decomp(&T1, p1, &sign) != GSL_SUCCESS || mbs_radau_lu_singular(&T1);
     for (int p = 0; p < np && !bad; p++) {
+        gsl_matrix_complex Tc = {.size1 = m, .size2 = m, .tda = tt[p], .data = tc[p],
+                                 .block = st->Tc[p]->block, .owner = 0};
         mbs_count_factorization(ctx);
-        bad = gsl_linalg_complex_LU_decomp(st->Tc[p], st->pc[p], &sign) != GSL_SUCCESS;
+        bad = gsl_linalg_complex_LU_decomp(&Tc, st->red ? st->pcr[p] : st->pc[p], &sign) !=
+              GSL_SUCCESS;
         /* a zero or non-finite pivot (|d| > 0 without hypot) */
-        const double *d = st->Tc[p]->data;
-        for (size_t k = 0; k < n && !bad; k++, d += 2 * (tt[p] + 1))
+        const double *d = tc[p];
+        for (size_t k = 0; k < m && !bad; k++, d += 2 * (tt[p] + 1))
             bad = !(isfinite(d[0]) && isfinite(d[1]) && (d[0] != 0.0 || d[1] != 0.0));
     }
     if (bad)
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
                         "singular Radau iteration matrix (rank %zu of %zu, h=%.3g)",
-                        mbs_lu_rank(st->T1), st->T1->size1,
-                        h);
+                        mbs_lu_rank(&T1), m, h);
     return MBS_OK;
 }
 
-/* b1 = (u1/h E0 - J0)^-1 scaled: b1 = T1^-1 P (sign rs rhs), i.e. GSL's
- * LU_solve (x = P b, then the unit-lower and the upper triangular solve) on
- * the factors of mbs_radau_factor, without its copies and repeated singularity
- * checks (the factorisation rejected zero and non-finite pivots): the same
- * numbers.  The caller scales by cs. */
-static void radau_lu_solve_real(radau_state *st, const double *rhs, double sign)
+/* out = (u1/h E0 - J0)^-1 (sign rhs) on the factors of mbs_radau_factor:
+ * GSL's LU_solve (x = P b, then the unit-lower and the upper triangular
+ * solve) without its copies and repeated singularity checks (the
+ * factorisation rejected zero and non-finite pivots), through the row and
+ * column scaling; reduced (st->red): the system of order n - n_q and
+ * x_q = (b_q + x_v)/gamma (mbs_radau_reducible).  out may be rhs. */
+static void radau_solve_real(radau_state *st, const double *rhs, double sign, double *out)
 {
-    const size_t n = st->n, *pp = st->p1->data;
-    double *b = st->b1->data;
-    for (size_t k = 0; k < n; k++)
-        b[k] = sign * st->rs[pp[k]] * rhs[pp[k]];
-    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasUnit, st->T1, st->b1);
-    gsl_blas_dtrsv(CblasUpper, CblasNoTrans, CblasNonUnit, st->T1, st->b1);
+    const size_t n = st->n, o = st->red ? st->form->nq : 0, m = n - o;
+    const size_t *pp = (st->red ? st->p1r : st->p1)->data;
+    const double *rs = st->rs, *cs = st->cs;
+    double *b = st->b1->data, *r = st->x1->data;
+    if (!st->red) {
+        for (size_t k = 0; k < n; k++)
+            b[k] = sign * rs[pp[k]] * rhs[pp[k]];
+    } else { /* r = b_2 + J_2q b_q / gamma, then b = P (rs r) */
+        const double *J = st->J0->data;
+        const size_t tj = st->J0->tda;
+        for (size_t i = 0; i < m; i++) {
+            const double *Ji = J + (o + i) * tj;
+            double sum = 0.0;
+            for (size_t k = 0; k < o; k++)
+                sum += Ji[k] * rhs[k];
+            r[i] = sign * (rhs[o + i] + sum * st->ig1);
+        }
+        for (size_t k = 0; k < m; k++)
+            b[k] = rs[o + pp[k]] * r[pp[k]];
+    }
+    gsl_matrix T1 = {.size1 = m, .size2 = m, .tda = st->T1->tda, .data = st->T1->data,
+                     .block = st->T1->block, .owner = 0};
+    gsl_vector bv = {.size = m, .stride = 1, .data = b, .block = st->b1->block, .owner = 0};
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasUnit, &T1, &bv);
+    gsl_blas_dtrsv(CblasUpper, CblasNoTrans, CblasNonUnit, &T1, &bv);
+    if (!st->red) {
+        for (size_t k = 0; k < n; k++)
+            out[k] = cs[k] * b[k];
+        return;
+    }
+    for (size_t k = 0; k < o; k++) /* x_q before x_v overwrites rhs (out may be rhs) */
+        r[k] = (sign * rhs[k] + cs[o + k] * b[k]) * st->ig1;
+    for (size_t k = 0; k < m; k++)
+        out[o + k] = cs[o + k] * b[k];
+    memcpy(out, r, o * sizeof(double));
+}
+
+/* The complex block p: (wr + i wi) = -((alpha_p + i beta_p)/h E0 - J0)^-1
+ * (Wr + i Wi), as radau_solve_real. */
+static void radau_solve_complex(radau_state *st, int p, const double *Wr, const double *Wi,
+                                double *wr, double *wi)
+{
+    const size_t n = st->n, o = st->red ? st->form->nq : 0, m = n - o;
+    const size_t *pp = (st->red ? st->pcr[p] : st->pc[p])->data;
+    const double *rs = st->rs, *cs = st->cs;
+    double *b = st->bc->data, *r = st->xc->data;
+    if (!st->red) {
+        for (size_t k = 0; k < n; k++) { /* b = P (-rs W), LU_solve's permutation */
+            size_t i = pp[k];
+            b[2 * k] = -rs[i] * Wr[i];
+            b[2 * k + 1] = -rs[i] * Wi[i];
+        }
+    } else { /* r = -(W_2 + J_2q W_q / gamma), then b = P (rs r) */
+        const double *J = st->J0->data, gr = st->igr[p], gi = st->igi[p];
+        const size_t tj = st->J0->tda;
+        for (size_t i = 0; i < m; i++) {
+            const double *Ji = J + (o + i) * tj;
+            double sr = 0.0, si = 0.0;
+            for (size_t k = 0; k < o; k++) {
+                sr += Ji[k] * Wr[k];
+                si += Ji[k] * Wi[k];
+            }
+            r[2 * i] = -(Wr[o + i] + (sr * gr - si * gi));
+            r[2 * i + 1] = -(Wi[o + i] + (sr * gi + si * gr));
+        }
+        for (size_t k = 0; k < m; k++) {
+            size_t i = pp[k];
+            b[2 * k] = rs[o + i] * r[2 * i];
+            b[2 * k + 1] = rs[o + i] * r[2 * i + 1];
+        }
+    }
+    gsl_matrix_complex Tc = {.size1 = m, .size2 = m, .tda = st->Tc[p]->tda,
+                             .data = st->Tc[p]->data, .block = st->Tc[p]->block, .owner = 0};
+    gsl_vector_complex bv = {.size = m, .stride = 1, .data = b, .block = st->bc->block,
+                             .owner = 0};
+    gsl_blas_ztrsv(CblasLower, CblasNoTrans, CblasUnit, &Tc, &bv);
+    gsl_blas_ztrsv(CblasUpper, CblasNoTrans, CblasNonUnit, &Tc, &bv);
+    if (!st->red) {
+        for (size_t k = 0; k < n; k++) {
+            wr[k] = cs[k] * b[2 * k];
+            wi[k] = cs[k] * b[2 * k + 1];
+        }
+        return;
+    }
+    const double gr = st->igr[p], gi = st->igi[p];
+    for (size_t k = 0; k < o; k++) { /* x_q = (-W_q + x_v)/gamma */
+        double ar = -Wr[k] + cs[o + k] * b[2 * k], ai = -Wi[k] + cs[o + k] * b[2 * k + 1];
+        r[2 * k] = ar * gr - ai * gi;
+        r[2 * k + 1] = ar * gi + ai * gr;
+    }
+    for (size_t k = 0; k < m; k++) {
+        wr[o + k] = cs[o + k] * b[2 * k];
+        wi[o + k] = cs[o + k] * b[2 * k + 1];
+    }
+    for (size_t k = 0; k < o; k++) {
+        wr[k] = r[2 * k];
+        wi[k] = r[2 * k + 1];
+    }
 }
 
 /* dZ = -T^-1 R: W = (T^-1 (x) I) R, one real and (ns-1)/2 complex scaled
@@ -229,31 +377,14 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
         if (sv != MBS_OK)
             return sv;
     } else {
-        w = st->W; /* dense path: the scaled solutions overwrite W */
+        w = st->W; /* dense path: the solutions overwrite W */
         mbs_count_solve(ctx);
-        radau_lu_solve_real(st, st->W, -1.0);
+        radau_solve_real(st, st->W, -1.0, w);
         for (int p = 0; p < np; p++) {
-            const double *Wr = st->W + (1 + 2 * p) * n, *Wi = Wr + n;
-            const size_t *pp = st->pc[p]->data;
-            const double *rs = st->rs, *cs = st->cs;
-            double *b = st->bc->data;
-            for (size_t k = 0; k < n; k++) { /* b = P (-rs W), LU_solve's permutation */
-                size_t i = pp[k];
-                b[2 * k] = -rs[i] * Wr[i];
-                b[2 * k + 1] = -rs[i] * Wi[i];
-            }
+            double *Wr = st->W + (1 + 2 * p) * n;
             mbs_count_solve(ctx);
-            gsl_blas_ztrsv(CblasLower, CblasNoTrans, CblasUnit, st->Tc[p], st->bc);
-            gsl_blas_ztrsv(CblasUpper, CblasNoTrans, CblasNonUnit, st->Tc[p], st->bc);
-            double *wr = w + (1 + 2 * p) * n, *wi = wr + n;
-            for (size_t k = 0; k < n; k++) {
-                wr[k] = cs[k] * b[2 * k];
-                wi[k] = cs[k] * b[2 * k + 1];
-            }
+            radau_solve_complex(st, p, Wr, Wr + n, Wr, Wr + n);
         }
-        const double *x = st->b1->data;
-        for (size_t k = 0; k < n; k++)
-            w[k] = st->cs[k] * x[k];
     }
     mbs_radau_kron(co->Tm, co->s, n, w, 1.0, st->dZ);
     return MBS_OK;
@@ -265,19 +396,27 @@ void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, con
                     double d, double *y)
 {
     if (s == 3) {
-        /* RADAU5's s: the three terms of each entry in one expression, in the
-         * order of the loop below ((0 + c0 x0) + c1 x1) + c2 x2 (the same
-         * numbers), without its per-block loop overhead (small n) */
+        /* RADAU5's s: all three blocks in one pass over k (small n: no
+         * per-block loop overhead), each entry in the order of the loop
+         * below, ((0 + c0 x0) + c1 x1) + c2 x2 (the same numbers) */
+        const double a00 = M[0][0], a01 = M[0][1], a02 = M[0][2], a10 = M[1][0],
+                     a11 = M[1][1], a12 = M[1][2], a20 = M[2][0], a21 = M[2][1],
+                     a22 = M[2][2];
         const double *restrict x0 = x, *restrict x1 = x + n, *restrict x2 = x + 2 * n;
-        for (size_t i = 0; i < 3; i++) {
-            const double c0 = M[i][0], c1 = M[i][1], c2 = M[i][2];
-            double *restrict yi = y + i * n;
-            if (d != 1.0)
-                for (size_t k = 0; k < n; k++)
-                    yi[k] = (((0.0 + c0 * x0[k]) + c1 * x1[k]) + c2 * x2[k]) / d;
-            else
-                for (size_t k = 0; k < n; k++)
-                    yi[k] = ((0.0 + c0 * x0[k]) + c1 * x1[k]) + c2 * x2[k];
+        double *restrict y0 = y, *restrict y1 = y + n, *restrict y2 = y + 2 * n;
+        for (size_t k = 0; k < n; k++) {
+            double u = x0[k], v = x1[k], w = x2[k];
+            double r0 = ((0.0 + a00 * u) + a01 * v) + a02 * w;
+            double r1 = ((0.0 + a10 * u) + a11 * v) + a12 * w;
+            double r2 = ((0.0 + a20 * u) + a21 * v) + a22 * w;
+            if (d != 1.0) {
+                r0 /= d;
+                r1 /= d;
+                r2 /= d;
+            }
+            y0[k] = r0;
+            y1[k] = r1;
+            y2[k] = r2;
         }
         return;
     }
@@ -306,10 +445,7 @@ int mbs_radau_solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs,
         return mbs_dae_form_kkt_solve(st->form, ctx, t, st->co->u1 / st->form->h, st->Wx, e);
     }
     mbs_count_solve(ctx);
-    radau_lu_solve_real(st, rhs, 1.0);
-    const double *x = st->b1->data;
-    for (size_t i = 0; i < n; i++)
-        e[i] = st->cs[i] * x[i];
+    radau_solve_real(st, rhs, 1.0, e);
     return MBS_OK;
 }
 
