@@ -12,7 +12,10 @@
  *     1 <= h_new/h <= 1.2.  As in RADAU5 the 3n x 3n system is decoupled by
  *     the eigenvector matrix T of A^-1 into one real n x n system
  *     (u1/h E - J) and one complex n x n system ((alpha + i beta)/h E - J),
- *     factored with GSL's real and complex LU;
+ *     factored with GSL's real and complex LU; when the q rows read q' = v
+ *     (H = I: index-3 and index-2 forms) the q unknowns are eliminated as in
+ *     RADAU5's option for second-order systems (M1 = M2 = n_q), which leaves
+ *     systems of order n - n_q (radau5_linalg.c, mbs_radau_reducible);
  *   - Newton stopped when faccon * ||dZ|| <= fnewt; fnewt = kappa when the
  *     parameter `kappa` is given, otherwise RADAU5's default
  *     max(10 eps / rtol', min(0.03, sqrt(rtol'))) (kappa's default 0.03 is the
@@ -680,6 +683,66 @@ int mbs_radau5_iteration_matrix(mbs_dae_form *f, mbs_ctx *ctx, double t, const d
     gsl_matrix_free(J);
     free(rs);
     free(cs);
+    return s;
+}
+
+int mbs_radau5_newton_solve(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, double h,
+                            int reduce, const double *R, double *dZ, int *reduced)
+{
+    size_t n = f->n, nq = f->nq;
+    if (!(h > 0.0) || f->sparse)
+        return mbs_fail(ctx, MBS_BAD_INPUT, t, "Newton solve: h=%g, dense form needed", h);
+    radau_state st = {.form = f, .n = n, .N = 3 * n};
+    int s = mbs_radau_tableau(&st.tab[0]);
+    st.co = &st.tab[0];
+    st.E0 = mbs_matrix_alloc(n, n);
+    st.J0 = mbs_matrix_alloc(n, n);
+    st.T1 = mbs_matrix_alloc(n, n);
+    st.Tc[0] = mbs_matrix_complex_alloc(n, n);
+    st.p1 = gsl_permutation_alloc(n);
+    st.pc[0] = gsl_permutation_alloc(n);
+    if (nq > 0 && 2 * nq <= n) {
+        st.p1r = gsl_permutation_alloc(n - nq);
+        st.pcr[0] = gsl_permutation_alloc(n - nq);
+    }
+    st.b1 = gsl_vector_alloc(n);
+    st.x1 = gsl_vector_alloc(n);
+    st.bc = gsl_vector_complex_alloc(n);
+    st.xc = gsl_vector_complex_alloc(n);
+    st.rs = malloc(n * sizeof(double));
+    st.cs = malloc(n * sizeof(double));
+    st.W = malloc(3 * n * sizeof(double));
+    st.R = malloc(3 * n * sizeof(double));
+    if (s == MBS_OK && !(st.E0 && st.J0 && st.T1 && st.Tc[0] && st.p1 && st.pc[0] && st.b1 &&
+                         st.x1 && st.bc && st.xc && st.rs && st.cs && st.W && st.R &&
+                         (st.p1r || !(nq > 0 && 2 * nq <= n)) && (st.pcr[0] || !st.p1r)))
+        s = MBS_NO_MEMORY;
+    f->h = h;
+    if (s == MBS_OK && (s = mbs_dae_form_mass(f, ctx, t, y, st.E0)) == MBS_OK &&
+        (s = mbs_dae_form_jac(f, ctx, t, y, st.J0)) == MBS_OK) {
+        st.red = reduce && mbs_radau_reducible(&st);
+        *reduced = st.red;
+        memcpy(st.R, R, 3 * n * sizeof(double));
+        st.dZ = dZ;
+        if ((s = mbs_radau_factor(&st, ctx, t, h)) == MBS_OK)
+            s = mbs_radau_solve_stages(&st, ctx, t);
+    }
+    gsl_matrix_free(st.E0);
+    gsl_matrix_free(st.J0);
+    gsl_matrix_free(st.T1);
+    gsl_matrix_complex_free(st.Tc[0]);
+    gsl_permutation_free(st.p1);
+    gsl_permutation_free(st.pc[0]);
+    gsl_permutation_free(st.p1r);
+    gsl_permutation_free(st.pcr[0]);
+    gsl_vector_free(st.b1);
+    gsl_vector_free(st.x1);
+    gsl_vector_complex_free(st.bc);
+    gsl_vector_complex_free(st.xc);
+    free(st.rs);
+    free(st.cs);
+    free(st.W);
+    free(st.R);
     return s;
 }
 
