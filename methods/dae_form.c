@@ -574,6 +574,46 @@ int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
     return MBS_OK;
 }
 
+int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
+                          const double *yp, double *R)
+{
+    size_t nq = f->nq, nv = f->nv;
+    const double *pv = yp + nq;
+    double *Rv = R + nq;
+    int s;
+    if (f->nx)
+        return mbs_fail(ctx, MBS_BAD_INPUT, t, "E y' product not available for extended problems");
+    if ((s = mbs_dae_form_rhs(f, ctx, t, y, R)) != MBS_OK)
+        return s;
+    for (size_t i = 0; i < nq; i++)
+        R[i] = yp[i] - R[i];
+    if (f->native) { /* M yp_v from the triplets into the scratch F1 */
+        double *ov = f->F1;
+        f->Mt.nnz = 0;
+        if ((s = mbs_mass_sparse(ctx, t, y, &f->Mt)) != MBS_OK)
+            return s;
+        memset(ov, 0, nv * sizeof(double));
+        for (size_t k = 0; k < f->Mt.nnz; k++)
+            ov[f->Mt.row[k]] += f->Mt.val[k] * pv[f->Mt.col[k]];
+        for (size_t i = 0; i < nv; i++)
+            Rv[i] = ov[i] - Rv[i];
+    } else {
+        if ((s = mbs_mass(ctx, t, y, f->M)) != MBS_OK)
+            return s;
+        const double *Md = f->M->data;
+        const size_t tm = f->M->tda;
+        for (size_t i = 0; i < nv; i++) {
+            double r = 0.0;
+            for (size_t j = 0; j < nv; j++)
+                r += Md[i * tm + j] * pv[j];
+            Rv[i] = r - Rv[i];
+        }
+    }
+    for (size_t i = nq + nv; i < f->n; i++) /* E's zero rows: 0 - F, as E y' - F */
+        R[i] = 0.0 - R[i];
+    return MBS_OK;
+}
+
 int mbs_dae_form_index2_velocities(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *q,
                                    int *seen)
 {

@@ -141,6 +141,11 @@ int mbs_dae_form_index2_velocities(mbs_dae_form *f, mbs_ctx *ctx, double t, cons
 /* E(y) yp (length n) without forming E: (yp_q, M(q) yp_v, 0). */
 int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
                             const double *yp, double *out);
+/* R = E(y) yp - F(t, y) (length n) in one call: F by mbs_dae_form_rhs into R,
+ * then E yp as mbs_dae_form_mass_times forms it (the same numbers as
+ * mass_times(out) followed by R = out - R, without the product vector). */
+int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
+                          const double *yp, double *R);
 /* Evaluate M, B at (t, y) and factor the KKT matrices (one counted factorisation
  * per mbs_linsol_factor).  MBS_SINGULAR_MATRIX etc. with a reason in ctx. */
 int mbs_dae_form_kkt_factor(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y);

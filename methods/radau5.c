@@ -389,6 +389,10 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
     const double hmax = span;
     double hold = h, hacc = h, erracc = 1.0, faccon = 1.0, theta = 0.0, h_fact = -1.0;
     int first = 1, reject = 0, last = 0, need_jac = 1, jac_current = 0, naccpt = 0, nsing = 0;
+    /* F0 = F(t, y) is current (evaluated after the last accepted step at the
+     * same t, y): the Jacobian evaluation then does not repeat it (F does
+     * not depend on h in these forms) */
+    int f0_current = 0;
     /* stalled-estimate guard: consecutive steps on a kept Jacobian whose
      * scaled error stays within 10% of the previous one in [0.5, 2] */
     double err_prev = 0.0;
@@ -424,8 +428,9 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                     break;
                 goto unexpected;
             }
-            if ((s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
+            if (!f0_current && (s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
                 goto failed_eval;
+            f0_current = 1;
             need_jac = 0;
             jac_current = 1;
             if (first)
@@ -433,8 +438,9 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         } else if (need_jac || fixed) {
             if ((s = mbs_radau_form_mass(st, ctx, t, st->y, st->E0)) != MBS_OK ||
                 (s = mbs_radau_form_jac(st, ctx, t, st->y, st->J0)) != MBS_OK ||
-                (s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
+                (!f0_current && (s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK))
                 goto failed_eval;
+            f0_current = 1;
             st->red = mbs_radau_reducible(st);
             need_jac = 0;
             jac_current = 1;
@@ -490,6 +496,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             t = istep + 1 == nsteps ? t_end : t + h;
             istep++;
             mbs_radau_update_solution(st);
+            f0_current = 0;
             hold = h;
             first = 0;
             if ((s = report(st, ctx, t, h, ystate)) != MBS_OK)
@@ -583,6 +590,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             hold = h;
             t = last ? t_end : t + h;
             mbs_radau_update_solution(st);
+            f0_current = 0;
             jac_current = 0;
             if ((s = report(st, ctx, t, h, ystate)) != MBS_OK)
                 break;
@@ -590,6 +598,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 break;
             if ((s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
                 goto failed_eval;
+            f0_current = st->form->kind != MBS_FORM_BAUMGARTE2;
             hnew = fmin(hnew, hmax);
             if (reject)
                 hnew = fmin(hnew, h);

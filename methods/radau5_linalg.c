@@ -154,13 +154,18 @@ int mbs_radau_reducible(const radau_state *st)
         return 0;
     const double *E = st->E0->data, *J = st->J0->data;
     const size_t te = st->E0->tda, tj = st->J0->tda;
-    for (size_t k = 0; k < n; k++)
-        for (size_t l = 0; l < (k < nq ? n : nq); l++) {
-            if (E[k * te + l] != (k == l ? 1.0 : 0.0))
+    for (size_t k = 0; k < nq; k++) { /* q rows: E (e_k, 0), J (0, e_k, 0) */
+        const double *Ek = E + k * te, *Jk = J + k * tj;
+        for (size_t l = 0; l < n; l++)
+            if (Ek[l] != (l == k ? 1.0 : 0.0) || Jk[l] != (l == nq + k ? 1.0 : 0.0))
                 return 0;
-            if (k < nq && J[k * tj + l] != (l == nq + k ? 1.0 : 0.0))
+    }
+    for (size_t k = nq; k < n; k++) { /* no q columns of E below */
+        const double *Ek = E + k * te;
+        for (size_t l = 0; l < nq; l++)
+            if (Ek[l] != 0.0)
                 return 0;
-        }
+    }
     return 1;
 }
 

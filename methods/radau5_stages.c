@@ -104,12 +104,8 @@ int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
         }
         if (!st->form->nx) { /* E(Y_i) Yd_i without forming E (bit for bit the
                                 dense product: E = diag(I, M, 0)) */
-            if ((s = mbs_dae_form_rhs(st->form, ctx, ti, st->Ys, Ri)) != MBS_OK ||
-                (s = mbs_dae_form_mass_times(st->form, ctx, ti, st->Ys, Ydi, st->Es_w)) !=
-                    MBS_OK)
+            if ((s = mbs_dae_form_residual(st->form, ctx, ti, st->Ys, Ydi, Ri)) != MBS_OK)
                 return s;
-            for (size_t k = 0; k < n; k++)
-                Ri[k] = st->Es_w[k] - Ri[k];
             continue;
         }
         if ((s = mbs_radau_form_mass(st, ctx, ti, st->Ys, st->Es)) != MBS_OK ||
