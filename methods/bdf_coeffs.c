@@ -20,13 +20,13 @@
  * components by h, index-3 components by h^2. */
 double mbs_bdf_wnorm(const bdf_state *st, const double *x, const int *mask)
 {
-    double sum = 0.0, h = st->hnow;
+    double h = st->hnow, sum = 0.0;
+    const double scale[4] = {0.0, 1.0, h, h * h};
     size_t cnt = 0;
     for (size_t i = 0; i < st->n; i++) {
         if (!mask[i])
             continue;
-        double s = mask[i] == 1 ? 1.0 : mask[i] == 2 ? h : h * h;
-        double r = s * x[i] / st->w[i];
+        double r = scale[mask[i]] * x[i] / st->w[i];
         sum += r * r;
         cnt++;
     }
@@ -69,20 +69,16 @@ void mbs_bdf_coefficients(const double *x, int k, double *c)
     }
 }
 
-/* (m-1)-th divided difference of the points (ts[i], ys[i]), i < m, into st->dd[0]. */
-static const double *divdiff(bdf_state *st, double *const *ys, const double *ts, int m)
-{
-    size_t n = st->n;
-    for (int i = 0; i < m; i++)
-        memcpy(st->dd[i], ys[i], n * sizeof(double));
-    for (int l = 1; l < m; l++)
-        for (int i = 0; i + l < m; i++) {
-            double d = ts[i] - ts[i + l];
-            for (size_t c = 0; c < n; c++)
-                st->dd[i][c] = (st->dd[i][c] - st->dd[i + 1][c]) / d;
-        }
-    return st->dd[0];
-}
+/* Divided differences of the points (ts[i], ys[i]), i < m, level by level in
+ * st->dd; after level l, st->dd[0] is the l-th divided difference over the
+ * points 0..l (it does not depend on m).  visit(l) is called after each level
+ * l >= 1 (NULL: none). */
+typedef struct dd_visit {
+    bdf_state *st;
+    double h;
+    int want[BDF_NHIST]; /* want[l]: order p = l - 1 estimate requested */
+    double est[BDF_NHIST];
+} dd_visit;
 
 static double factorial(int k)
 {
@@ -100,14 +96,41 @@ static double harmonic(int k)
     return s;
 }
 
+/* |h^(p+1) y^(p+1)| / ((p+1) H_p) with y^(p+1) ~ (p+1)! dd, dd the divided
+ * difference of order p + 1. */
+static double estimate_from(bdf_state *st, const double *dd, int p, double h)
+{
+    return factorial(p) * pow(h, p + 1) * mbs_bdf_wnorm(st, dd, st->errmask) / harmonic(p);
+}
+
+/* One divided-difference table over the points 0..m-1 gives the estimates of
+ * every requested order (those of order p use the points 0..p+1). */
+static void divdiff_estimates(dd_visit *v, double *const *ys, const double *ts, int m)
+{
+    bdf_state *st = v->st;
+    size_t n = st->n;
+    for (int i = 0; i < m; i++)
+        memcpy(st->dd[i], ys[i], n * sizeof(double));
+    for (int l = 1; l < m; l++) {
+        for (int i = 0; i + l < m; i++) {
+            double d = ts[i] - ts[i + l];
+            for (size_t c = 0; c < n; c++)
+                st->dd[i][c] = (st->dd[i][c] - st->dd[i + 1][c]) / d;
+        }
+        if (v->want[l])
+            v->est[l] = estimate_from(st, st->dd[0], l - 1, v->h);
+    }
+}
+
 /* Estimated local error of BDF order p from the divided difference of order
- * p + 1 over the points (ts, ys)[0..p+1]: |h^(p+1) y^(p+1)| / ((p+1) H_p) with
- * y^(p+1) ~ (p+1)! dd. */
+ * p + 1 over the points (ts, ys)[0..p+1]. */
 double mbs_bdf_order_estimate(bdf_state *st, double *const *ys, const double *ts, int p,
                              double h)
 {
-    const double *d = divdiff(st, ys, ts, p + 2);
-    return factorial(p) * pow(h, p + 1) * mbs_bdf_wnorm(st, d, st->errmask) / harmonic(p);
+    dd_visit v = {.st = st, .h = h};
+    v.want[p + 1] = 1;
+    divdiff_estimates(&v, ys, ts, p + 2);
+    return v.est[p + 1];
 }
 
 /* Order selection after an accepted step (points hy[0..] include y_{n+1});
@@ -118,15 +141,25 @@ int mbs_bdf_select_order(bdf_state *st, int k, double err, double h, int nconst,
     const double *ts = st->ht;
     int knew = k;
     *est = err;
+    /* The estimates of orders k-2, k-1 and k+1 come from one table (they are
+     * the same numbers as from separate tables: see divdiff_estimates). */
+    dd_visit v = {.st = st, .h = h};
     if (k > 1 && st->nhist >= k + 1) {
-        double ekm1 = mbs_bdf_order_estimate(st, ys, ts, k - 1, h);
-        double ekm2 = k > 2 ? mbs_bdf_order_estimate(st, ys, ts, k - 2, h) : 0.0;
+        int up = k < st->maxord && nconst >= k + 1 && st->nhist >= k + 3;
+        v.want[k] = 1;
+        if (k > 2)
+            v.want[k - 1] = 1;
+        if (up)
+            v.want[k + 2] = 1;
+        divdiff_estimates(&v, ys, ts, up ? k + 3 : k + 1);
+        double ekm1 = v.est[k];
+        double ekm2 = k > 2 ? v.est[k - 1] : 0.0;
         if ((k == 2 && ekm1 <= 0.5 * err) || (k > 2 && fmax(ekm1, ekm2) <= err)) {
             *est = ekm1;
             return k - 1;
         }
-        if (k < st->maxord && nconst >= k + 1 && st->nhist >= k + 3) {
-            double ekp1 = mbs_bdf_order_estimate(st, ys, ts, k + 1, h);
+        if (up) {
+            double ekp1 = v.est[k + 2];
             if (ekm1 <= fmin(err, ekp1)) {
                 knew = k - 1;
                 *est = ekm1;
@@ -144,4 +177,3 @@ int mbs_bdf_select_order(bdf_state *st, int k, double err, double h, int nconst,
     }
     return knew;
 }
-

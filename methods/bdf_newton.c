@@ -208,7 +208,7 @@ static int corrector(bdf_state *st, double t, double h, double c0)
                     break;
                 }
             } else {
-                rho = pow(nrm / norm0, 1.0 / m);
+                rho = m == 1 ? nrm / norm0 : pow(nrm / norm0, 1.0 / m); /* pow(x, 1) == x */
                 if (rho > 0.9) {
                     s = MBS_NEWTON_DIVERGED;
                     break;
