@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../harness/reference.h"
 #include "../harness/run.h"
@@ -285,8 +286,9 @@ static void bench_problem(const tee *out, const bproblem *bp)
         if (m) {
             double c0 = mbs_cpu_seconds();
             run_method(bp, m, t_end, span, refp, oc[i]);
-            fprintf(stderr, "bench peers: %-12s %-20s %6.2f s\n", bp->spec, m->name,
-                    mbs_cpu_seconds() - c0);
+            if (isatty(STDERR_FILENO)) /* progress on a terminal only (logs stay clean) */
+                fprintf(stderr, "bench peers: %-12s %-20s %6.2f s\n", bp->spec, m->name,
+                        mbs_cpu_seconds() - c0);
         }
     }
     for (int t = 0; t < NT; t++) {
