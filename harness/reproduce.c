@@ -81,6 +81,23 @@ static int handler(void *user, const char *section, const char *name, const char
             add_err(e, "relation = '%s': expected < or >%s\n", value, "");
         else
             snprintf(q->relation, sizeof q->relation, "%s", value);
+    } else if (strcmp(name, "tol_factors") == 0) {
+        char buf[512], *save = NULL;
+        snprintf(buf, sizeof buf, "%s", value);
+        q->nfactors = 0;
+        for (char *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+            if (mbs_parse_double(t, &x) != 0 || !(x > 0.0) || !isfinite(x)) {
+                add_err(e, "tol_factors: '%s' is not a positive number (in '%s')\n", t, value);
+                return 1;
+            }
+            if (q->nfactors == MAX_FACTORS) {
+                add_err(e, "tol_factors = '%s': at most 9 factors%s\n", value, "");
+                return 1;
+            }
+            q->factors[q->nfactors++] = x;
+        }
+        if (q->nfactors == 0)
+            add_err(e, "tol_factors = '%s': no factors%s\n", value, "");
     } else if (strcmp(name, "verdict") == 0) {
         if (strcmp(value, "info") != 0)
             add_err(e, "verdict = '%s': only 'info' is allowed%s\n", value, "");
@@ -178,6 +195,9 @@ int mbs_repro_load_expect(const char *path, expect *e)
         if (!q->info && !q->relation[0] && !(q->rtol >= 0.0) && !(q->atol >= 0.0))
             add_err(e, "quantity '%s': rtol = or atol = (or relation =) is required%s\n", q->name,
                     "");
+        if (q->nfactors && strcmp(q->combine, "spread") == 0)
+            add_err(e, "quantity '%s': tol_factors does not combine with combine = spread%s\n",
+                    q->name, "");
         if (q->relation[0] && (q->rtol >= 0.0 || q->atol >= 0.0))
             add_err(e, "quantity '%s': relation = excludes rtol = and atol =%s\n", q->name, "");
     }
@@ -503,16 +523,22 @@ static int extract_relerr(json_t *rec, const runref *r, const char *ex, double *
     return rc;
 }
 
-/* The value of quantity q from one run (run = runstr) of the results. */
-static double run_value(const mbs_results *res, const quantity *q, const char *runstr, char *note,
-                        size_t notelen)
+/* The value of quantity q from one run (run = runstr, its tol or h multiplied
+ * by factor) of the results. */
+static double run_value(const mbs_results *res, const quantity *q, const char *runstr,
+                        double factor, char *note, size_t notelen)
 {
     runref r;
     char err[1024];
     double ours = NAN;
     parse_run(runstr, &r);
+    r.tol *= factor; /* NAN stays NAN */
+    r.h *= factor;
     json_t *rec = find_run(res, &r);
-    if (!rec)
+    if (!rec && factor != 1.0)
+        snprintf(note, notelen, "run not in the results: %s at %s x %g", runstr,
+                 isfinite(r.tol) ? "tol" : "h", factor);
+    else if (!rec)
         snprintf(note, notelen, "run not in the results: %s", runstr);
     else if (!mbs_rec_ok(rec))
         snprintf(note, notelen, "run failed: %s", mbs_jstr(rec, "reason"));
@@ -539,17 +565,18 @@ static double run_value(const mbs_results *res, const quantity *q, const char *r
     return ours;
 }
 
-/* The value of q: its run's value, or combined over run and the with runs:
- * ratio = value(run) / value(with), spread = (max - min) / |mean|. */
-static double quantity_value(const mbs_results *res, const quantity *q, char *note,
-                             size_t notelen)
+/* The value of q at one tol (h) factor: its run's value, or combined over run
+ * and the with runs: ratio = value(run) / value(with), spread = (max - min) /
+ * |mean|. */
+static double value_at(const mbs_results *res, const quantity *q, double factor, char *note,
+                       size_t notelen)
 {
-    double v = run_value(res, q, q->run, note, notelen);
+    double v = run_value(res, q, q->run, factor, note, notelen);
     if (!q->combine[0] || !isfinite(v))
         return v;
     double lo = v, hi = v, sum = v, w = NAN;
     for (int j = 0; j < q->nwith; j++) {
-        w = run_value(res, q, q->with[j], note, notelen);
+        w = run_value(res, q, q->with[j], factor, note, notelen);
         if (!isfinite(w))
             return NAN;
         lo = fmin(lo, w);
@@ -565,6 +592,34 @@ static double quantity_value(const mbs_results *res, const quantity *q, char *no
     if (mean == 0.0)
         snprintf(note, notelen, "spread: the mean over the runs is 0");
     return mean != 0.0 ? (hi - lo) / fabs(mean) : NAN;
+}
+
+/* The value of q; with tol_factors the geometric mean of its values at the
+ * factors (a quantity that scatters under small changes of TOL, e.g. an error
+ * at round-off-sensitive step-size sequences, is judged by its level, not by
+ * one draw); the note gives their range. */
+static double quantity_value(const mbs_results *res, const quantity *q, char *note,
+                             size_t notelen)
+{
+    if (!q->nfactors)
+        return value_at(res, q, 1.0, note, notelen);
+    double slog = 0.0, lo = INFINITY, hi = -INFINITY;
+    for (int k = 0; k < q->nfactors; k++) {
+        double v = value_at(res, q, q->factors[k], note, notelen);
+        if (!isfinite(v))
+            return NAN;
+        if (!(v > 0.0)) {
+            snprintf(note, notelen, "tol_factors: value %g at factor %g (geometric mean needs > 0)",
+                     v, q->factors[k]);
+            return NAN;
+        }
+        slog += log(v);
+        lo = fmin(lo, v);
+        hi = fmax(hi, v);
+    }
+    snprintf(note, notelen, "geometric mean over %d factors %g..%g of tol: values %.3g .. %.3g",
+             q->nfactors, q->factors[0], q->factors[q->nfactors - 1], lo, hi);
+    return exp(slog / q->nfactors);
 }
 
 /* ---- checking ----------------------------------------------------------------- */
@@ -637,6 +692,11 @@ int mbs_reproduce_check(const char *expect_path, const char *results_dir, FILE *
                 q->combine[0] ? " of " : "", q->extract[0] ? q->extract : q->field, q->run);
         for (int j = 0; j < q->nwith; j++)
             fprintf(out, "; %s", q->with[j]);
+        if (q->nfactors) {
+            fprintf(out, "; geometric mean over tol x");
+            for (int k = 0; k < q->nfactors; k++)
+                fprintf(out, " %g", q->factors[k]);
+        }
         fprintf(out, ")\n");
     }
     if (n_info)

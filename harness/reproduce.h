@@ -24,6 +24,11 @@
  *                                    ; spread: (max - min) / |mean| over run and the withs
  *   relation  = < | >                ; one-sided: within when ours < (>) published
  *                                    ; (instead of rtol/atol)
+ *   tol_factors = 0.9 0.95 1 1.05 1.1  ; up to 9 factors: the value is the geometric mean
+ *                                    ; of the values with tol (h) of run and with runs
+ *                                    ; multiplied by each factor (the suite must hold
+ *                                    ; those runs); for quantities that scatter under
+ *                                    ; small changes of TOL (not with combine = spread)
  *   verdict   = info                 ; printed with its published number, never judged
  *                                    ; (e.g. CPU times of another machine); published
  *                                    ; may then be omitted (a measured comparison)

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-enum { MAX_QUANT = 64, MAX_WITH = 8 };
+enum { MAX_QUANT = 64, MAX_WITH = 8, MAX_FACTORS = 9 };
 
 typedef struct quantity {
     char name[96], run[512], field[64], extract[64], read[512];
@@ -15,6 +15,8 @@ typedef struct quantity {
     char combine[16];  /* "", "ratio" or "spread" */
     char relation[4];  /* "", "<" or ">": a one-sided bound instead of rtol/atol */
     int info;          /* verdict = info: printed, never judged */
+    double factors[MAX_FACTORS]; /* tol_factors: the runs at tol (h) x each factor, */
+    int nfactors;                /* values combined by their geometric mean (0: off) */
 } quantity;
 
 typedef struct expect {

@@ -146,7 +146,7 @@ START_TEST(test_reproductions_pass)
 }
 END_TEST
 
-/* wheelset-fig12-13 (issue 16 item 5) passes from scratch (12 wheelset runs, ~2 s);
+/* wheelset-fig12-13 (issue 16 item 5) passes from scratch (60 wheelset runs, ~10 s);
  * its relerr_q extractor judges what it measures: the measured index-3 error
  * (1.9e-2 at TOL 1e-6) fails a reversed bound; out-of-range and malformed indices
  * give no value (outside, not a pass). */
@@ -180,6 +180,62 @@ START_TEST(test_wheelset_fig12_13)
                  c[k].run, c[k].extract, c[k].tail);
         write_file(path, text);
         ck_assert_msg(mbs_reproduce_check(path, rd, sink) == c[k].expect, "relerr_q case %zu", k);
+    }
+    /* tol_factors: the geometric mean of the runs at tol x factor, computed here
+     * from the records (steps of index2/radau5 at 0.9e-6 ... 1.1e-6) */
+    static const double fac[] = {0.9, 0.95, 1.0, 1.05, 1.1};
+    double slog = 0.0;
+    int nfound = 0;
+    char jl[256];
+    snprintf(jl, sizeof jl, "%s/runs.jsonl", rd);
+    FILE *f = fopen(jl, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[65536];
+    while (fgets(line, sizeof line, f)) {
+        json_t *o = json_loads(line, 0, NULL);
+        ck_assert_ptr_nonnull(o);
+        double tol = json_number_value(json_object_get(o, "tol"));
+        const char *ms = json_string_value(json_object_get(o, "method_spec"));
+        const char *ps = json_string_value(json_object_get(o, "problem_spec"));
+        for (size_t k = 0; k < 5; k++)
+            if (strcmp(ms, "index2/radau5") == 0 && strcmp(ps, "wheelset") == 0 &&
+                fabs(tol - fac[k] * 1e-6) <= 1e-12 * tol) {
+                json_t *st = json_object_get(json_object_get(o, "counters"), "steps");
+                slog += log((double)json_integer_value(st));
+                nfound++;
+            }
+        json_decref(o);
+    }
+    fclose(f);
+    ck_assert_int_eq(nfound, 5);
+    double gm = exp(slog / 5.0);
+    const char *fq = "[reproduction]\ntitle = t\ncitation = c\nsuite = s\n[quantity a]\n"
+                     "run = wheelset index2/radau5 tol=1e-6\nfield = counters.steps\n"
+                     "read = r\n";
+    snprintf(text, sizeof text, "%stol_factors = 0.9 0.95 1 1.05 1.1\npublished = %.17g\n"
+             "rtol = 1e-12\n", fq, gm);
+    write_file(path, text);
+    ck_assert_int_eq(mbs_reproduce_check(path, rd, sink), 0);
+    snprintf(text, sizeof text, "%stol_factors = 0.9 0.95 1 1.05 1.1\npublished = %.17g\n"
+             "rtol = 1e-3\n", fq, 1.01 * gm);
+    write_file(path, text);
+    ck_assert_int_eq(mbs_reproduce_check(path, rd, sink), 1);
+    /* a factor whose run is not in the results: no value (outside) */
+    snprintf(text, sizeof text, "%stol_factors = 0.9 0.8\npublished = 1\nrelation = >\n", fq);
+    write_file(path, text);
+    ck_assert_int_eq(mbs_reproduce_check(path, rd, sink), 1);
+    static const char *const badf[] = {
+        "tol_factors = 0.9 -1\npublished = 1\nrelation = >\n",
+        "tol_factors = 0.9 x\npublished = 1\nrelation = >\n",
+        "tol_factors =\npublished = 1\nrelation = >\n",
+        "tol_factors = 1 1 1 1 1 1 1 1 1 1\npublished = 1\nrelation = >\n", /* ten */
+        "tol_factors = 0.9 1\nwith = wheelset index2/radau5:kappa=1e-5 tol=1e-6\n"
+        "combine = spread\npublished = 1\nrelation = >\n",
+    };
+    for (size_t k = 0; k < sizeof badf / sizeof badf[0]; k++) {
+        snprintf(text, sizeof text, "%s%s", fq, badf[k]);
+        write_file(path, text);
+        ck_assert_msg(mbs_reproduce_check(path, rd, sink) == 2, "bad tol_factors case %zu", k);
     }
     fclose(sink);
     rmdir_r(dir);
