@@ -217,13 +217,18 @@ int mbs_dae_form_mass(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, 
 static int velocity_constraint(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *q,
                                const double *v, double *out)
 {
-    int s = mbs_constraint_t(ctx, t, q, f->gt);
-    if (s != MBS_OK)
-        return s;
+    /* scleronomic constraints: g_t = 0 without the call (mbs_constraint_t would
+     * only fill zeros, uncounted) */
+    const int rheo = ctx->pb->def->constraint_t != NULL;
+    if (rheo) {
+        int s = mbs_constraint_t(ctx, t, q, f->gt);
+        if (s != MBS_OK)
+            return s;
+    }
     const double *Bd = f->B->data;
     const size_t tb = f->B->tda;
     for (size_t i = 0; i < f->nl; i++) {
-        double bv = f->gt[i];
+        double bv = rheo ? f->gt[i] : 0.0;
         for (size_t j = 0; j < f->nv; j++)
             bv += Bd[i * tb + j] * v[j];
         out[i] = bv;
@@ -313,9 +318,8 @@ int mbs_dae_form_rhs(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, d
     if ((s = mbs_qdot(ctx, q, v, Fq)) != MBS_OK)
         return s;
     /* (77b): f - B^T lambda */
-    if ((s = mbs_force(ctx, t, q, v, f->f)) != MBS_OK)
+    if ((s = mbs_force(ctx, t, q, v, Fv)) != MBS_OK)
         return s;
-    memcpy(Fv, f->f, nv * sizeof(double));
     if (nl == 0)
         return MBS_OK;
     /* f->B is n_l x n_v when n_l > 0 (form_alloc) */

@@ -367,7 +367,7 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
     size_t n = st->n;
     const radau_coeffs *co = st->co;
     const int np = (co->s - 1) / 2;
-    mbs_radau_kron(co->TI, co->s, n, st->R, 1.0, st->W);
+    mbs_radau_kron(co->TI, co->s, n, n, st->R, 1.0, st->W);
     double *w = st->Wx;
     if (w) {
         /* structured path (dae_form.h, sparse mode): w1 = -(u1/h E - J~)^-1 W1,
@@ -394,14 +394,15 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
             radau_solve_complex(st, p, Wr, Wr + n, Wr, Wr + n);
         }
     }
-    mbs_radau_kron(co->Tm, co->s, n, w, 1.0, st->dZ);
+    mbs_radau_kron(co->Tm, co->s, n, n, w, 1.0, st->dZ);
     return MBS_OK;
 }
 
 /* y = (M (x) I_n) x / d for s blocks of length n (the transformations T,
- * T^-1 and the stage derivatives A^-1 Z / h). */
-void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, const double *x,
-                    double d, double *y)
+ * T^-1 and the stage derivatives A^-1 Z / h), only the first len <= n
+ * components of each block (the others of y untouched). */
+void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, size_t len,
+                    const double *x, double d, double *y)
 {
     if (s == 3) {
         /* RADAU5's s: all three blocks in one pass over k (small n: no
@@ -412,7 +413,19 @@ void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, con
                      a22 = M[2][2];
         const double *restrict x0 = x, *restrict x1 = x + n, *restrict x2 = x + 2 * n;
         double *restrict y0 = y, *restrict y1 = y + n, *restrict y2 = y + 2 * n;
-        for (size_t k = 0; k < n; k++) {
+        size_t k = 0;
+        if (d == 1.0) /* pairs of k (the compiler's SLP vectorisation; same numbers) */
+            for (; k + 1 < len; k += 2) {
+                double u0 = x0[k], v0 = x1[k], w0 = x2[k];
+                double u1 = x0[k + 1], v1 = x1[k + 1], w1 = x2[k + 1];
+                y0[k] = ((0.0 + a00 * u0) + a01 * v0) + a02 * w0;
+                y0[k + 1] = ((0.0 + a00 * u1) + a01 * v1) + a02 * w1;
+                y1[k] = ((0.0 + a10 * u0) + a11 * v0) + a12 * w0;
+                y1[k + 1] = ((0.0 + a10 * u1) + a11 * v1) + a12 * w1;
+                y2[k] = ((0.0 + a20 * u0) + a21 * v0) + a22 * w0;
+                y2[k + 1] = ((0.0 + a20 * u1) + a21 * v1) + a22 * w1;
+            }
+        for (; k < len; k++) {
             double u = x0[k], v = x1[k], w = x2[k];
             double r0 = ((0.0 + a00 * u) + a01 * v) + a02 * w;
             double r1 = ((0.0 + a10 * u) + a11 * v) + a12 * w;
@@ -430,15 +443,15 @@ void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, con
     }
     for (size_t i = 0; i < (size_t)s; i++) { /* k innermost: contiguous blocks */
         double *restrict yi = y + i * n;
-        for (size_t k = 0; k < n; k++)
+        for (size_t k = 0; k < len; k++)
             yi[k] = 0.0;
         for (size_t j = 0; j < (size_t)s; j++) {
             const double c = M[i][j], *restrict xj = x + j * n;
-            for (size_t k = 0; k < n; k++)
+            for (size_t k = 0; k < len; k++)
                 yi[k] += c * xj[k];
         }
         if (d != 1.0)
-            for (size_t k = 0; k < n; k++)
+            for (size_t k = 0; k < len; k++)
                 yi[k] /= d;
     }
 }

@@ -79,10 +79,13 @@ void mbs_radau_form_to_state(radau_state *st, const double *y, double *state)
     memcpy(state + st->n, st->lam1, st->form->nl * sizeof(double));
 }
 
-/* Stage derivatives Yd_i = (1/h) sum_j (A^-1)_ij Z_j. */
+/* Stage derivatives Yd_i = (1/h) sum_j (A^-1)_ij Z_j: of q and v only for
+ * the DAE forms (E = diag(I, M, 0) never multiplies lambda', mu'); all
+ * components for extended problems (the problem's E) and the index-1 ODE. */
 void mbs_radau_stage_derivatives(radau_state *st, double h)
 {
-    mbs_radau_kron(st->co->Ainv, st->co->s, st->n, st->Z, h, st->Yd);
+    size_t len = st->ix || st->form->nx ? st->n : st->form->nq + st->form->nv;
+    mbs_radau_kron(st->co->Ainv, st->co->s, st->n, len, st->Z, h, st->Yd);
 }
 
 /* R_i = E(Y_i) Yd_i - F(t + c_i h, Y_i)  (seed 002 Eq. (73d)). */
