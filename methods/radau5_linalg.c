@@ -398,6 +398,39 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
     return MBS_OK;
 }
 
+/* s = 5, 7: one pass over k, the s entries x_j[k] loaded once for all i;
+ * each entry summed in the order ((0 + M_i0 x_0) + M_i1 x_1) + ... of a loop
+ * over j (the same numbers); for s = 5, 7 (inlined with a constant s) the
+ * sums are written out. */
+static inline void radau_kron_pass(const double M[RADAU_SMAX][RADAU_SMAX], size_t s, size_t n,
+                                   size_t len, const double *x, double d, double *y)
+{
+    for (size_t k = 0; k < len; k++) {
+        double xk[RADAU_SMAX];
+        for (size_t j = 0; j < s; j++)
+            xk[j] = x[j * n + k];
+        for (size_t i = 0; i < s; i++) {
+            const double *Mi = M[i];
+            double sum = 0.0;
+            if (s == 5 || s == 7) { /* written out: no loop overhead per term */
+                sum += Mi[0] * xk[0];
+                sum += Mi[1] * xk[1];
+                sum += Mi[2] * xk[2];
+                sum += Mi[3] * xk[3];
+                sum += Mi[4] * xk[4];
+                if (s == 7) {
+                    sum += Mi[5] * xk[5];
+                    sum += Mi[6] * xk[6];
+                }
+            } else {
+                for (size_t j = 0; j < s; j++)
+                    sum += Mi[j] * xk[j];
+            }
+            y[i * n + k] = d != 1.0 ? sum / d : sum;
+        }
+    }
+}
+
 /* y = (M (x) I_n) x / d for s blocks of length n (the transformations T,
  * T^-1 and the stage derivatives A^-1 Z / h), only the first len <= n
  * components of each block (the others of y untouched). */
@@ -441,19 +474,12 @@ void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, siz
         }
         return;
     }
-    for (size_t i = 0; i < (size_t)s; i++) { /* k innermost: contiguous blocks */
-        double *restrict yi = y + i * n;
-        for (size_t k = 0; k < len; k++)
-            yi[k] = 0.0;
-        for (size_t j = 0; j < (size_t)s; j++) {
-            const double c = M[i][j], *restrict xj = x + j * n;
-            for (size_t k = 0; k < len; k++)
-                yi[k] += c * xj[k];
-        }
-        if (d != 1.0)
-            for (size_t k = 0; k < len; k++)
-                yi[k] /= d;
-    }
+    if (s == 5)
+        radau_kron_pass(M, 5, n, len, x, d, y);
+    else if (s == 7)
+        radau_kron_pass(M, 7, n, len, x, d, y);
+    else
+        radau_kron_pass(M, (size_t)s, n, len, x, d, y);
 }
 
 /* err = (u1/h E0 - J0)^-1 rhs, through the scaled system. */
