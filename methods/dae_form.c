@@ -547,16 +547,13 @@ const mbs_linsol *mbs_dae_form_linsol(const mbs_dae_form *f, int which)
     return which == 0 ? f->kkt : which == 1 ? f->kktg : NULL;
 }
 
-int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
-                            const double *yp, double *out)
+/* ov = M(q) pv (length n_v): from the triplets (native sparse mode) or the
+ * dense mass matrix. */
+static int mass_times_v(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
+                        const double *pv, double *ov)
 {
-    size_t nq = f->nq, nv = f->nv;
-    const double *pv = yp + nq;
-    double *ov = out + nq;
+    size_t nv = f->nv;
     int s;
-    if (f->nx)
-        return mbs_fail(ctx, MBS_BAD_INPUT, t, "E y' product not available for extended problems");
-    memcpy(out, yp, nq * sizeof(double));
     if (f->native) {
         f->Mt.nnz = 0;
         if ((s = mbs_mass_sparse(ctx, t, y, &f->Mt)) != MBS_OK)
@@ -564,16 +561,31 @@ int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
         memset(ov, 0, nv * sizeof(double));
         for (size_t k = 0; k < f->Mt.nnz; k++)
             ov[f->Mt.row[k]] += f->Mt.val[k] * pv[f->Mt.col[k]];
-    } else {
-        if ((s = mbs_mass(ctx, t, y, f->M)) != MBS_OK)
-            return s;
-        for (size_t i = 0; i < nv; i++) {
-            double r = 0.0;
-            for (size_t j = 0; j < nv; j++)
-                r += gsl_matrix_get(f->M, i, j) * pv[j];
-            ov[i] = r;
-        }
+        return MBS_OK;
     }
+    if ((s = mbs_mass(ctx, t, y, f->M)) != MBS_OK)
+        return s;
+    const double *Md = f->M->data;
+    const size_t tm = f->M->tda;
+    for (size_t i = 0; i < nv; i++) {
+        double r = 0.0;
+        for (size_t j = 0; j < nv; j++)
+            r += Md[i * tm + j] * pv[j];
+        ov[i] = r;
+    }
+    return MBS_OK;
+}
+
+int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
+                            const double *yp, double *out)
+{
+    size_t nq = f->nq, nv = f->nv;
+    int s;
+    if (f->nx)
+        return mbs_fail(ctx, MBS_BAD_INPUT, t, "E y' product not available for extended problems");
+    memcpy(out, yp, nq * sizeof(double));
+    if ((s = mass_times_v(f, ctx, t, y, yp + nq, out + nq)) != MBS_OK)
+        return s;
     memset(out + nq + nv, 0, (f->n - nq - nv) * sizeof(double));
     return MBS_OK;
 }
@@ -582,8 +594,7 @@ int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double 
                           const double *yp, double *R)
 {
     size_t nq = f->nq, nv = f->nv;
-    const double *pv = yp + nq;
-    double *Rv = R + nq;
+    double *Rv = R + nq, *ov = f->F1; /* F1: scratch for M yp_v */
     int s;
     if (f->nx)
         return mbs_fail(ctx, MBS_BAD_INPUT, t, "E y' product not available for extended problems");
@@ -591,28 +602,10 @@ int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double 
         return s;
     for (size_t i = 0; i < nq; i++)
         R[i] = yp[i] - R[i];
-    if (f->native) { /* M yp_v from the triplets into the scratch F1 */
-        double *ov = f->F1;
-        f->Mt.nnz = 0;
-        if ((s = mbs_mass_sparse(ctx, t, y, &f->Mt)) != MBS_OK)
-            return s;
-        memset(ov, 0, nv * sizeof(double));
-        for (size_t k = 0; k < f->Mt.nnz; k++)
-            ov[f->Mt.row[k]] += f->Mt.val[k] * pv[f->Mt.col[k]];
-        for (size_t i = 0; i < nv; i++)
-            Rv[i] = ov[i] - Rv[i];
-    } else {
-        if ((s = mbs_mass(ctx, t, y, f->M)) != MBS_OK)
-            return s;
-        const double *Md = f->M->data;
-        const size_t tm = f->M->tda;
-        for (size_t i = 0; i < nv; i++) {
-            double r = 0.0;
-            for (size_t j = 0; j < nv; j++)
-                r += Md[i * tm + j] * pv[j];
-            Rv[i] = r - Rv[i];
-        }
-    }
+    if ((s = mass_times_v(f, ctx, t, y, yp + nq, ov)) != MBS_OK)
+        return s;
+    for (size_t i = 0; i < nv; i++)
+        Rv[i] = ov[i] - Rv[i];
     for (size_t i = nq + nv; i < f->n; i++) /* E's zero rows: 0 - F, as E y' - F */
         R[i] = 0.0 - R[i];
     return MBS_OK;

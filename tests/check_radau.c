@@ -201,6 +201,21 @@ static double cond1(const gsl_matrix *T)
     return n1 * n2;
 }
 
+/* The pendulum (x0 = 0.2) in the given form at its exact state at t = 0.3
+ * (y of length 6: q, v, lambda [, mu = 0]). */
+static mbs_dae_form *pendulum_form(mbs_form_kind kind, mbs_problem *pb, mbs_ctx *ctx, double *y)
+{
+    char err[256];
+    ck_assert_int_eq(mbs_problem_open(pb, "pendulum:x0=0.2", err, sizeof err), MBS_OK);
+    ck_assert_int_eq(mbs_ctx_init(ctx, pb), MBS_OK);
+    mbs_dae_form *f = NULL;
+    ck_assert_int_eq(mbs_dae_form_alloc(&f, ctx, kind), MBS_OK);
+    double state[5];
+    ck_assert_int_eq(pb->def->exact(pb, 0.3, state, state + 2, state + 4), MBS_OK);
+    mbs_dae_form_from_state(f, state, y);
+    return f;
+}
+
 /* Index-3 scaling (seed 002 Eqs. (69)-(70)): the scaled iteration matrix stays
  * well conditioned as h -> 0 (all forms; measured 1.4e3 for index 3, 2.1e2 for
  * index 2 and GGL, independent of h), while the unscaled matrix degrades like
@@ -210,14 +225,8 @@ START_TEST(iteration_matrix_scaling)
     static const mbs_form_kind kinds[3] = {MBS_FORM_INDEX3, MBS_FORM_INDEX2, MBS_FORM_GGL};
     mbs_problem pb;
     mbs_ctx ctx;
-    char err[256];
-    ck_assert_int_eq(mbs_problem_open(&pb, "pendulum:x0=0.2", err, sizeof err), MBS_OK);
-    ck_assert_int_eq(mbs_ctx_init(&ctx, &pb), MBS_OK);
-    mbs_dae_form *f = NULL;
-    ck_assert_int_eq(mbs_dae_form_alloc(&f, &ctx, kinds[_i]), MBS_OK);
-    double state[5], y[6];
-    ck_assert_int_eq(pb.def->exact(&pb, 0.3, state, state + 2, state + 4), MBS_OK);
-    mbs_dae_form_from_state(f, state, y);
+    double y[6];
+    mbs_dae_form *f = pendulum_form(kinds[_i], &pb, &ctx, y);
     gsl_matrix *T = gsl_matrix_alloc(3 * f->n, 3 * f->n);
     double cs_max = 0.0, cs_min = HUGE_VAL, cu[2] = {0.0, 0.0};
     for (int k = 0; k <= 4; k++) {
@@ -259,14 +268,9 @@ START_TEST(reduced_newton_systems)
     static const mbs_form_kind kinds[3] = {MBS_FORM_INDEX3, MBS_FORM_INDEX2, MBS_FORM_GGL};
     mbs_problem pb;
     mbs_ctx ctx;
-    char err[256];
-    ck_assert_int_eq(mbs_problem_open(&pb, "pendulum:x0=0.2", err, sizeof err), MBS_OK);
-    ck_assert_int_eq(mbs_ctx_init(&ctx, &pb), MBS_OK);
-    mbs_dae_form *f = NULL;
-    ck_assert_int_eq(mbs_dae_form_alloc(&f, &ctx, kinds[_i]), MBS_OK);
-    double state[5], y[6], R[18], da[18], db[18];
-    ck_assert_int_eq(pb.def->exact(&pb, 0.3, state, state + 2, state + 4), MBS_OK);
-    mbs_dae_form_from_state(f, state, y);
+    double y[6];
+    mbs_dae_form *f = pendulum_form(kinds[_i], &pb, &ctx, y);
+    double R[18], da[18], db[18];
     size_t n = f->n;
     for (size_t i = 0; i < 3 * n; i++) /* a generic residual */
         R[i] = 0.1 + fmod(0.6180339887 * (double)(i + 1), 1.0) - 0.5;
