@@ -547,20 +547,24 @@ const mbs_linsol *mbs_dae_form_linsol(const mbs_dae_form *f, int which)
     return which == 0 ? f->kkt : which == 1 ? f->kktg : NULL;
 }
 
-/* ov = M(q) pv (length n_v): from the triplets (native sparse mode) or the
- * dense mass matrix. */
-static int mass_times_v(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
-                        const double *pv, double *ov)
+/* ov = M(q) pv - sub (length n_v; sub NULL: M(q) pv), M from the triplets
+ * (native sparse mode) or the dense mass matrix.  ov may be sub. */
+static inline int mass_times_v(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
+                               const double *pv, double *ov, const double *sub)
 {
     size_t nv = f->nv;
     int s;
     if (f->native) {
+        double *acc = sub ? f->F1 : ov; /* F1: scratch */
         f->Mt.nnz = 0;
         if ((s = mbs_mass_sparse(ctx, t, y, &f->Mt)) != MBS_OK)
             return s;
-        memset(ov, 0, nv * sizeof(double));
+        memset(acc, 0, nv * sizeof(double));
         for (size_t k = 0; k < f->Mt.nnz; k++)
-            ov[f->Mt.row[k]] += f->Mt.val[k] * pv[f->Mt.col[k]];
+            acc[f->Mt.row[k]] += f->Mt.val[k] * pv[f->Mt.col[k]];
+        if (sub)
+            for (size_t i = 0; i < nv; i++)
+                ov[i] = acc[i] - sub[i];
         return MBS_OK;
     }
     if ((s = mbs_mass(ctx, t, y, f->M)) != MBS_OK)
@@ -571,7 +575,7 @@ static int mass_times_v(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y
         double r = 0.0;
         for (size_t j = 0; j < nv; j++)
             r += Md[i * tm + j] * pv[j];
-        ov[i] = r;
+        ov[i] = sub ? r - sub[i] : r;
     }
     return MBS_OK;
 }
@@ -584,7 +588,7 @@ int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
     if (f->nx)
         return mbs_fail(ctx, MBS_BAD_INPUT, t, "E y' product not available for extended problems");
     memcpy(out, yp, nq * sizeof(double));
-    if ((s = mass_times_v(f, ctx, t, y, yp + nq, out + nq)) != MBS_OK)
+    if ((s = mass_times_v(f, ctx, t, y, yp + nq, out + nq, NULL)) != MBS_OK)
         return s;
     memset(out + nq + nv, 0, (f->n - nq - nv) * sizeof(double));
     return MBS_OK;
@@ -594,7 +598,6 @@ int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double 
                           const double *yp, double *R)
 {
     size_t nq = f->nq, nv = f->nv;
-    double *Rv = R + nq, *ov = f->F1; /* F1: scratch for M yp_v */
     int s;
     if (f->nx)
         return mbs_fail(ctx, MBS_BAD_INPUT, t, "E y' product not available for extended problems");
@@ -602,10 +605,8 @@ int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double 
         return s;
     for (size_t i = 0; i < nq; i++)
         R[i] = yp[i] - R[i];
-    if ((s = mass_times_v(f, ctx, t, y, yp + nq, ov)) != MBS_OK)
+    if ((s = mass_times_v(f, ctx, t, y, yp + nq, R + nq, R + nq)) != MBS_OK) /* M yp_v - F_v */
         return s;
-    for (size_t i = 0; i < nv; i++)
-        Rv[i] = ov[i] - Rv[i];
     for (size_t i = nq + nv; i < f->n; i++) /* E's zero rows: 0 - F, as E y' - F */
         R[i] = 0.0 - R[i];
     return MBS_OK;
