@@ -69,7 +69,7 @@ PLUGIN_DIR := $(BUILD)/plugins
 TEST_PLUGINS := $(patsubst tests/plugins/%.c,$(PLUGIN_DIR)/%.so,$(wildcard tests/plugins/*.c)) \
                 $(PLUGIN_DIR)/example-problem.so $(PLUGIN_DIR)/example-method.so
 
-.PHONY: all lib headers test-plugins check-headers check-install install-headers run check check-asan check-valgrind check-report check-slurm bench deps clean install fuzz reproduce nightly mutate
+.PHONY: all lib headers test-plugins check-headers check-install install-headers run check check-asan check-valgrind check-report check-slurm bench deps clean install fuzz reproduce reproduce-robust nightly mutate
 all: $(BIN) $(LIBA)
 
 deps:
@@ -244,6 +244,12 @@ references: $(BIN)
 # Paper reproductions (reproductions/*.expect): exit status 0 only when all reproduce.
 reproduce: $(BIN)
 	$(BIN) reproduce --all --page reports/reproduce-$(RUN_STAMP)
+
+# The reproductions again at TOL x 0.9, 0.95, 1.05, 1.1 (tools/reproduce-robust): a
+# verdict that flips under such a change is a draw, not a reproduction.  About 40 s.
+reproduce-robust: $(BIN)
+	@if command -v python3 >/dev/null 2>&1; then MBSBENCH=$(BIN) python3 tools/reproduce-robust; \
+	 else echo "reproduce-robust: SKIP (needs python3: apt-get install python3)"; fi
 
 # Nightly regression: run suites/nightly.suite, write the report, compare with the
 # committed baseline (exit status 1 on a regression).  Re-bless only explicitly:
