@@ -36,7 +36,6 @@ void mbs_dae_form_free(mbs_dae_form *f)
     gsl_matrix_free(f->Kd);
     gsl_matrix_free(f->Zd);
     gsl_matrix_free(f->Bp);
-    free(f->f);
     free(f->g);
     free(f->gt);
     free(f->w);
@@ -92,14 +91,13 @@ static int form_alloc(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind, int 
         f->M = mbs_matrix_alloc(f->nv, f->nv);
         f->B = mbs_matrix_alloc(nlc, f->nv);
     }
-    f->f = malloc(f->nv * sizeof(double));
     f->g = malloc(nlc * sizeof(double));
     f->gt = malloc(nlc * sizeof(double));
     f->w = malloc(nw * sizeof(double));
     f->yp = malloc(f->n * sizeof(double));
     f->F0 = malloc(f->n * sizeof(double));
     f->F1 = malloc(f->n * sizeof(double));
-    int ok = f->var_index && (!dense_mats || (f->M && f->B)) && f->f && f->g && f->gt && f->w &&
+    int ok = f->var_index && (!dense_mats || (f->M && f->B)) && f->g && f->gt && f->w &&
              f->yp && f->F0 && f->F1;
     if (ok && kind == MBS_FORM_GGL && pb->def->kinematic)
         ok = (f->Gt = mbs_matrix_alloc(nlc, f->nq)) != NULL;

@@ -44,7 +44,7 @@ typedef struct mbs_dae_form {
     gsl_matrix *M;              /* nv x nv mass matrix */
     gsl_matrix *B;              /* max(nl,1) x nv, B = G H */
     gsl_matrix *Gt;             /* max(nl,1) x nq, G (GGL with H != I only; else NULL) */
-    double *f, *g, *gt, *w;     /* force, constraint, g_t, work (length max(nq, nv, nl, 1)) */
+    double *g, *gt, *w;         /* constraint, g_t, work (length max(nq, nv, nl, 1)) */
     double *yp, *F0, *F1;       /* perturbed y and right-hand sides (length n) */
     int deriv;                  /* 1: dF/dy from the problem's derivative callbacks (problem.h;
                                    H = I, not extended, at least one callback given) */
