@@ -19,16 +19,16 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 # SUNDIALS (optional, Debian libsundials-dev ships no .pc files): the peer
-# methods (methods/peer_sundials.c) are built and registered only when present.
+# methods (methods/peers/peer_sundials.c) are built and registered only when present.
 ifneq ($(wildcard /usr/include/ida/ida.h),)
 SUNDIALS_CFLAGS := -DMBS_HAVE_SUNDIALS
 SUNDIALS_LIBS := -lsundials_ida -lsundials_cvode -lsundials_arkode -lsundials_sunlinsoldense \
                  -lsundials_sunmatrixdense -lsundials_nvecserial
 endif
-# SuiteSparse (UMFPACK, CHOLMOD; methods/linsol.c): Debian 12 ships no .pc files.
+# SuiteSparse (UMFPACK, CHOLMOD; methods/linsol/linsol.c): Debian 12 ships no .pc files.
 SS_CFLAGS := -I/usr/include/suitesparse
 SS_LIBS   := -lumfpack -lcholmod -lsuitesparseconfig
-# OpenMP (issue 22): the parallel assembly/disassembly passes of methods/dca_pass.c
+# OpenMP (issue 22): the parallel assembly/disassembly passes of methods/recursions/dca_pass.c
 # (libgomp ships with gcc).  OPENMP= builds without it: the passes then run
 # sequentially (the code tests _OPENMP), as in the clang fuzz build.
 OPENMP   ?= -fopenmp
@@ -36,6 +36,7 @@ ALL_CFLAGS = $(WARN) $(CFLAGS) $(OPENMP) $(PKG_CFLAGS) $(SUNDIALS_CFLAGS) $(SS_C
 LDLIBS   := $(PKG_LIBS) $(SUNDIALS_LIBS) $(SS_LIBS) -lm
 
 LIB_SRC  := $(wildcard core/*.c) $(wildcard problems/*.c) $(wildcard methods/*.c) \
+            $(wildcard methods/*/*.c) $(wildcard methods/*/*/*.c) \
             $(filter-out harness/main.c,$(wildcard harness/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
@@ -57,8 +58,8 @@ PIC_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 # harness/) so that their relative includes hold; include/mbsbench/mbsbench.h
 # includes the roots.
 PUBLIC_HDR := core/version.h core/param.h core/status.h problems/problem.h \
-              problems/triplets.h methods/method.h methods/linsol.h methods/explicit.h \
-              methods/tableau.h \
+              problems/triplets.h methods/framework/method.h methods/linsol/linsol.h \
+              methods/integrators/explicit/explicit.h methods/integrators/explicit/tableau.h \
               harness/run.h harness/plugin.h
 HDR_STAGE := $(BUILD)/include
 # Plugins built in-tree for the tests (make check): the two examples, compiled
@@ -133,7 +134,8 @@ $(TESTBIN): $(TEST_OBJ) $(LIBA)
 	$(CC) $(CFLAGS) $(OPENMP) -rdynamic -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # The public headers, staged as they are installed (install-headers DIR=...).
-HDR_DEPS := $(wildcard core/*.h core/*.def problems/*.h methods/*.h harness/*.h)
+HDR_DEPS := $(wildcard core/*.h core/*.def problems/*.h methods/*.h methods/*/*.h methods/*/*/*.h \
+            methods/*/*/*.def harness/*.h)
 $(HDR_STAGE)/mbsbench/mbsbench.h: $(HDR_DEPS) Makefile
 	@rm -rf $(HDR_STAGE) && mkdir -p $(HDR_STAGE)
 	@$(MAKE) --no-print-directory install-headers INCDIR=$(HDR_STAGE)

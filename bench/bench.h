@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 
 #define MBS_BENCH(fn) int fn(FILE *out);
 #include "sections.def"

@@ -1,6 +1,6 @@
 /* The version of mbsbench's public API and ABI (issue 20): the problem contract
- * (problems/problem.h), the method contract (methods/method.h), the linear-solver
- * contract (methods/linsol.h), the run/record API (harness/run.h) and the plugin
+ * (problems/problem.h), the method contract (methods/framework/method.h), the linear-solver
+ * contract (methods/linsol/linsol.h), the run/record API (harness/run.h) and the plugin
  * API (harness/plugin.h), installed under <prefix>/include/mbsbench/.
  *
  * MBS_API_VERSION is the one place the number lives: the Makefile reads it for

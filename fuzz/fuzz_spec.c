@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 #include "../problems/problem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

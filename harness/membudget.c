@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../methods/index1.h"
+#include "../methods/formulations/index1.h"
 /* ---- memory budget (issue 17) ------------------------------------------------ */
 
 double mbs_memory_available(void)
@@ -44,7 +44,7 @@ void mbs_human_bytes(double b, char *buf, size_t len)
 /* A lower bound of the dense workspace: one n x n matrix of doubles, n = n_v + n_l
  * (the KKT matrix [M B^T; B 0] of the index-1 solves, the dense Newton or
  * projection systems) or n = n_y for the `full` iteration matrices of the implicit
- * DAE integrators (methods/dae_form.h; also for linsol=auto unless that picks
+ * DAE integrators (methods/formulations/dae_form.h; also for linsol=auto unless that picks
  * CHOLMOD).  Sparse backends (linsol=umfpack, cholmod) and the O(n) tree recursions (recursive/, dca/ on problems with
  * native triplet callbacks) have no dense path. */
 double mbs_run_memory_estimate(const mbs_method_def *m, const mbs_params *mp,

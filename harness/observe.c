@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../core/gslalloc.h"
-#include "../methods/kkt_eval.h"
+#include "../methods/formulations/kkt_eval.h"
 #include "../problems/triplets.h"
 
 

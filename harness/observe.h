@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 #include "fit.h"
 #include "run.h"
 

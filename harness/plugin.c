@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../methods/explicit.h"
+#include "../methods/integrators/explicit/explicit.h"
 #include "../methods/registry.h"
 #include "../problems/registry.h"
 

@@ -34,8 +34,8 @@
 #include "../core/param.h"
 #include "../core/status.h"
 #include "../core/version.h"
-#include "../methods/method.h"
-#include "../methods/tableau.h"
+#include "../methods/framework/method.h"
+#include "../methods/integrators/explicit/tableau.h"
 #include "../problems/problem.h"
 
 /* The layout a plugin was compiled against.  `version` stays the first member
@@ -70,10 +70,10 @@ int mbs_plugin_init(mbs_plugin_host *host);
  * registered, ...); mbs_plugin_init should then return that status. */
 int mbs_plugin_add_problem(mbs_plugin_host *host, const mbs_problem_def *def);
 int mbs_plugin_add_method(mbs_plugin_host *host, const mbs_method_def *def);
-/* An explicit Runge-Kutta method as data (methods/tableau.h): the tableau is
+/* An explicit Runge-Kutta method as data (methods/integrators/explicit/tableau.h): the tableau is
  * validated (structure, row sums, order conditions up to its claimed orders)
  * and copied, and FORMULATION/tab->name is added for every ODE formulation
- * (index1, qr, dca, ...: methods/explicit.h), adaptive when tab->bhat is given.
+ * (index1, qr, dca, ...: methods/integrators/explicit/explicit.h), adaptive when tab->bhat is given.
  * The copies belong to the loader; the plugin's tableau need not outlive the
  * call. */
 int mbs_plugin_add_tableau(mbs_plugin_host *host, const mbs_tableau *tab);

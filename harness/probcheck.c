@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../methods/index1.h"
+#include "../methods/formulations/index1.h"
 #include "../problems/triplets.h"
 #include "run.h"
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../methods/index1.h"
+#include "../methods/formulations/index1.h"
 #include "env.h"
 #include "reference.h"
 #include "run.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../methods/index1.h"
+#include "../methods/formulations/index1.h"
 #include "html.h"
 #include "io.h"
 #include "../core/param.h"

@@ -11,8 +11,8 @@
 #include <time.h>
 
 #include "../core/gslalloc.h"
-#include "../methods/index1.h"
-#include "../methods/kkt_eval.h"
+#include "../methods/formulations/index1.h"
+#include "../methods/formulations/kkt_eval.h"
 #include "../problems/triplets.h"
 #include "fit.h"
 #include "observe.h"
@@ -307,7 +307,7 @@ static void fail_record(mbs_record *rec, const mbs_ctx *ctx, int status)
 /* Linear-solver statistics after one integrate() (issue 10).  Methods report
  * the statistics of their mbs_linsol backends through mbs_ctx_report_linsol,
  * whose counts (analyses, factorisations, solves) are cumulative over the
- * workspace's life (methods/linsol.h), while the harness calls integrate()
+ * workspace's life (methods/linsol/linsol.h), while the harness calls integrate()
  * several times on one workspace (measuring run, then timing runs).  *seen holds
  * the cumulative counts after the previous integrate() on this workspace; the
  * record gets the difference, i.e. the counts of this run alone (a symbolic

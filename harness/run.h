@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 #include "../problems/problem.h"
 
 typedef struct mbs_run_spec {
@@ -79,7 +79,7 @@ typedef struct mbs_record {
     double energy_drift;
     double drift_exponent, drift_rms;
     mbs_counters cnt;
-    /* Linear-solver backend of the recorded run (methods/linsol.h; issue 10):
+    /* Linear-solver backend of the recorded run (methods/linsol/linsol.h; issue 10):
      * have_linsol = 0 when the method used none (JSON "linsol": null).  The
      * counts are those of the recorded run alone (see run.c, linsol_take). */
     int have_linsol;

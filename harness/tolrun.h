@@ -4,11 +4,11 @@
  * null-space tests.  One measuring run with an observer (max |g(q)| over the
  * accepted steps; final errors against the problem's exact solution), then
  * `repeat` timing runs without observer (minimum process CPU time); the
- * diagnostics of the null-space family (methods/nullspace.h) when available. */
+ * diagnostics of the null-space family (methods/formulations/nullspace.h) when available. */
 #ifndef MBS_TOLRUN_H
 #define MBS_TOLRUN_H
 
-#include "../methods/nullspace.h"
+#include "../methods/formulations/nullspace.h"
 
 typedef struct mbs_tolrun {
     int status;            /* mbs_status of the measuring run (or of the setup) */

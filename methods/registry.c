@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "explicit.h"
-#include "method.h"
+#include "integrators/explicit/explicit.h"
+#include "framework/method.h"
 #include "registry.h"
 #include "../problems/registry.h"
 

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "method.h"
+#include "framework/method.h"
 
 enum { MBS_MAX_PLUGIN_METHODS = 256 };
 

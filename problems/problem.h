@@ -76,7 +76,7 @@ typedef struct mbs_problem {
  * E, constraint/jacobian/gamma = the position constraint with x eliminated; force
  * may return MBS_UNSUPPORTED.  initial(): lambda0 has room for n_l + n_x values,
  * lambda0 followed by x0.  Methods that support extended problems carry
- * MBS_M_EXTENDED_OK (methods/method.h); the harness declines the others with status
+ * MBS_M_EXTENDED_OK (methods/framework/method.h); the harness declines the others with status
  * `unsupported`.  Methods call these through mbs_ext_mass / mbs_ext_rhs. */
 typedef struct mbs_extension {
     int (*dims)(const mbs_problem *pb, size_t *nx);
@@ -206,7 +206,7 @@ struct mbs_problem_def {
      *     gtlambda_q:  d(G(t,q)^T lambda)/dq (n_q x n_q; symmetric for holonomic rows)
      *     gw_q:        d(G(t,q) w)/dq       (n_lambda x n_q)
      * The last two are contractions of the constraint Hessian g_qq.  The
-     * implicit methods' Jacobian dF/dy (methods/dae_form.c) uses them when
+     * implicit methods' Jacobian dF/dy (methods/formulations/dae_form.c) uses them when
      * H = I; tests/check_derivs.c checks every provided derivative of every
      * problem against central differences of the plain callbacks.  There is
      * no d(M a)/dq: the simplified Newton iterations of our implicit methods

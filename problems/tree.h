@@ -11,7 +11,7 @@
  * A problem that provides a tree description (its state is q = joint
  * coordinates, v = q', n_lambda = 0) defines an mbs_tree_def; mbs_tree_find
  * maps a problem definition to it (NULL: none).  The recursive O(N) formalism
- * (methods/recursive.h) evaluates the accelerations from it. */
+ * (methods/recursions/recursive.h) evaluates the accelerations from it. */
 #ifndef MBS_TREE_H
 #define MBS_TREE_H
 

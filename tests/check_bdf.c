@@ -1,4 +1,4 @@
-/* BDF (methods/bdf.c) on the DAE forms of methods/dae_form.h, pendulum with
+/* BDF (methods/integrators/bdf/bdf.c) on the DAE forms of methods/formulations/dae_form.h, pendulum with
  * exact solution:
  *  - fixed-step BDFk, k = 1..5, on the index-2, GGL and index-3 forms: observed
  *    order k in q and v (and lambda for k <= 4) within 0.3 (Brenan, Campbell &

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "../harness/io.h"
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 #include "testutil.h"
 
 static const char *const commands[] = {"list",      "run",      "converge", "sweep",

@@ -10,7 +10,7 @@
  * that lists RADAU5 for crank).  Our radau5 methods are order 5, so their work is
  * compared with RADAU5's steps, and their accuracy with the published scd
  * where an order-5 method can reach it; the variable-order index2/radau
- * (methods/radau_methods.c, after RADAU) is compared with the RADAU row.
+ * (methods/integrators/radau/radau_methods.c, after RADAU) is compared with the RADAU row.
  *
  * Why order 5 cannot reach RADAU's 4.65 digits at rtol 1e-8 with ~420 steps:
  * the smooth initial values of [TS24] leave the longitudinal modes of the rod
@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "../harness/reference.h"
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 #include "testutil.h"
 
 /* [TS24] Table II.19.2: reference solution at t = 0.1 (MEBDFI, atol = rtol =

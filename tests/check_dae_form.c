@@ -1,4 +1,4 @@
-/* The DAE formulation layer (methods/dae_form.h): on the exact pendulum
+/* The DAE formulation layer (methods/formulations/dae_form.h): on the exact pendulum
  * solution the residual E y' - F (y' by central differences) is O(dt^2) in the
  * differential rows and round-off in the algebraic rows, for all four forms;
  * dF/dy matches central differences of F (also for a problem with a
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../methods/dae_form.h"
+#include "../methods/formulations/dae_form.h"
 #include "testutil.h"
 
 static const mbs_form_kind kinds[4] = {MBS_FORM_INDEX3, MBS_FORM_INDEX2, MBS_FORM_GGL,

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../methods/dca.h"
-#include "../methods/explicit.h"
+#include "../methods/recursions/dca.h"
+#include "../methods/integrators/explicit/explicit.h"
 #include "testutil.h"
 
 /* A dca workspace on an opened problem, evaluated once at its initial state. */

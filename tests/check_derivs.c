@@ -4,7 +4,7 @@
  * callbacks (force, jacobian) at a generic point, to DERIV_TOL relative to the
  * derivative's size; the check catches a wrong derivative (a copy of the
  * pendulum with one Hessian entry off by 1e-4); the Jacobian dF/dy the
- * implicit methods assemble from the callbacks (methods/dae_form.c) equals the
+ * implicit methods assemble from the callbacks (methods/formulations/dae_form.c) equals the
  * finite-difference one for all four DAE forms, without a force evaluation
  * when every callback is given; and the counts of issue 16: with analytic
  * derivatives index2/radau5 spends <= 14 force evaluations per step on the
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "../harness/probcheck.h"
-#include "../methods/dae_form.h"
+#include "../methods/formulations/dae_form.h"
 #include "testutil.h"
 
 /* Central differences with steps 1e-5 (1 + |q_j|): truncation ~1e-10, round-off

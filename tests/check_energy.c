@@ -1,5 +1,5 @@
 /* Energy-preserving / energy-decaying schemes with self-stabilised constraints
- * (seed 001; methods/energy.c) on pendulum, chain, rigidbody and ujoint:
+ * (seed 001; methods/integrators/energy/energy.c) on pendulum, chain, rigidbody and ujoint:
  * constraints at round-off at every step, energy preservation / decay, the
  * work of the rheonomic constraint (Eqs. (20)-(21)), convergence orders
  * (Fig. 4) and the vanishing GGL multiplier (Sect. 5, Eq. (37)). */
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "../harness/reference.h"
-#include "../methods/energy.h"
-#include "../methods/index1.h"
+#include "../methods/integrators/energy/energy.h"
+#include "../methods/formulations/index1.h"
 #include "../problems/problem.h"
 #include "testutil.h"
 
@@ -366,7 +366,7 @@ END_TEST
 
 /* ED damps a stiff, physically persistent fast oscillation (smallmass with
  * m1 = 1e-4: omega ~ 1.4e4 rad/s, omega h ~ 14, decay time 100 s); EP and
- * ED with a = 0 keep it.  Linear analysis (methods/energy.c): spectral radius
+ * ED with a = 0 keep it.  Linear analysis (methods/integrators/energy/energy.c): spectral radius
  * (1 - a)/(1 + a) as omega h -> infinity, 1 for a = 0.  Measured by the second
  * difference of p1 over the last two steps (the smooth motion contributes
  * O(h^2 p1'') ~ 1e-6). */
@@ -508,7 +508,7 @@ START_TEST(rigidbody_orders)
         e[k][1] = max_diff(d.y + 12, ref + 12, 12);
         e[k][2] = max_diff(d.y + 24, refm + 24, 6);
         /* mean of the last two mid-step values vs lambda(T - h): removes the
-         * alternating component (see methods/energy.c) */
+         * alternating component (see methods/integrators/energy/energy.c) */
         double avg[6];
         for (int c = 0; c < 6; c++)
             avg[c] = 0.5 * (d.lp[c] + d.lpp[c]);

@@ -1,4 +1,4 @@
-/* Generalized-alpha and HHT-alpha (methods/genalpha.c): reproductions of seed 002
+/* Generalized-alpha and HHT-alpha (methods/integrators/genalpha/genalpha.c): reproductions of seed 002
  * Fig. 10 (index-3) and Fig. 16 (stabilized index-2) on the pendulum of Example 8,
  * the first-order transient and its decay, the corrected starting value, observed
  * orders, the weak instability of trapezoidal Newmark (HHT alpha = 0) and the error
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../harness/converge.h"
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 #include "../problems/problem.h"
 #include "testutil.h"
 

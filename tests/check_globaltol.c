@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 #include "testutil.h"
 
 static void run_mode(const char *problem, const char *method, double tol, double atol, int mode,

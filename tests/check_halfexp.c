@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../harness/converge.h"
-#include "../methods/projection.h"
+#include "../methods/formulations/projection.h"
 #include "../problems/problem.h"
 #include "testutil.h"
 

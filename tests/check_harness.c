@@ -9,7 +9,7 @@
 #include <gsl/gsl_linalg.h>
 
 #include "../harness/fit.h"
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 #include "../harness/sweep.h"
 #include "testutil.h"
 

@@ -2,7 +2,7 @@
  * heavy top on SO(3) x R^3 (heavytop:coords=rotmat, MBS_PB_LIEGROUP, problem.h
  * mbs_liegroup) and its stored reference checked against an independent
  * parametrisation (unit quaternions); the Lie-group generalized-alpha methods
- * (methods/genalpha.c: liegroup/genalpha, liegroup-ggl/genalpha): order 2 in the
+ * (methods/integrators/genalpha/genalpha.c: liegroup/genalpha, liegroup-ggl/genalpha): order 2 in the
  * geodesic distance, Omega and lambda, orthogonality to round-off, behaviour near
  * the Euler angles' singular configuration, identity with the vector-space methods
  * on R^n, declined problems. */

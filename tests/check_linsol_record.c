@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../methods/linsol.h"
-#include "../methods/method.h"
+#include "../methods/linsol/linsol.h"
+#include "../methods/framework/method.h"
 #include "testutil.h"
 
 static json_t *cli_json(const char *args)

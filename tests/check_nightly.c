@@ -10,7 +10,7 @@
 
 #include "../harness/regress.h"
 #include "../harness/sweep.h"
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 #include "../problems/problem.h"
 #include "testutil.h"
 

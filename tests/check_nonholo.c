@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../methods/energy.h"
-#include "../methods/method.h"
+#include "../methods/integrators/energy/energy.h"
+#include "../methods/framework/method.h"
 #include "../problems/problem.h"
 #include "testutil.h"
 
@@ -209,7 +209,7 @@ START_TEST(order_two_vs_exact)
 END_TEST
 
 /* ed/tdg: third order in q and in the end-point multipliers (lambda=end), second
- * in v, as on the holonomic problems (methods/energy.c). */
+ * in v, as on the holonomic problems (methods/integrators/energy/energy.c). */
 START_TEST(ed_orders_vs_exact)
 {
     static const double expect[3] = {3, 2, 3};

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../harness/tolrun.h"
-#include "../methods/nullspace.h"
+#include "../methods/formulations/nullspace.h"
 #include "testutil.h"
 
 static const char *const forms[] = {"qr", "putd", "zeroeig", "svd", "schur", "uk", "ukb", "cp"};

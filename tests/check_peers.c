@@ -1,6 +1,6 @@
 /* Peers inside the harness (issue 9): GSL's steppers with GSL's driver
- * (methods/peer_gsl.c) and, when built with SUNDIALS, CVODE, ARKODE and IDA
- * (methods/peer_sundials.c).
+ * (methods/peers/peer_gsl.c) and, when built with SUNDIALS, CVODE, ARKODE and IDA
+ * (methods/peers/peer_sundials.c).
  *  - accuracy battery: pendulum (exact solution), t_end = 10, tol = 1e-6, 1e-8,
  *    1e-10: status ok, max(err_q, err_v) <= bound * tol, and tolerance
  *    proportionality (four decades of tol give at least two decades of error).
@@ -25,7 +25,7 @@
  *    give unsupported, fixed_h < 0 is rejected;
  *  - andrews (Test Set, t_end = 0.03, stored reference; |q| up to 16, |v| up to
  *    1.4e3): the IDA forms run at tol 1e-5 (ggl/ida failed there at t = 0 before
- *    mu's error weight was scaled by h, methods/peer_sundials.c ida_ewt) and at
+ *    mu's error weight was scaled by h, methods/peers/peer_sundials.c ida_ewt) and at
  *    tol 1e-7 reach err_q <= 1e-4, err_v <= 5e-2 (measured ggl/ida 4.1e-5,
  *    1.6e-2; :jac=dq 3.9e-5, 1.6e-2; index2/ida 2.4e-6, 9.7e-4);
  *  - wheelset (extended problem, stored reference problems/ref/wheelset.ref):
@@ -239,7 +239,7 @@ START_TEST(wheelset_ida)
 END_TEST
 /* Issue 16, item 3: crank with index2/ida and ggl/ida failed at t = 0 at
  * rtol 1e-8 (h = 1.6e-17, corrector convergence).  With the restart rule of
- * methods/peer_sundials.c (lambda weighted by h) both run; measured scd 3.11
+ * methods/peers/peer_sundials.c (lambda weighted by h) both run; measured scd 3.11
  * (index2) and 2.52 (ggl) at 1e-8 against the stored reference. */
 START_TEST(crank_ida)
 {

@@ -1,4 +1,4 @@
-/* Radau IIA (methods/radau5.c) on the DAE forms of methods/dae_form.h:
+/* Radau IIA (methods/integrators/radau/radau5.c) on the DAE forms of methods/formulations/dae_form.h:
  * observed orders per group q, v, lambda on the pendulum and the body
  * pendulum (exact solutions) within 0.3 of the nominal orders (Hairer, Lubich,
  * Roche 1989; Hairer & Wanner II, Sect. VII.4: index-2/GGL q 5, v 5, lambda 3;
@@ -16,7 +16,7 @@
 #include <gsl/gsl_linalg.h>
 
 #include "../harness/converge.h"
-#include "../methods/radau5.h"
+#include "../methods/integrators/radau/radau5.h"
 #include "testutil.h"
 
 static const char *fixed_methods[] = {"index3/radau5-fixed", "index2/radau5-fixed",

@@ -19,7 +19,7 @@
 #include "../harness/regress.h"
 #include "../harness/report.h"
 #include "../harness/reproduce.h"
-#include "../methods/explicit.h"
+#include "../methods/integrators/explicit/explicit.h"
 #include "testutil.h"
 
 /* Not in a header: the index-1 acceleration evaluator and the registered RK4. */

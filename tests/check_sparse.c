@@ -1,4 +1,4 @@
-/* Large systems (issue 10): the linear-solver backends of methods/linsol.h
+/* Large systems (issue 10): the linear-solver backends of methods/linsol/linsol.h
  * (dense, UMFPACK, CHOLMOD range space) and the index-1 formulation on them.
  * Acceptance: all backends give the same accelerations and multipliers on the
  * chain with N = 50 to 1e-10 relative; pattern reuse (one symbolic analysis per
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../methods/explicit.h"
-#include "../methods/index1.h"
-#include "../methods/linsol.h"
-#include "../methods/recursive.h"
+#include "../methods/integrators/explicit/explicit.h"
+#include "../methods/formulations/index1.h"
+#include "../methods/linsol/linsol.h"
+#include "../methods/recursions/recursive.h"
 #include "../problems/triplets.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /* BDF on the sparse linear-solver backends (issue 10): the structured
- * simplified Newton of methods/dae_form.h (sparse mode) behind the BDF
+ * simplified Newton of methods/formulations/dae_form.h (sparse mode) behind the BDF
  * parameter linsol = lu | umfpack | cholmod.
  *  - the structured increment equals the dense Newton increment
  *    (c0 E - dF/dy)^-1 (-R) where the dropped terms vanish (pendulum at rest,
@@ -13,7 +13,7 @@
  *    would need two 12000 x 12000 matrices, 2.3 GB) and keeps |g| small;
  *  - H != I (heavytop): linsol=full runs, linsol=umfpack is MBS_UNSUPPORTED
  *    with a reason.
- * Radau IIA (methods/radau5.c, same parameter linsol):
+ * Radau IIA (methods/integrators/radau/radau5.c, same parameter linsol):
  *  - mbs_dae_form_kkt_solve_complex equals the dense complex solve of
  *    (c E - dF/dy) dy = -R (c, R complex) where the dropped terms vanish, every
  *    form and backend, 1e-10 relative; with Im c = 0 it equals kkt_solve;
@@ -29,8 +29,8 @@
 #include <gsl/gsl_linalg.h>
 
 #include "../harness/converge.h"
-#include "../methods/dae_form.h"
-#include "../methods/index1.h"
+#include "../methods/formulations/dae_form.h"
+#include "../methods/formulations/index1.h"
 #include "testutil.h"
 
 static const int ls_kinds[3] = {MBS_LS_DENSE, MBS_LS_UMFPACK, MBS_LS_CHOLMOD};
@@ -131,7 +131,7 @@ END_TEST
 /* Final states on every backend against linsol=full and a reference (index1/rk8pd
  * at 1e-12).  A different iteration matrix changes the Newton iterates and the
  * step sequence, so |y - y_full| is of the size of the global errors of both
- * runs (which are above tol for BDF, see methods/bdf.c: on chain:N=20 full ends
+ * runs (which are above tol for BDF, see methods/integrators/bdf/bdf.c: on chain:N=20 full ends
  * with err_v = 23 tol (index2) and 3400 tol (index3)); asserted: the
  * structured runs are as accurate as full (max(err_q, err_v) within a factor
  * 4) and the three backends agree with each other to 10 tol (they differ by
@@ -292,7 +292,7 @@ START_TEST(test_kinematic_unsupported)
 }
 END_TEST
 
-/* ---- Radau IIA on the backends (methods/radau5.c, parameter linsol) ---------- */
+/* ---- Radau IIA on the backends (methods/integrators/radau/radau5.c, parameter linsol) ---------- */
 
 /* mbs_dae_form_kkt_solve_complex against the dense complex solve of
  * (c E - J) dy = -R, c = (alpha + i beta)/h-like shift, complex R, at the

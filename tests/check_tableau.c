@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../harness/converge.h"
-#include "../methods/explicit.h"
+#include "../methods/integrators/explicit/explicit.h"
 #include "testutil.h"
 
 /* ---- the battery ---------------------------------------------------------------- */

@@ -15,7 +15,7 @@
 
 #include "../harness/reference.h"
 #include "../harness/refgen.h"
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 #include "testutil.h"
 
 static void open_pb(mbs_problem *pb, const char *spec)

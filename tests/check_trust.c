@@ -15,7 +15,7 @@
 #include "../harness/reference.h"
 #include "../harness/results.h"
 #include "../harness/sweep.h"
-#include "../methods/method.h"
+#include "../methods/framework/method.h"
 #include "testutil.h"
 
 #define cli mbs_test_cli_text

@@ -2,7 +2,7 @@
 # Install the Debian packages mbsbench needs, if any are missing.  Runs apt-get
 # as root, or through sudo; says clearly what to do when neither is possible.
 # OPTIONAL packages are attempted but the build works without them
-# (libsundials-dev: the SUNDIALS peer methods, methods/peer_sundials.c).
+# (libsundials-dev: the SUNDIALS peer methods, methods/peers/peer_sundials.c).
 set -e
 PKGS="build-essential pkg-config libgsl-dev libsuitesparse-dev check libsubunit-dev gnuplot-nox libjansson-dev libinih-dev libsqlite3-dev git"
 OPTIONAL="libsundials-dev"

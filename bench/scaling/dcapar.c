@@ -11,7 +11,7 @@
  * (least squares in log-log) for both thread counts, and the speedup.
  *
  * The critical path is counted, not timed: from the analysed tree
- * (methods/dca.h) the levels, the work (multiply-adds of one pass) and the span
+ * (methods/recursions/dca.h) the levels, the work (multiply-adds of one pass) and the span
  * (sum over the levels of the largest node).  Brent's bound projects one pass on
  * P processors to work / P + span, a pass speedup of work / (work / P + span);
  * the step also has a sequential part outside the passes (matrices, forces,
@@ -32,8 +32,8 @@
 #include <gsl/gsl_errno.h>
 
 #include "../../harness/run.h"
-#include "../../methods/dca.h"
-#include "../../methods/explicit.h"
+#include "../../methods/recursions/dca.h"
+#include "../../methods/integrators/explicit/explicit.h"
 
 void mbs_bench_dcapar(const char *dir, size_t nmax);
 

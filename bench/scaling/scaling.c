@@ -13,9 +13,9 @@
  * A third table (issue 10): CPU time per step of ggl/bdf-fixed (order 1, h = 1e-4,
  * five steps per integration from the consistent initial state, so one KKT
  * factorisation and one index-1 solve for y'_0 per five steps are included)
- * with the structured iteration matrix (methods/dae_form.h) on linsol = lu
+ * with the structured iteration matrix (methods/formulations/dae_form.h) on linsol = lu
  * (N <= 1000), umfpack and cholmod, with its fitted exponent.
- * A fourth table (issue 22, after the first): the parallel DCA (methods/dca_pass.c),
+ * A fourth table (issue 22, after the first): the parallel DCA (methods/recursions/dca_pass.c),
  * wall time per dca/rk4 step on the chain at N = 1e3, 1e4, 1e5 on 1 and 2 threads,
  * measured alternately in one process (minimum over the repetitions), fitted
  * exponents, the speedup, the machine's load average, and the critical path
@@ -37,10 +37,10 @@
 #include <gsl/gsl_errno.h>
 
 #include "../../harness/run.h"
-#include "../../methods/dca.h"
-#include "../../methods/explicit.h"
-#include "../../methods/index1.h"
-#include "../../methods/recursive.h"
+#include "../../methods/recursions/dca.h"
+#include "../../methods/integrators/explicit/explicit.h"
+#include "../../methods/formulations/index1.h"
+#include "../../methods/recursions/recursive.h"
 
 void mbs_bench_dcapar(const char *dir, size_t nmax); /* dcapar.c */
 

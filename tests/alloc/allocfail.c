@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../../harness/run.h"
-#include "../../methods/method.h"
+#include "../../methods/framework/method.h"
 #include "../../problems/problem.h"
 
 void *__libc_malloc(size_t n);

@@ -2,7 +2,7 @@
  * through mbs_plugin_add_tableau: Ralston's third-order method (fixed step;
  * Ralston, Math. Comp. 16 (1962), the minimum-error 3-stage method) and the
  * Bogacki-Shampine 3(2) pair (adaptive, FSAL; Appl. Math. Lett. 2 (1989)).
- * Neither is in methods/tableaux.def. */
+ * Neither is in methods/integrators/explicit/tableaux.def. */
 #include <mbsbench/mbsbench.h>
 
 static const double ral_c[] = {0.0, 0.5, 0.75};

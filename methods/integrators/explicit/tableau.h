@@ -1,0 +1,84 @@
+/* Explicit Runge-Kutta methods as data (issue 20): a Butcher tableau
+ *
+ *      c | A            stages s, A strictly lower triangular (row-major s x s),
+ *      --+----          b: weights of the order-p solution,
+ *        | b            bhat: embedded weights of order p_hat (NULL: none; the
+ *        | bhat         method then runs at fixed steps only).
+ *
+ * and its order conditions.  A tableau is enough to make an explicit
+ * integrator for every ODE formulation (methods/integrators/explicit/explicit.h): in-tree tableaux
+ * are listed in methods/integrators/explicit/tableaux.def (data in methods/integrators/explicit/erk_tableaux.c); others
+ * are registered at run time with mbs_explicit_register_tableau().
+ *
+ * Order conditions (Hairer, Norsett, Wanner, Solving ODEs I, Sect. II.2,
+ * Theorem 2.13): the method has order p iff  sum_i w_i Phi_i(t) = 1/gamma(t)
+ * for every rooted tree t with |t| <= p vertices, where the elementary weight
+ * of the tree with subtrees t_1..t_m at the root is Phi_i(t) = prod_k (A
+ * Phi(t_k))_i (Phi_i(single vertex) = 1) and gamma(t) = |t| prod_k
+ * gamma(t_k).  The trees are generated, not typed: all multisets of smaller
+ * trees whose orders sum to n - 1 (1, 1, 2, 4, 9, 20, 48, 115 trees of orders
+ * 1..8).  Phi uses A only, so the row-sum condition c_i = sum_j a_ij is
+ * checked on its own. */
+#ifndef MBS_TABLEAU_H
+#define MBS_TABLEAU_H
+
+#include <stddef.h>
+
+enum {
+    MBS_TABLEAU_MAX_STAGES = 64,
+    MBS_TABLEAU_MAX_ORDER = 10, /* 1205 rooted trees of order <= 10 */
+    MBS_TABLEAU_MAX_NAME = 24   /* integrator names: [a-z0-9_-], at most 23 characters */
+};
+
+typedef struct mbs_tableau {
+    const char *name;     /* integrator name, e.g. "tsit5": methods read FORMULATION/name */
+    const char *summary;  /* one line */
+    const char *citation; /* source of the coefficients */
+    int stages;           /* s */
+    int order;            /* p: order of b */
+    int order_emb;        /* order of bhat; 0 when bhat is NULL */
+    int fsal;             /* 1: first same as last (c_s = 1, last row of A = b, b_s = 0):
+                             the last stage is the derivative at the new point */
+    const double *c;      /* s nodes */
+    const double *A;      /* s x s, row-major, zero on and above the diagonal */
+    const double *b;      /* s weights */
+    const double *bhat;   /* s embedded weights, or NULL */
+    const double *e;      /* optional: b - bhat, rounded from exact values (NULL: b - bhat
+                             in double); the error estimate is h sum_i e_i k_i */
+} mbs_tableau;
+
+/* Result of an order-condition check. */
+typedef struct mbs_order_report {
+    int n_conditions;  /* rooted trees checked */
+    int failed_order;  /* order of the first failed tree (0: all satisfied) */
+    int failed_tree;   /* its index in generation order (0-based) */
+    double resid;      /* sum_i w_i Phi_i(t) - 1/gamma(t) of the failed tree (or the largest) */
+    double max_ratio;  /* max over trees of |residual| / round-off tolerance */
+} mbs_order_report;
+
+/* Check the order conditions of weights w (s values) on the tableau's A for
+ * all rooted trees of order 1..order (<= MBS_TABLEAU_MAX_ORDER).  A condition
+ * holds when |residual| <= 8 (order + s) eps (sum_i |w_i| |Phi|_i + 1/gamma),
+ * |Phi| being the elementary weight of |A| (the round-off of evaluating it).
+ * Returns MBS_OK when all hold, MBS_BAD_INPUT when one fails (rep says which)
+ * or the order is out of range (rep->n_conditions = 0), MBS_NO_MEMORY. */
+int mbs_tableau_order_check(const mbs_tableau *t, const double *w, int order,
+                            mbs_order_report *rep);
+
+/* Number of rooted trees of order exactly n (1 <= n <= MBS_TABLEAU_MAX_ORDER)
+ * as the generator produces them (A000081: 1, 1, 2, 4, 9, 20, ...); -1 on bad
+ * input or no memory. */
+int mbs_rooted_tree_count(int n);
+
+/* Everything a tableau must satisfy to be registered: name, sizes, finite
+ * coefficients, explicit A, row sums c_i = sum_j a_ij, FSAL structure when
+ * claimed, e = b - bhat when given, the order conditions of b up to `order`
+ * and of bhat up to `order_emb`.  MBS_OK, or MBS_BAD_INPUT with a one-line
+ * message naming the tableau and what is wrong (MBS_NO_MEMORY). */
+int mbs_tableau_validate(const mbs_tableau *t, char *err, size_t errlen);
+
+/* The in-tree tableaux (methods/integrators/explicit/tableaux.def). */
+size_t mbs_tableau_count(void);
+const mbs_tableau *mbs_tableau_at(size_t i);
+
+#endif

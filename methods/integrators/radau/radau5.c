@@ -1,0 +1,762 @@
+/* Radau IIA, 3 stages, order 5, on the linearly implicit DAE E(y) y' = F(t, y)
+ * of methods/formulations/dae_form.h (index-3, index-2 and GGL forms of seed 002 Section
+ * 4.2, Eqs. (77), (79), (92); Remark 8a, Eqs. (73a), (73b), (73d)).
+ *
+ * After Hairer & Wanner's code RADAU5 (Solving ODEs II, Sect. IV.8 and VII.4):
+ *   - collocation equations for Z_i = Y_i - y_n (i = 1..3):
+ *         E(Y_i) (1/h) sum_j (A^-1)_ij Z_j = F(t_n + c_i h, Y_i),
+ *     E evaluated at the stage values;
+ *   - simplified Newton with the iteration matrix (1/h) A^-1 (x) E(y_n) - I (x) J,
+ *     J = dF/dy at (t_n, y_n), reused across steps while the contraction
+ *     factor theta <= 0.001 (RADAU5's THET) and the step is kept when
+ *     1 <= h_new/h <= 1.2.  As in RADAU5 the 3n x 3n system is decoupled by
+ *     the eigenvector matrix T of A^-1 into one real n x n system
+ *     (u1/h E - J) and one complex n x n system ((alpha + i beta)/h E - J),
+ *     factored with GSL's real and complex LU; when the q rows read q' = v
+ *     (H = I: index-3 and index-2 forms) the q unknowns are eliminated as in
+ *     RADAU5's option for second-order systems (M1 = M2 = n_q), which leaves
+ *     systems of order n - n_q (radau5_linalg.c, mbs_radau_reducible);
+ *   - Newton stopped when faccon * ||dZ|| <= fnewt; fnewt = kappa when the
+ *     parameter `kappa` is given, otherwise RADAU5's default
+ *     max(10 eps / rtol', min(0.03, sqrt(rtol'))) (kappa's default 0.03 is the
+ *     cap; seed 002 Example 10 and Fig. 12 study kappa);
+ *   - RADAU5's embedded error estimate (ESTRAD: (u1/h E - J) err =
+ *     F(t_n, y_n) + E sum_i e_i Z_i / h, with the second, filtered estimate
+ *     after the first step and after rejections), tolerances transformed as in
+ *     RADAU5 (rtol' = 0.1 rtol^(2/3), atol' = rtol' atol / rtol), RMS norm with
+ *     scal_i = atol' + rtol' |y_i| divided by h^(index_i - 1) for index-2 and
+ *     index-3 components (RADAU5's NIND2/NIND3 scaling, seed 002 Sect. 4.2:
+ *     "the error estimates for lambda and mu are scaled by the small factor h";
+ *     in the index-3 form v counts as index 2, see set_scal);
+ *   - step-size control with Gustafsson's predictive controller, factors
+ *     limited to [1/8, 5], safety factor depending on the Newton iterations;
+ *   - Newton starting values by extrapolation of the previous collocation
+ *     polynomial.
+ * Index-3 scaling (seed 002 Eqs. (69)-(70)): the Newton systems are solved for
+ * the scaled unknowns (dZ_q / h, dZ_v, h dZ_lambda, dZ_mu) with the momentum
+ * rows multiplied by h and the position-level constraint rows by 1/h, so the
+ * scaled iteration matrix and its inverse stay bounded as h -> 0 (its limit is
+ * [[A^-1, -H, 0, (G^T)], [0, A^-1 M, B^T, 0], [-G, 0, 0, 0], ([0, -B, 0, 0])]).
+ *
+ * Linear algebra (parameter `linsol`, issue 10; not for index1/radau5, whose
+ * Jacobian is the finite-difference n x n matrix of the index-1 ODE, so it
+ * stays dense).  `full` is the dense path above.  `auto` (default, issue 16)
+ * takes the structured path below where it drops only the Hessian terms
+ * (mbs_dae_form_auto_structured: H = I and the problem's analytic f_q, f_v
+ * vanish), else `full`; the -fixed methods keep `full`.  `lu`, `umfpack`,
+ * `cholmod` use the structured simplified Newton of methods/formulations/dae_form.h (sparse
+ * mode; H = I problems only, others MBS_UNSUPPORTED): f_q, f_v and the
+ * second-derivative terms are dropped from J, which leaves the h-independent
+ * KKT matrix [M B^T; B 0] (GGL: also [I G^T; G 0], seed 002 Eq. (17)) on the
+ * linsol.h backend.  The real block (u1/h) uses mbs_dae_form_kkt_solve, the
+ * complex block ((alpha + i beta)/h, complex right-hand side W2 + i W3) uses
+ * mbs_dae_form_kkt_solve_complex: two real solves per KKT system on the same
+ * real factorisation (Hairer & Wanner II, Sect. IV.8).  Factorised only where
+ * the dense path evaluates a fresh Jacobian, not when h changes; no row/column
+ * scaling (the KKT systems do not degenerate as h -> 0); E y' products by
+ * mbs_dae_form_mass_times (the error estimate uses E(y_n) rather than E at the
+ * last Jacobian); y'(t_0) for the first-step predictor from the index-1 KKT
+ * solve on the same backend.  Nothing n x n is allocated.  Measured
+ * (tests/check_sparse_dae.c, tol 1e-6, errors in q / v at t_end against
+ * index1/rk8pd at 1e-12): pendulum t = 3, index2 3.1e-7 / 1.6e-6 (full 3.1e-7 /
+ * 1.8e-6), ggl 1.8e-7 / 5.9e-7 (2.1e-7 / 5.3e-7), index3 4.5e-6 / 3.4e-5
+ * (4.2e-6 / 3.3e-5), steps within 1 of full, about half the factorisations;
+ * chain:N=20, t = 0.2: index2 4.4e-8 / 6.1e-7 (6.7e-8 / 8.8e-7), ggl 1.4e-7 /
+ * 5.4e-7 (1.2e-7 / 2.0e-6), index3 9.9e-7 / 1.8e-4 (2.5e-6 / 2.2e-4).
+ *
+ * Fixed-step mode (`-fixed` methods, for convergence studies): constant h
+ * (a last, shorter step lands on t_end), a fresh Jacobian every step and Newton
+ * iterated to round-off (see the fixed-step branch of radau_integrate).
+ *
+ * Nominal orders (Hairer, Lubich, Roche 1989, LNM 1409; Hairer & Wanner,
+ * Solving ODEs II, Sect. VII.4, Theorems 4.4 and 4.8 with s = 3): index-2
+ * (and GGL): y h^(2s-1) = h^5, z h^s = h^3, i.e. q 5, v 5, lambda 3; index-3:
+ * y h^(2s-1), z h^s, u h^(s-1), i.e. q 5, v 3, lambda 2.  index1/radau5
+ * integrates the index-1 formulation (seed 002 Eqs. (83)-(84)) as the ODE
+ * (q, v)' = (H v, v'(t, q, v)) with v', lambda from the KKT solve of
+ * methods/formulations/index1.h (E = I, finite-difference Jacobian): order 5 in q, v and
+ * lambda (lambda is a function of the order-5 state).
+ *
+ * The harness state gets q, v, lambda (mu is dropped); mbs_accept receives
+ * v' = the derivative of the collocation polynomial at t_n+1 (stage 3), for
+ * index1/radau5 the v' of the KKT solve at the accepted point. */
+#include <float.h>
+#include <gsl/gsl_complex_math.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../../core/gslalloc.h"
+#include "../../formulations/dae_form.h"
+#include "../../formulations/index1.h"
+#include "../../formulations/projection.h"
+#include "radau5.h"
+#include "radau5_impl.h"
+
+static void radau_free(void *p)
+{
+    radau_state *st = p;
+    if (!st)
+        return;
+    mbs_dae_form_free(st->form);
+    mbs_index1_free(st->ix);
+    free(st->lam1);
+    free(st->jy);
+    free(st->jf);
+    mbs_project_free(st->proj);
+    gsl_matrix_free(st->E0);
+    gsl_matrix_free(st->J0);
+    gsl_matrix_free(st->Es);
+    for (int b = 0; b < 3; b++) {
+        gsl_matrix_complex_free(st->Tc[b]);
+        gsl_permutation_free(st->pc[b]);
+        gsl_permutation_free(st->pcr[b]);
+    }
+    gsl_matrix_free(st->T1);
+    gsl_permutation_free(st->p1);
+    gsl_permutation_free(st->p1r);
+    gsl_vector_complex_free(st->bc);
+    gsl_vector_complex_free(st->xc);
+    free(st->W);
+    gsl_vector_free(st->b1);
+    gsl_vector_free(st->x1);
+    gsl_matrix_free(st->Mw);
+    gsl_permutation_free(st->pm);
+    gsl_vector_free(st->bm);
+    gsl_vector_free(st->xm);
+    free(st->yd0);
+    free(st->Wx);
+    free(st->v_index2);
+    mbs_index1_free(st->ix0);
+    double *bufs[] = {st->y,   st->Z,    st->dZ,   st->R,  st->Yd,  st->F0,   st->F1, st->F2,
+                      st->cont, st->scal, st->rs, st->cs, st->err, st->Ys, st->Es_w};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        free(bufs[i]);
+    free(st);
+}
+
+/* linsol.h backend of a structured `linsol` choice. */
+static int radau_ls_kind(int lsk)
+{
+    return lsk == RADAU_LS_UMFPACK   ? MBS_LS_UMFPACK
+           : lsk == RADAU_LS_CHOLMOD ? MBS_LS_CHOLMOD
+                                     : MBS_LS_DENSE;
+}
+
+/* The current stage count s: its coefficients and the stage-vector length. */
+static void radau_use_stages(radau_state *st, int s)
+{
+    st->co = &st->tab[s / 2 - 1]; /* s = 3, 5, 7 */
+    st->N = (size_t)s * st->n;
+}
+
+static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *ctx,
+                       void **out)
+{
+    const radau_variant *var = m->variant;
+    *out = NULL;
+    double kappa = prm->val[RADAU_P_KAPPA];
+    if (!(kappa > 0.0))
+        return mbs_fail(ctx, MBS_BAD_INPUT, ctx->pb->t0, "%s: kappa=%g must be > 0", m->name,
+                        kappa);
+    radau_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return MBS_NO_MEMORY;
+    st->var = var;
+    st->kappa = kappa;
+    st->kappa_set = (prm->set_mask >> RADAU_P_KAPPA) & 1u;
+    st->nit = (int)prm->val[RADAU_P_NIT];
+    st->nsmin = st->nsmax = var->stages;
+    if (var->stages == 0) { /* variable order (RADAU): NSMIN, NSMAX */
+        int i0 = mbs_params_find(prm, "nsmin"), i1 = mbs_params_find(prm, "nsmax");
+        st->nsmin = 3 + 2 * (i0 >= 0 ? (int)prm->val[i0] : 0); /* choices 3,5,7 */
+        st->nsmax = 3 + 2 * (i1 >= 0 ? (int)prm->val[i1] : 2);
+        if (st->nsmin > st->nsmax) {
+            int nsmin = st->nsmin, nsmax = st->nsmax;
+            free(st);
+            return mbs_fail(ctx, MBS_BAD_INPUT, ctx->pb->t0,
+                            "%s: nsmin=%d must not exceed nsmax=%d", m->name, nsmin, nsmax);
+        }
+    }
+    int ip = mbs_params_find(prm, "linsol");
+    st->lsk = ip >= 0 && !var->index1 ? (int)prm->val[ip] : RADAU_LS_FULL;
+    if (st->lsk == RADAU_LS_AUTO) { /* issue 16 */
+        int kind, a = var->fixed ? 0 : mbs_dae_form_auto_structured(ctx, &kind);
+        if (a < 0) {
+            radau_free(st);
+            return MBS_NO_MEMORY;
+        }
+        st->lsk = !a ? RADAU_LS_FULL : kind == MBS_LS_CHOLMOD ? RADAU_LS_CHOLMOD : RADAU_LS_LU;
+    }
+    int rhs_linsol = ip >= 0 && var->index1 ? (int)prm->val[ip] : MBS_LINSOL_LU;
+    const int full = st->lsk == RADAU_LS_FULL;
+    int s = full ? mbs_dae_form_alloc(&st->form, ctx, var->kind)
+                 : mbs_dae_form_alloc_sparse(&st->form, ctx, var->kind, radau_ls_kind(st->lsk));
+    if (s == MBS_OK && var->project)
+        s = full ? mbs_project_alloc(&st->proj, ctx, prm->val[RADAU_P_EPS_G])
+                 : mbs_project_alloc_backend(&st->proj, ctx, prm->val[RADAU_P_EPS_G],
+                                             radau_ls_kind(st->lsk));
+    if (s == MBS_OK && !full) /* y'(t_0) by the index-1 KKT solve on the same backend */
+        s = mbs_index1_alloc(&st->ix0, ctx,
+                             st->lsk == RADAU_LS_UMFPACK   ? MBS_LINSOL_UMFPACK
+                             : st->lsk == RADAU_LS_CHOLMOD ? MBS_LINSOL_CHOLMOD
+                                                           : MBS_LINSOL_LU);
+    if (s == MBS_OK && var->index1)
+        s = mbs_index1_alloc(&st->ix, ctx, rhs_linsol);
+    for (int ns = st->nsmin; s == MBS_OK && ns <= st->nsmax; ns += 2) /* RADAU5's s = 3 */
+        s = ns == 3 ? mbs_radau_tableau(&st->tab[0]) : mbs_radau_coeffs(ns, &st->tab[ns / 2 - 1]);
+    if (s != MBS_OK) {
+        radau_free(st);
+        return s;
+    }
+    const int npmax = (st->nsmax - 1) / 2;
+    size_t nf = st->form->n, n = var->index1 ? st->form->nq + st->form->nv : nf,
+           N = (size_t)st->nsmax * n;
+    st->n = n;
+    radau_use_stages(st, st->nsmin);
+    st->lam1 = calloc(st->form->nl + 1, sizeof(double));
+    st->jy = malloc(n * sizeof(double));
+    st->jf = malloc(n * sizeof(double));
+    st->W = malloc(N * sizeof(double));
+    st->yd0 = calloc(n, sizeof(double));
+    int ok = st->W && st->yd0 && st->lam1 && st->jy && st->jf;
+    if (full) { /* dense iteration matrices: linsol=full only */
+        size_t nv = st->form->nv;
+        st->E0 = mbs_matrix_alloc(n, n);
+        st->J0 = mbs_matrix_alloc(n, n);
+        st->Es = mbs_matrix_alloc(n, n);
+        for (int p = 0; p < npmax; p++) {
+            st->Tc[p] = mbs_matrix_complex_alloc(n, n);
+            st->pc[p] = gsl_permutation_alloc(n);
+            ok = ok && st->Tc[p] && st->pc[p];
+        }
+        st->T1 = mbs_matrix_alloc(n, n);
+        st->p1 = gsl_permutation_alloc(n);
+        size_t nq = st->form->nq;
+        if (nq > 0 && 2 * nq <= n) { /* the reduced systems (radau5_linalg.c) */
+            st->p1r = gsl_permutation_alloc(n - nq);
+            ok = ok && st->p1r;
+            for (int p = 0; p < npmax; p++)
+                ok = ok && (st->pcr[p] = gsl_permutation_alloc(n - nq));
+        }
+        st->bc = gsl_vector_complex_alloc(n);
+        st->xc = gsl_vector_complex_alloc(n);
+        st->b1 = gsl_vector_alloc(n);
+        st->x1 = gsl_vector_alloc(n);
+        st->Mw = mbs_matrix_alloc(nv, nv);
+        st->pm = gsl_permutation_alloc(nv);
+        st->bm = gsl_vector_alloc(nv);
+        st->xm = gsl_vector_alloc(nv);
+        ok = ok && st->E0 && st->J0 && st->Es && st->T1 && st->p1 &&
+             st->bc && st->xc && st->b1 && st->x1 && st->Mw && st->pm && st->bm && st->xm;
+    } else {
+        ok = ok && (st->Wx = malloc(N * sizeof(double)));
+    }
+    ok = ok && (st->v_index2 = calloc(st->form && st->form->nv > 0 ? st->form->nv : 1, sizeof(int)));
+    ok = ok && (st->y = malloc(n * sizeof(double))) && (st->Z = malloc(N * sizeof(double))) &&
+         (st->dZ = malloc(N * sizeof(double))) && (st->R = malloc(N * sizeof(double))) &&
+         (st->Yd = malloc(N * sizeof(double))) && (st->F0 = malloc(n * sizeof(double))) &&
+         (st->F1 = malloc(n * sizeof(double))) && (st->F2 = malloc(n * sizeof(double))) &&
+         (st->cont = calloc(N, sizeof(double))) && (st->scal = malloc(n * sizeof(double))) &&
+         (st->rs = malloc(nf * sizeof(double))) && (st->cs = malloc(nf * sizeof(double))) &&
+         (st->err = malloc(n * sizeof(double))) && (st->Ys = malloc(n * sizeof(double))) &&
+         (st->Es_w = malloc(n * sizeof(double)));
+    if (!ok) {
+        radau_free(st);
+        return MBS_NO_MEMORY;
+    }
+    *out = st;
+    return MBS_OK;
+}
+
+static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *ystate)
+{
+    const mbs_dae_form *f = st->form;
+    int s;
+    /* final Z: stage s derivative = polynomial at t_n+1; only the observer
+     * reads v' (mbs_accept), so timing runs skip it */
+    if (ctx->observer)
+        mbs_radau_stage_derivatives(st, h);
+    const double *vdot = st->Yd + (size_t)(st->co->s - 1) * st->n + f->nq;
+    if (st->proj) {
+        if ((s = mbs_project(st->proj, ctx, t, st->y, st->y + f->nq)) != MBS_OK)
+            return s;
+    }
+    if (st->ix) {
+        /* index-1: multipliers (and v') of the KKT solve at the accepted point */
+        if ((s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F1)) != MBS_OK)
+            return s;
+        vdot = st->F1 + f->nq;
+    }
+    mbs_radau_form_to_state(st, st->y, ystate);
+    return mbs_accept(ctx, t, ystate, vdot);
+}
+
+/* RADAU's constants for the current ns: rtol' = 0.1 rtol^e with
+ * e = (s+1)/(2s) (RADAU5: 2/3), atol' = rtol' atol/rtol, the Newton stopping
+ * value FNEWT, the iteration limit NIT (+5 at s = 5, +10 at s = 7) and the
+ * step-size exponent 1/(s+1).  Fixed-step mode iterates to round-off. */
+static void radau_order_constants(const radau_state *st, double r0, double a0, double *rtol,
+                                  double *atol, double *fnewt, int *nit, double *expo)
+{
+    const int s = st->co->s;
+    *expo = 1.0 / (s + 1.0);
+    if (st->var->fixed) {
+        *rtol = *atol = 1e-15;
+        *fnewt = 1.0;
+        *nit = st->nit > 20 ? st->nit : 20;
+        return;
+    }
+    const double e = s == 3 ? 2.0 / 3.0 : (s + 1.0) / (2.0 * s);
+    *rtol = 0.1 * pow(r0, e);
+    *atol = *rtol * (a0 / r0);
+    const double cap = s == 3 ? sqrt(*rtol) : pow(*rtol, 1.0 / e - 1.0);
+    *fnewt = st->kappa_set ? st->kappa : fmax(10.0 * DBL_EPSILON / *rtol, fmin(st->kappa, cap));
+    *nit = st->nit + (s == 5 ? 5 : s == 7 ? 10 : 0);
+}
+
+/* RADAU's order selection (label 20 of its RADCOV), made wherever a new
+ * iteration matrix is due: the smoothed contraction thetat = min(10,
+ * max(theta, thetat/2)); two stages more when Newton converged fast (thetat
+ * <= 0.002 after more than one iteration) and h changed by less than 20%;
+ * two fewer when it converged slowly (thetat >= 0.8) or after an unexpected
+ * rejection (Newton failure, or a Newton-driven step cut to half or less); no
+ * increase within 10 decisions of the last change.  Returns 1 when ns
+ * changed. */
+typedef struct radau_order_ctl {
+    double thetat;
+    int ichan, unexp, unexn, change, force;
+} radau_order_ctl;
+
+static int radau_select_order(radau_state *st, radau_order_ctl *o, double hquot, int newt,
+                              double theta)
+{
+    const double vitu = 0.002, vitd = 0.8, hhou = 1.2, hhod = 0.8;
+    int ns = st->co->s, nsnew = ns;
+    o->ichan++;
+    o->force = 0;
+    o->thetat = fmin(10.0, fmax(theta, 0.5 * o->thetat));
+    if (newt > 1 && o->thetat <= vitu && hquot < hhou && hquot > hhod && ns < st->nsmax)
+        nsnew = ns + 2;
+    if ((o->thetat >= vitd || o->unexp || o->unexn) && ns > st->nsmin)
+        nsnew = ns - 2;
+    if (o->ichan <= 10 && nsnew > ns)
+        nsnew = ns;
+    o->change = nsnew != ns;
+    o->unexp = o->unexn = 0;
+    if (!o->change)
+        return 0;
+    radau_use_stages(st, nsnew);
+    o->ichan = 1;
+    return 1;
+}
+
+static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double *tp,
+                           double *ystate)
+{
+    radau_state *st = p;
+    const int fixed = st->var->fixed, sparse = st->lsk != RADAU_LS_FULL;
+    const double eps = DBL_EPSILON, safe = 0.9, facl = 5.0, facr = 0.125, thet = 0.001;
+    size_t n = st->n;
+    double t0 = *tp, t = t0, t_end = set->t_end, span = t_end - t0;
+    int s = MBS_OK;
+    mbs_radau_form_from_state(st, ystate, st->y);
+    if (st->form && st->form->kind == MBS_FORM_INDEX3 &&
+        (s = mbs_dae_form_index2_velocities(st->form, ctx, t0, ystate, st->v_index2)) != MBS_OK)
+        return s;
+
+    /* Tolerances (RADAU's transformation for the current ns) and the Newton
+     * stopping value. */
+    const double r0 = set->rtol > 0.0 ? set->rtol : 1e-6, a0 = set->atol > 0.0 ? set->atol : r0;
+    double rtol, atol, fnewt, expo;
+    int nit;
+    radau_order_constants(st, r0, a0, &rtol, &atol, &fnewt, &nit, &expo);
+    const int variable = st->nsmin < st->nsmax && !fixed;
+    radau_order_ctl oc = {0.0, 0, 0, 0, 0, 0};
+    double h_dec = -1.0; /* h at the last order decision */
+    int newt_last = 0;
+    double h;
+    long nsteps = 0, istep = 0;
+    if (fixed) {
+        nsteps = (long)ceil(span / set->h * (1.0 - 1e-12));
+        h = set->h;
+    } else {
+        h = set->h > 0.0 ? set->h : 1e-6;
+    }
+    h = fmin(h, span);
+    const double hmax = span;
+    double hold = h, hacc = h, erracc = 1.0, faccon = 1.0, theta = 0.0, h_fact = -1.0;
+    int first = 1, reject = 0, last = 0, need_jac = 1, jac_current = 0, naccpt = 0, nsing = 0;
+    /* F0 = F(t, y) is current (evaluated after the last accepted step at the
+     * same t, y): the Jacobian evaluation then does not repeat it (F does
+     * not depend on h in these forms) */
+    int f0_current = 0;
+    /* stalled-estimate guard: consecutive steps on a kept Jacobian whose
+     * scaled error stays within 10% of the previous one in [0.5, 2] */
+    double err_prev = 0.0;
+    int nstall = 0;
+
+    while (t < t_end) {
+        if ((s = mbs_budget(ctx, t)) != MBS_OK)
+            break;
+        if (fixed) {
+            double tn = istep + 1 == nsteps ? t_end : t0 + (double)(istep + 1) * set->h;
+            h = tn - t;
+            last = istep + 1 == nsteps;
+        } else if (t + 1.0001 * h >= t_end) {
+            h = t_end - t;
+            last = 1;
+        } else if (t + 2.0 * h > t_end) {
+            /* Halve the remainder rather than leave a tiny last step: the
+             * index-2/3 weights scal/h^(index-1) of a tiny step would loosen
+             * the Newton test on lambda (mu) at t_end. */
+            h = 0.5 * (t_end - t);
+        }
+        if (0.1 * h <= fabs(t) * eps || h < 1e-14 * span) {
+            s = mbs_fail(ctx, MBS_STEP_UNDERFLOW, t, "step size %.3g too small at t=%.6g", h, t);
+            break;
+        }
+        st->form->h = h;
+        const int jac_due = need_jac || fixed;
+        if ((need_jac || fixed) && sparse) {
+            /* structured path: the KKT factorisation (h-independent) takes the
+             * place of the Jacobian; nothing to refactor when h changes */
+            if ((s = mbs_dae_form_kkt_factor(st->form, ctx, t, st->y)) != MBS_OK) {
+                if (s < 0 || fixed || ++nsing >= 5)
+                    break;
+                goto unexpected;
+            }
+            if (!f0_current && (s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
+                goto failed_eval;
+            f0_current = 1;
+            need_jac = 0;
+            jac_current = 1;
+            if (first)
+                mbs_radau_first_derivative(st, ctx, t);
+        } else if (need_jac || fixed) {
+            if ((s = mbs_radau_form_mass(st, ctx, t, st->y, st->E0)) != MBS_OK ||
+                (s = mbs_radau_form_jac(st, ctx, t, st->y, st->J0)) != MBS_OK ||
+                (!f0_current && (s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK))
+                goto failed_eval;
+            f0_current = 1;
+            st->red = mbs_radau_reducible(st);
+            need_jac = 0;
+            jac_current = 1;
+            h_fact = -1.0;
+            if (first)
+                mbs_radau_first_derivative(st, ctx, t);
+        }
+        if (variable && (jac_due || h != h_dec || oc.force)) {
+            h_dec = h;
+            if (radau_select_order(st, &oc, h / hold, newt_last, theta)) {
+                radau_order_constants(st, r0, a0, &rtol, &atol, &fnewt, &nit, &expo);
+                h_fact = -1.0;
+            }
+        }
+        const size_t N = st->N;
+        if (sparse) {
+            h_fact = h;
+        } else if (h != h_fact) {
+            if ((s = mbs_radau_factor(st, ctx, t, h)) != MBS_OK) {
+                if (fixed || ++nsing >= 5) {
+                    mbs_fail(ctx, s, t, "singular Radau iteration matrix at h=%.3g", h);
+                    break;
+                }
+                goto unexpected;
+            }
+            h_fact = h;
+        }
+        mbs_radau_set_scal(st, rtol, atol, h, 1);
+        mbs_radau_start_values(st, first, h, hold);
+
+        if (fixed) {
+            /* Fixed-step mode: simplified Newton iterated to round-off
+             * (||dZ|| <= 1e-15 (1 + |y|) in the index-scaled RMS norm, or
+             * stagnation below 1e-12 (1 + |y|)). */
+            int done = 0;
+            double dprev = HUGE_VAL;
+            for (int newt = 1; newt <= nit && !done; newt++) {
+                if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
+                    goto failed_eval;
+                if ((s = mbs_radau_solve_stages(st, ctx, t)) != MBS_OK)
+                    goto newton_failed;
+                mbs_count_newton(ctx);
+                double dyno = mbs_radau_rms_scaled(st->dZ, st->scal, N, n);
+                if (!isfinite(dyno))
+                    goto newton_failed;
+                for (size_t i = 0; i < N; i++)
+                    st->Z[i] += st->dZ[i];
+                done = dyno <= 1.0 || (dyno <= 1e3 && dyno >= 0.5 * dprev);
+                dprev = dyno;
+            }
+            if (!done)
+                goto newton_failed;
+            t = istep + 1 == nsteps ? t_end : t + h;
+            istep++;
+            mbs_radau_update_solution(st);
+            f0_current = 0;
+            hold = h;
+            first = 0;
+            if ((s = report(st, ctx, t, h, ystate)) != MBS_OK)
+                break;
+            continue;
+        }
+
+        /* Simplified Newton iteration (RADAU5). */
+        faccon = pow(fmax(faccon, eps), 0.8);
+        theta = fabs(thet);
+        double dynold = 0.0, thqold = 1.0;
+        int newt = 0, converged = 0;
+        while (!converged) {
+            if (newt >= nit)
+                goto newton_failed;
+            if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
+                goto failed_eval;
+            if ((s = mbs_radau_solve_stages(st, ctx, t)) != MBS_OK)
+                goto newton_failed;
+            newt++;
+            mbs_count_newton(ctx);
+            double dyno = mbs_radau_rms_scaled(st->dZ, st->scal, N, n);
+            if (!isfinite(dyno))
+                goto newton_failed;
+            if (newt > 1 && newt < nit) {
+                double thq = dyno / dynold;
+                theta = newt == 2 ? thq : sqrt(thq * thqold);
+                thqold = thq;
+                if (theta < 0.99) {
+                    faccon = theta / (1.0 - theta);
+                    double dyth = faccon * dyno * pow(theta, nit - 1 - newt) / fnewt;
+                    if (dyth >= 1.0) {
+                        double qnewt = fmax(1e-4, fmin(20.0, dyth));
+                        double hhfac = 0.8 * pow(qnewt, -1.0 / (4.0 + nit - 1 - newt));
+                        h *= hhfac;
+                        oc.unexn = oc.unexn || hhfac <= 0.5;
+                        newt_last = newt;
+                        reject = 1;
+                        last = 0;
+                        mbs_count_rejected(ctx);
+                        need_jac = !jac_current;
+                        goto next_attempt;
+                    }
+                } else {
+                    goto newton_failed;
+                }
+            }
+            dynold = fmax(dyno, eps);
+            for (size_t i = 0; i < N; i++)
+                st->Z[i] += st->dZ[i];
+            if (faccon * dyno <= fnewt)
+                converged = 1;
+        }
+        newt_last = newt;
+
+        /* Error estimate and step-size control (RADAU5). */
+        double errn;
+        if ((s = mbs_radau_estimate(st, ctx, t, h, first || reject, jac_current, &errn)) != MBS_OK)
+            goto failed_eval;
+        /* A scaled error that sits near 1 with the same value step after step
+         * while the Jacobian (and E) are kept is the signature of a stale
+         * iteration matrix, not of the solution: refresh it (after 3 such
+         * steps) rather than let h shrink or stagnate. */
+        if (!jac_current && errn >= 0.5 && errn <= 2.0 && fabs(errn - err_prev) <= 0.1 * err_prev)
+            nstall++;
+        else
+            nstall = 0;
+        err_prev = errn;
+        if (nstall >= 3) {
+            nstall = 0;
+            need_jac = 1;
+            jac_current = 0;
+            h_fact = -1.0;
+        }
+        double fac = fmin(safe, safe * (1.0 + 2.0 * nit) / (newt + 2.0 * nit));
+        double quot = fmax(facr, fmin(facl, pow(errn, expo) / fac));
+        double hnew = h / quot;
+        if (errn < 1.0) {
+            first = 0;
+            naccpt++;
+            if (!oc.change) { /* Gustafsson's predictive controller (not across an order change) */
+                if (naccpt > 1) {
+                    double facgus = (hacc / h) * pow(errn * errn / erracc, expo) / safe;
+                    facgus = fmax(facr, fmin(facl, facgus));
+                    quot = fmax(quot, facgus);
+                    hnew = h / quot;
+                }
+                hacc = h;
+                erracc = fmax(1e-2, errn);
+            }
+            hold = h;
+            t = last ? t_end : t + h;
+            mbs_radau_update_solution(st);
+            f0_current = 0;
+            jac_current = 0;
+            if ((s = report(st, ctx, t, h, ystate)) != MBS_OK)
+                break;
+            if (last)
+                break;
+            if ((s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK)
+                goto failed_eval;
+            f0_current = st->form->kind != MBS_FORM_BAUMGARTE2;
+            hnew = fmin(hnew, hmax);
+            if (reject)
+                hnew = fmin(hnew, h);
+            reject = 0;
+            nsing = 0;
+            double qt = hnew / h;
+            if (need_jac) {
+                h = hnew; /* stalled estimate: fresh Jacobian at the new point */
+            } else if (theta <= thet && qt >= 1.0 && qt <= 1.2) {
+                need_jac = 0; /* keep h, Jacobian and factorization */
+                if (variable && ++oc.ichan >= 10 && st->co->s < st->nsmax)
+                    oc.force = 1; /* RADAU's IKEEP: reconsider a higher order */
+            } else {
+                h = hnew;
+                need_jac = theta > thet;
+            }
+        } else {
+            reject = 1;
+            last = 0;
+            mbs_count_rejected(ctx);
+            h = first ? 0.1 * h : hnew;
+            need_jac = need_jac || !jac_current;
+        }
+        continue;
+
+    failed_eval:
+        /* A problem callback failed: fatal statuses end the run, recoverable
+         * ones are treated like a Newton failure (halve the step). */
+        if (s < 0)
+            break;
+        goto newton_failed;
+    newton_failed:
+        if (fixed) {
+            char why[sizeof ctx->reason];
+            memcpy(why, ctx->reason, sizeof why);
+            s = mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
+                         "Newton iteration did not converge in fixed-step mode (h=%.3g)%s%.200s",
+                         h, why[0] ? ": " : "", why);
+            break;
+        }
+    unexpected:
+        oc.unexp = 1;
+        h *= 0.5;
+        reject = 1;
+        last = 0;
+        mbs_count_rejected(ctx);
+        need_jac = !jac_current;
+    next_attempt:
+        ctx->reason[0] = '\0';
+        s = MBS_OK;
+        continue;
+    }
+    mbs_radau_form_to_state(st, st->y, ystate);
+    *tp = t;
+    if (sparse) {
+        int kind = radau_ls_kind(st->lsk);
+        mbs_ctx_report_linsol(ctx, mbs_dae_form_linsol(st->form, 0), kind);
+        mbs_ctx_report_linsol(ctx, mbs_dae_form_linsol(st->form, 1), kind);
+        mbs_ctx_report_linsol(ctx, mbs_index1_linsol(st->ix0), kind);
+        mbs_project_report(ctx, st->proj);
+    }
+    mbs_index1_report(ctx, st->ix); /* index1/radau5 on a sparse KKT backend */
+    return s;
+}
+
+int mbs_radau5_iteration_matrix(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
+                                double h, int scaled, gsl_matrix *T)
+{
+    size_t n = f->n;
+    if (!(h > 0.0) || T->size1 != 3 * n || T->size2 != 3 * n)
+        return mbs_fail(ctx, MBS_BAD_INPUT, t, "iteration matrix: h=%g, T %zux%zu, n=%zu", h,
+                        T->size1, T->size2, n);
+    radau_coeffs tab;
+    gsl_matrix *E = mbs_matrix_alloc(n, n), *J = mbs_matrix_alloc(n, n);
+    double *rs = malloc(n * sizeof(double)), *cs = malloc(n * sizeof(double));
+    int s = (E && J && rs && cs) ? MBS_OK : MBS_NO_MEMORY;
+    if (s == MBS_OK)
+        s = mbs_radau_tableau(&tab);
+    f->h = h;
+    if (s == MBS_OK && (s = mbs_dae_form_mass(f, ctx, t, y, E)) == MBS_OK &&
+        (s = mbs_dae_form_jac(f, ctx, t, y, J)) == MBS_OK) {
+        if (scaled) {
+            mbs_radau_scaling(f, h, rs, cs);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                rs[i] = cs[i] = 1.0;
+        }
+        mbs_radau_assemble(&tab, n, E, J, rs, cs, h, T);
+    }
+    gsl_matrix_free(E);
+    gsl_matrix_free(J);
+    free(rs);
+    free(cs);
+    return s;
+}
+
+int mbs_radau5_newton_solve(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, double h,
+                            int reduce, const double *R, double *dZ, int *reduced)
+{
+    size_t n = f->n, nq = f->nq;
+    if (!(h > 0.0) || f->sparse)
+        return mbs_fail(ctx, MBS_BAD_INPUT, t, "Newton solve: h=%g, dense form needed", h);
+    radau_state st = {.form = f, .n = n, .N = 3 * n};
+    int s = mbs_radau_tableau(&st.tab[0]);
+    st.co = &st.tab[0];
+    st.E0 = mbs_matrix_alloc(n, n);
+    st.J0 = mbs_matrix_alloc(n, n);
+    st.T1 = mbs_matrix_alloc(n, n);
+    st.Tc[0] = mbs_matrix_complex_alloc(n, n);
+    st.p1 = gsl_permutation_alloc(n);
+    st.pc[0] = gsl_permutation_alloc(n);
+    if (nq > 0 && 2 * nq <= n) {
+        st.p1r = gsl_permutation_alloc(n - nq);
+        st.pcr[0] = gsl_permutation_alloc(n - nq);
+    }
+    st.b1 = gsl_vector_alloc(n);
+    st.x1 = gsl_vector_alloc(n);
+    st.bc = gsl_vector_complex_alloc(n);
+    st.xc = gsl_vector_complex_alloc(n);
+    st.rs = malloc(n * sizeof(double));
+    st.cs = malloc(n * sizeof(double));
+    st.W = malloc(3 * n * sizeof(double));
+    st.R = malloc(3 * n * sizeof(double));
+    if (s == MBS_OK && !(st.E0 && st.J0 && st.T1 && st.Tc[0] && st.p1 && st.pc[0] && st.b1 &&
+                         st.x1 && st.bc && st.xc && st.rs && st.cs && st.W && st.R &&
+                         (st.p1r || !(nq > 0 && 2 * nq <= n)) && (st.pcr[0] || !st.p1r)))
+        s = MBS_NO_MEMORY;
+    f->h = h;
+    if (s == MBS_OK && (s = mbs_dae_form_mass(f, ctx, t, y, st.E0)) == MBS_OK &&
+        (s = mbs_dae_form_jac(f, ctx, t, y, st.J0)) == MBS_OK) {
+        st.red = reduce && mbs_radau_reducible(&st);
+        *reduced = st.red;
+        memcpy(st.R, R, 3 * n * sizeof(double));
+        st.dZ = dZ;
+        if ((s = mbs_radau_factor(&st, ctx, t, h)) == MBS_OK)
+            s = mbs_radau_solve_stages(&st, ctx, t);
+    }
+    gsl_matrix_free(st.E0);
+    gsl_matrix_free(st.J0);
+    gsl_matrix_free(st.T1);
+    gsl_matrix_complex_free(st.Tc[0]);
+    gsl_permutation_free(st.p1);
+    gsl_permutation_free(st.pc[0]);
+    gsl_permutation_free(st.p1r);
+    gsl_permutation_free(st.pcr[0]);
+    gsl_vector_free(st.b1);
+    gsl_vector_free(st.x1);
+    gsl_vector_complex_free(st.bc);
+    gsl_vector_complex_free(st.xc);
+    free(st.rs);
+    free(st.cs);
+    free(st.W);
+    free(st.R);
+    return s;
+}
+
+const mbs_method_ops mbs_radau_ops = {
+    .alloc = radau_alloc,
+    .integrate = radau_integrate,
+    .free_state = radau_free,
+};

@@ -1,0 +1,498 @@
+/* Radau IIA for methods/integrators/radau/radau5.c: RADAU5's s = 3 collocation coefficients and
+ * transformation to one real and one complex system (Hairer & Wanner II,
+ * Sect. IV.8; s = 5, 7 in radau_coeffs.c), and the linear systems of the
+ * simplified Newton iteration: the full dense path (real and complex LU of
+ * E/h - J blocks) and the structured KKT path (dae_form.h backends).  Split
+ * from radau5.c (issue 19). */
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_complex_math.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../../core/gslalloc.h"
+#include "radau5_impl.h"
+
+/* Radau IIA (s = 3) coefficients (Hairer & Wanner II, Table IV.5.6) and the
+ * constants of RADAU5's error estimate. */
+int mbs_radau_tableau(radau_coeffs *st)
+{
+    memset(st, 0, sizeof *st);
+    st->s = 3;
+    const double s6 = sqrt(6.0);
+    double A[9] = {(88.0 - 7.0 * s6) / 360.0,       (296.0 - 169.0 * s6) / 1800.0,
+                   (-2.0 + 3.0 * s6) / 225.0,       (296.0 + 169.0 * s6) / 1800.0,
+                   (88.0 + 7.0 * s6) / 360.0,       (-2.0 - 3.0 * s6) / 225.0,
+                   (16.0 - s6) / 36.0,              (16.0 + s6) / 36.0,
+                   1.0 / 9.0};
+    /* A^-1 = adj(A) / det(A) (3 x 3, no allocation: GSL's LU may allocate). */
+    double Ai[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            int r0 = (j + 1) % 3, r1 = (j + 2) % 3, c0 = (i + 1) % 3, c1 = (i + 2) % 3;
+            Ai[3 * i + j] = A[3 * r0 + c0] * A[3 * r1 + c1] - A[3 * r0 + c1] * A[3 * r1 + c0];
+        }
+    double det = A[0] * Ai[0] + A[1] * Ai[3] + A[2] * Ai[6];
+    if (!(fabs(det) > 0.0))
+        return MBS_LIBRARY_FAILURE;
+    for (int k = 0; k < 9; k++)
+        Ai[k] /= det;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            st->Ainv[i][j] = Ai[3 * i + j];
+    st->c[0] = (4.0 - s6) / 10.0;
+    st->c[1] = (4.0 + s6) / 10.0;
+    st->c[2] = 1.0;
+    st->u1 = 30.0 / (6.0 + cbrt(81.0) - cbrt(9.0)); /* real eigenvalue of A^-1 */
+    st->dd[0] = -(13.0 + 7.0 * s6) / 3.0;
+    st->dd[1] = (-13.0 + 7.0 * s6) / 3.0;
+    st->dd[2] = -1.0 / 3.0;
+    /* RADAU5's transformation matrices (T and T^-1 to 20 digits, Hairer &
+     * Wanner, code RADAU5): T^-1 A^-1 T = diag(u1, [alpha -beta; beta alpha]).
+     * The block structure is checked here rather than trusted. */
+    static const double T0[3][3] = {
+        {9.1232394870892942792e-02, -0.14125529502095420843, -3.0029194105147424492e-02},
+        {0.24171793270710701896, 0.20412935229379993199, 0.38294211275726193779},
+        {0.96604818261509293619, 1.0, 0.0}};
+    static const double TI0[3][3] = {
+        {4.3255798900631553510, 0.33919925181580986954, 0.54177053993587487119},
+        {-4.1787185915519047273, -0.32768282076106238708, 0.47662355450055045196},
+        {-0.50287263494578687595, 2.5719269498556054292, -0.59603920482822492497}};
+    double L[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            st->Tm[i][j] = T0[i][j];
+            st->TI[i][j] = TI0[i][j];
+            double sum = 0.0;
+            for (int k = 0; k < 3; k++)
+                for (int l = 0; l < 3; l++)
+                    sum += TI0[i][k] * st->Ainv[k][l] * T0[l][j];
+            L[i][j] = sum;
+        }
+    st->alpha[0] = L[1][1];
+    st->beta[0] = L[2][1];
+    const double tol = 1e-12 * 10.0;
+    if (fabs(L[0][0] - st->u1) > tol || fabs(L[0][1]) > tol || fabs(L[0][2]) > tol ||
+        fabs(L[1][0]) > tol || fabs(L[2][0]) > tol || fabs(L[2][2] - L[1][1]) > tol ||
+        fabs(L[1][2] + L[2][1]) > tol)
+        return MBS_LIBRARY_FAILURE;
+    return MBS_OK;
+}
+
+
+/* Row and column scaling of the Newton systems (index-3 scaling, seed 002
+ * Eqs. (69)-(70)): unknowns (dq / h, dv, h dlambda, dmu); rows: q 1, v h,
+ * position-level constraints 1/h, velocity-level constraints 1. */
+void mbs_radau_scaling(const mbs_dae_form *f, double h, double *rs, double *cs)
+{
+    size_t nq = f->nq, nv = f->nv, nl = f->nl;
+    for (size_t i = 0; i < f->n; i++) {
+        if (i < nq) {
+            rs[i] = 1.0;
+            cs[i] = h;
+        } else if (i < nq + nv) {
+            rs[i] = h;
+            cs[i] = 1.0;
+        } else {
+            rs[i] = mbs_dae_form_position_row(f, i) ? 1.0 / h : 1.0;
+            cs[i] = i < nq + nv + nl ? 1.0 / h : 1.0;
+        }
+    }
+}
+
+/* T = diag(rs) ((1/h) A^-1 (x) E - I (x) J) diag(cs)  (s n x s n). */
+void mbs_radau_assemble(const radau_coeffs *co, size_t n, const gsl_matrix *E0,
+                     const gsl_matrix *J0, const double *rs, const double *cs, double h,
+                     gsl_matrix *T)
+{
+    const double *E = E0->data, *J = J0->data;
+    const size_t te = E0->tda, tj = J0->tda, tt = T->tda, s = (size_t)co->s;
+    for (size_t bi = 0; bi < s; bi++)
+        for (size_t bj = 0; bj < s; bj++) {
+            double a = co->Ainv[bi][bj] / h;
+            for (size_t k = 0; k < n; k++) {
+                double *Trow = T->data + (bi * n + k) * tt + bj * n;
+                for (size_t l = 0; l < n; l++) {
+                    double v = a * E[k * te + l];
+                    if (bi == bj)
+                        v -= J[k * tj + l];
+                    Trow[l] = rs[k] * v * cs[l];
+                }
+            }
+        }
+}
+
+int mbs_radau_lu_singular(const gsl_matrix *LU)
+{
+    for (size_t i = 0; i < LU->size1; i++) {
+        double d = gsl_matrix_get(LU, i, i);
+        if (d == 0.0 || !isfinite(d))
+            return 1;
+    }
+    return 0;
+}
+
+/* RADAU5's second-order structure (Hairer & Wanner's code RADAU5, M1 = M2 =
+ * n_q; Solving ODEs II, Sect. IV.8, "second order systems"): when the q rows
+ * read q' = v, i.e. E's q rows are (I 0), J's q rows are (0 I 0) and E has
+ * no q columns below them (H = I: the index-3, index-2 and Baumgarte forms;
+ * not GGL, whose q rows hold G^T mu), every Newton system
+ *     [gamma I  -I 0; -J_2q  A_22] (x_q, x_2) = (b_q, b_2)
+ * has x_q = (b_q + x_v)/gamma, and x_2 solves the system of order n - n_q
+ *     (A_22 - J_2q [I 0]/gamma) x_2 = b_2 + J_2q b_q / gamma,
+ * the same solution in exact arithmetic with an LU of order n - n_q (3 instead
+ * of 5 on the pendulum).  Not for extended problems (their E, F are the
+ * problem's own; the wheelset keeps its results: its errors at TOL 1e-6 swing
+ * 3.6e-6 .. 5.7e-5 under 2% changes of TOL, so round-off-level changes would
+ * move the seed-002 Fig. 13 comparisons of reproductions/wheelset-fig12-13).  Checked on E0, J0 (exact zeros and ones, as the
+ * forms set them) after every Jacobian evaluation (st->red, radau5.c); 0 keeps
+ * the full system. */
+int mbs_radau_reducible(const radau_state *st)
+{
+    const size_t n = st->n, nq = st->form->nq;
+    if (!st->p1r || nq == 0 || 2 * nq > n || st->form->nx)
+        return 0;
+    const double *E = st->E0->data, *J = st->J0->data;
+    const size_t te = st->E0->tda, tj = st->J0->tda;
+    for (size_t k = 0; k < nq; k++) { /* q rows: E (e_k, 0), J (0, e_k, 0) */
+        const double *Ek = E + k * te, *Jk = J + k * tj;
+        for (size_t l = 0; l < n; l++)
+            if (Ek[l] != (l == k ? 1.0 : 0.0) || Jk[l] != (l == nq + k ? 1.0 : 0.0))
+                return 0;
+    }
+    for (size_t k = nq; k < n; k++) { /* no q columns of E below */
+        const double *Ek = E + k * te;
+        for (size_t l = 0; l < nq; l++)
+            if (Ek[l] != 0.0)
+                return 0;
+    }
+    return 1;
+}
+
+/* Factor the scaled Newton matrices after RADAU's transformation (Hairer &
+ * Wanner II, Sect. IV.8): the real block u1/h E0 - J0 (also the matrix of the
+ * error estimate) and the complex blocks (alpha_p + i beta_p)/h E0 - J0,
+ * p = 1..(ns-1)/2. */
+int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
+{
+    size_t n = st->n;
+    const radau_coeffs *co = st->co;
+    const int np = (co->s - 1) / 2;
+    mbs_radau_scaling(st->form, h, st->rs, st->cs);
+    const double *E = st->E0->data, *J = st->J0->data, *rs = st->rs, *cs = st->cs;
+    const size_t te = st->E0->tda, tj = st->J0->tda;
+    /* the reduced system: the matrices of order m = n - n_q in the leading
+     * block of T1, Tc[p] (views with their row stride) */
+    const size_t o = st->red ? st->form->nq : 0, m = n - o;
+    gsl_matrix T1 = {.size1 = m, .size2 = m, .tda = st->T1->tda, .data = st->T1->data,
+                     .block = st->T1->block, .owner = 0};
+    gsl_permutation *p1 = st->red ? st->p1r : st->p1;
+    const size_t t1 = T1.tda;
+    /* the same expressions as sc * (u1/h e - j) etc., with the quotients u1/h
+     * and alpha_p/h (the left operand of each product) hoisted; the complex
+     * entries written straight into the (re, im) pairs of Tc[p].  Reduced:
+     * minus the J_(2q) column of q_l over gamma in the column of v_l, with
+     * 1/gamma = h/u1 (real block) or h/(alpha_p + i beta_p) (complex). */
+    const double u1h = co->u1 / h;
+    st->ig1 = h / co->u1;
+    double ah[(RADAU_SMAX - 1) / 2];
+    double *tc[(RADAU_SMAX - 1) / 2];
+    size_t tt[(RADAU_SMAX - 1) / 2];
+    for (int p = 0; p < np; p++) {
+        ah[p] = co->alpha[p] / h;
+        tc[p] = st->Tc[p]->data;
+        tt[p] = st->Tc[p]->tda;
+        double ab2 = co->alpha[p] * co->alpha[p] + co->beta[p] * co->beta[p];
+        st->igr[p] = h * co->alpha[p] / ab2;
+        st->igi[p] = -h * co->beta[p] / ab2;
+    }
+    for (size_t k = 0; k < m; k++) {
+        const size_t K = o + k;
+        const double *Ek = E + K * te + o, *Jk = J + K * tj + o, *Jq = J + K * tj;
+        double *T1k = T1.data + k * t1;
+        for (size_t l = 0; l < m; l++) {
+            double e = Ek[l], j = Jk[l], sc = rs[K] * cs[o + l];
+            if (!st->red) {
+                T1k[l] = sc * (u1h * e - j);
+                for (int p = 0; p < np; p++) {
+                    double *z = tc[p] + 2 * (k * tt[p] + l);
+                    z[0] = sc * (ah[p] * e - j);
+                    z[1] = sc * co->beta[p] / h * e;
+                }
+                continue;
+            }
+            double jq = l < o ? Jq[l] : 0.0;
+            T1k[l] = sc * (u1h * e - j - jq * st->ig1);
+            for (int p = 0; p < np; p++) {
+                double *z = tc[p] + 2 * (k * tt[p] + l);
+                z[0] = sc * (ah[p] * e - j - jq * st->igr[p]);
+                z[1] = sc * (co->beta[p] / h * e - jq * st->igi[p]);
+            }
+        }
+    }
+    int sign;
+    mbs_count_factorization(ctx);
+    int bad = gsl_linalg_LU_decomp(&T1, p1, &sign) != GSL_SUCCESS || mbs_radau_lu_singular(&T1);
+    for (int p = 0; p < np && !bad; p++) {
+        gsl_matrix_complex Tc = {.size1 = m, .size2 = m, .tda = tt[p], .data = tc[p],
+                                 .block = st->Tc[p]->block, .owner = 0};
+        mbs_count_factorization(ctx);
+        bad = gsl_linalg_complex_LU_decomp(&Tc, st->red ? st->pcr[p] : st->pc[p], &sign) !=
+              GSL_SUCCESS;
+        /* a zero or non-finite pivot (|d| > 0 without hypot) */
+        const double *d = tc[p];
+        for (size_t k = 0; k < m && !bad; k++, d += 2 * (tt[p] + 1))
+            bad = !(isfinite(d[0]) && isfinite(d[1]) && (d[0] != 0.0 || d[1] != 0.0));
+    }
+    if (bad)
+        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
+                        "singular Radau iteration matrix (rank %zu of %zu, h=%.3g)",
+                        mbs_lu_rank(&T1), m, h);
+    return MBS_OK;
+}
+
+/* out = (u1/h E0 - J0)^-1 (sign rhs) on the factors of mbs_radau_factor:
+ * GSL's LU_solve (x = P b, then the unit-lower and the upper triangular
+ * solve) without its copies and repeated singularity checks (the
+ * factorisation rejected zero and non-finite pivots), through the row and
+ * column scaling; reduced (st->red): the system of order n - n_q and
+ * x_q = (b_q + x_v)/gamma (mbs_radau_reducible).  out may be rhs. */
+static void radau_solve_real(radau_state *st, const double *rhs, double sign, double *out)
+{
+    const size_t n = st->n, o = st->red ? st->form->nq : 0, m = n - o;
+    const size_t *pp = (st->red ? st->p1r : st->p1)->data;
+    const double *rs = st->rs, *cs = st->cs;
+    double *b = st->b1->data, *r = st->x1->data;
+    if (!st->red) {
+        for (size_t k = 0; k < n; k++)
+            b[k] = sign * rs[pp[k]] * rhs[pp[k]];
+    } else { /* r = b_2 + J_2q b_q / gamma, then b = P (rs r) */
+        const double *J = st->J0->data;
+        const size_t tj = st->J0->tda;
+        for (size_t i = 0; i < m; i++) {
+            const double *Ji = J + (o + i) * tj;
+            double sum = 0.0;
+            for (size_t k = 0; k < o; k++)
+                sum += Ji[k] * rhs[k];
+            r[i] = sign * (rhs[o + i] + sum * st->ig1);
+        }
+        for (size_t k = 0; k < m; k++)
+            b[k] = rs[o + pp[k]] * r[pp[k]];
+    }
+    gsl_matrix T1 = {.size1 = m, .size2 = m, .tda = st->T1->tda, .data = st->T1->data,
+                     .block = st->T1->block, .owner = 0};
+    gsl_vector bv = {.size = m, .stride = 1, .data = b, .block = st->b1->block, .owner = 0};
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasUnit, &T1, &bv);
+    gsl_blas_dtrsv(CblasUpper, CblasNoTrans, CblasNonUnit, &T1, &bv);
+    if (!st->red) {
+        for (size_t k = 0; k < n; k++)
+            out[k] = cs[k] * b[k];
+        return;
+    }
+    for (size_t k = 0; k < o; k++) /* x_q before x_v overwrites rhs (out may be rhs) */
+        r[k] = (sign * rhs[k] + cs[o + k] * b[k]) * st->ig1;
+    for (size_t k = 0; k < m; k++)
+        out[o + k] = cs[o + k] * b[k];
+    memcpy(out, r, o * sizeof(double));
+}
+
+/* The complex block p: (wr + i wi) = -((alpha_p + i beta_p)/h E0 - J0)^-1
+ * (Wr + i Wi), as radau_solve_real. */
+static void radau_solve_complex(radau_state *st, int p, const double *Wr, const double *Wi,
+                                double *wr, double *wi)
+{
+    const size_t n = st->n, o = st->red ? st->form->nq : 0, m = n - o;
+    const size_t *pp = (st->red ? st->pcr[p] : st->pc[p])->data;
+    const double *rs = st->rs, *cs = st->cs;
+    double *b = st->bc->data, *r = st->xc->data;
+    if (!st->red) {
+        for (size_t k = 0; k < n; k++) { /* b = P (-rs W), LU_solve's permutation */
+            size_t i = pp[k];
+            b[2 * k] = -rs[i] * Wr[i];
+            b[2 * k + 1] = -rs[i] * Wi[i];
+        }
+    } else { /* r = -(W_2 + J_2q W_q / gamma), then b = P (rs r) */
+        const double *J = st->J0->data, gr = st->igr[p], gi = st->igi[p];
+        const size_t tj = st->J0->tda;
+        for (size_t i = 0; i < m; i++) {
+            const double *Ji = J + (o + i) * tj;
+            double sr = 0.0, si = 0.0;
+            for (size_t k = 0; k < o; k++) {
+                sr += Ji[k] * Wr[k];
+                si += Ji[k] * Wi[k];
+            }
+            r[2 * i] = -(Wr[o + i] + (sr * gr - si * gi));
+            r[2 * i + 1] = -(Wi[o + i] + (sr * gi + si * gr));
+        }
+        for (size_t k = 0; k < m; k++) {
+            size_t i = pp[k];
+            b[2 * k] = rs[o + i] * r[2 * i];
+            b[2 * k + 1] = rs[o + i] * r[2 * i + 1];
+        }
+    }
+    gsl_matrix_complex Tc = {.size1 = m, .size2 = m, .tda = st->Tc[p]->tda,
+                             .data = st->Tc[p]->data, .block = st->Tc[p]->block, .owner = 0};
+    gsl_vector_complex bv = {.size = m, .stride = 1, .data = b, .block = st->bc->block,
+                             .owner = 0};
+    gsl_blas_ztrsv(CblasLower, CblasNoTrans, CblasUnit, &Tc, &bv);
+    gsl_blas_ztrsv(CblasUpper, CblasNoTrans, CblasNonUnit, &Tc, &bv);
+    if (!st->red) {
+        for (size_t k = 0; k < n; k++) {
+            wr[k] = cs[k] * b[2 * k];
+            wi[k] = cs[k] * b[2 * k + 1];
+        }
+        return;
+    }
+    const double gr = st->igr[p], gi = st->igi[p];
+    for (size_t k = 0; k < o; k++) { /* x_q = (-W_q + x_v)/gamma */
+        double ar = -Wr[k] + cs[o + k] * b[2 * k], ai = -Wi[k] + cs[o + k] * b[2 * k + 1];
+        r[2 * k] = ar * gr - ai * gi;
+        r[2 * k + 1] = ar * gi + ai * gr;
+    }
+    for (size_t k = 0; k < m; k++) {
+        wr[o + k] = cs[o + k] * b[2 * k];
+        wi[o + k] = cs[o + k] * b[2 * k + 1];
+    }
+    for (size_t k = 0; k < o; k++) {
+        wr[k] = r[2 * k];
+        wi[k] = r[2 * k + 1];
+    }
+}
+
+/* dZ = -T^-1 R: W = (T^-1 (x) I) R, one real and (ns-1)/2 complex scaled
+ * solves, dZ = (T (x) I) dW (RADAU's SLVRAR/SLVRAI with our row/column
+ * scaling). */
+int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
+{
+    size_t n = st->n;
+    const radau_coeffs *co = st->co;
+    const int np = (co->s - 1) / 2;
+    mbs_radau_kron(co->TI, co->s, n, n, st->R, 1.0, st->W);
+    double *w = st->Wx;
+    if (w) {
+        /* structured path (dae_form.h, sparse mode): w1 = -(u1/h E - J~)^-1 W1,
+         * w2p + i w3p = -((alpha_p + i beta_p)/h E - J~)^-1 (W2p + i W3p), all
+         * on the one real KKT factorisation and in one multi-column solve
+         * (mbs_dae_form_kkt_solve_stages); no row/column scaling (the KKT
+         * matrices do not depend on h) */
+        double h = st->form->h, cr[3], ci[3];
+        for (int p = 0; p < np; p++) {
+            cr[p] = co->alpha[p] / h;
+            ci[p] = co->beta[p] / h;
+        }
+        int sv = mbs_dae_form_kkt_solve_stages(st->form, ctx, t, co->u1 / h, (size_t)np, cr, ci,
+                                               n, st->W, w);
+        if (sv != MBS_OK)
+            return sv;
+    } else {
+        w = st->W; /* dense path: the solutions overwrite W */
+        mbs_count_solve(ctx);
+        radau_solve_real(st, st->W, -1.0, w);
+        for (int p = 0; p < np; p++) {
+            double *Wr = st->W + (1 + 2 * p) * n;
+            mbs_count_solve(ctx);
+            radau_solve_complex(st, p, Wr, Wr + n, Wr, Wr + n);
+        }
+    }
+    mbs_radau_kron(co->Tm, co->s, n, n, w, 1.0, st->dZ);
+    return MBS_OK;
+}
+
+/* s = 5, 7: one pass over k, the s entries x_j[k] loaded once for all i;
+ * each entry summed in the order ((0 + M_i0 x_0) + M_i1 x_1) + ... of a loop
+ * over j (the same numbers); for s = 5, 7 (inlined with a constant s) the
+ * sums are written out. */
+static inline void radau_kron_pass(const double M[RADAU_SMAX][RADAU_SMAX], size_t s, size_t n,
+                                   size_t len, const double *x, double d, double *y)
+{
+    for (size_t k = 0; k < len; k++) {
+        double xk[RADAU_SMAX];
+        for (size_t j = 0; j < s; j++)
+            xk[j] = x[j * n + k];
+        for (size_t i = 0; i < s; i++) {
+            const double *Mi = M[i];
+            double sum = 0.0;
+            if (s == 5 || s == 7) { /* written out: no loop overhead per term */
+                sum += Mi[0] * xk[0];
+                sum += Mi[1] * xk[1];
+                sum += Mi[2] * xk[2];
+                sum += Mi[3] * xk[3];
+                sum += Mi[4] * xk[4];
+                if (s == 7) {
+                    sum += Mi[5] * xk[5];
+                    sum += Mi[6] * xk[6];
+                }
+            } else {
+                for (size_t j = 0; j < s; j++)
+                    sum += Mi[j] * xk[j];
+            }
+            y[i * n + k] = d != 1.0 ? sum / d : sum;
+        }
+    }
+}
+
+/* y = (M (x) I_n) x / d for s blocks of length n (the transformations T,
+ * T^-1 and the stage derivatives A^-1 Z / h), only the first len <= n
+ * components of each block (the others of y untouched). */
+void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, size_t len,
+                    const double *x, double d, double *y)
+{
+    if (s == 3) {
+        /* RADAU5's s: all three blocks in one pass over k (small n: no
+         * per-block loop overhead), each entry in the order of the loop
+         * below, ((0 + c0 x0) + c1 x1) + c2 x2 (the same numbers) */
+        const double a00 = M[0][0], a01 = M[0][1], a02 = M[0][2], a10 = M[1][0],
+                     a11 = M[1][1], a12 = M[1][2], a20 = M[2][0], a21 = M[2][1],
+                     a22 = M[2][2];
+        const double *restrict x0 = x, *restrict x1 = x + n, *restrict x2 = x + 2 * n;
+        double *restrict y0 = y, *restrict y1 = y + n, *restrict y2 = y + 2 * n;
+        size_t k = 0;
+        if (d == 1.0) /* pairs of k (the compiler's SLP vectorisation; same numbers) */
+            for (; k + 1 < len; k += 2) {
+                double u0 = x0[k], v0 = x1[k], w0 = x2[k];
+                double u1 = x0[k + 1], v1 = x1[k + 1], w1 = x2[k + 1];
+                y0[k] = ((0.0 + a00 * u0) + a01 * v0) + a02 * w0;
+                y0[k + 1] = ((0.0 + a00 * u1) + a01 * v1) + a02 * w1;
+                y1[k] = ((0.0 + a10 * u0) + a11 * v0) + a12 * w0;
+                y1[k + 1] = ((0.0 + a10 * u1) + a11 * v1) + a12 * w1;
+                y2[k] = ((0.0 + a20 * u0) + a21 * v0) + a22 * w0;
+                y2[k + 1] = ((0.0 + a20 * u1) + a21 * v1) + a22 * w1;
+            }
+        for (; k < len; k++) {
+            double u = x0[k], v = x1[k], w = x2[k];
+            double r0 = ((0.0 + a00 * u) + a01 * v) + a02 * w;
+            double r1 = ((0.0 + a10 * u) + a11 * v) + a12 * w;
+            double r2 = ((0.0 + a20 * u) + a21 * v) + a22 * w;
+            if (d != 1.0) {
+                r0 /= d;
+                r1 /= d;
+                r2 /= d;
+            }
+            y0[k] = r0;
+            y1[k] = r1;
+            y2[k] = r2;
+        }
+        return;
+    }
+    if (s == 5)
+        radau_kron_pass(M, 5, n, len, x, d, y);
+    else if (s == 7)
+        radau_kron_pass(M, 7, n, len, x, d, y);
+    else
+        radau_kron_pass(M, (size_t)s, n, len, x, d, y);
+}
+
+/* err = (u1/h E0 - J0)^-1 rhs, through the scaled system. */
+int mbs_radau_solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs, double *e)
+{
+    size_t n = st->n;
+    if (st->Wx) { /* structured path: kkt_solve gives -(u1/h E - J~)^-1 (-rhs) */
+        for (size_t i = 0; i < n; i++)
+            st->Wx[i] = -rhs[i];
+        return mbs_dae_form_kkt_solve(st->form, ctx, t, st->co->u1 / st->form->h, st->Wx, e);
+    }
+    mbs_count_solve(ctx);
+    radau_solve_real(st, rhs, 1.0, e);
+    return MBS_OK;
+}
+

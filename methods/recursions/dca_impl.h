@@ -1,0 +1,121 @@
+/* Private to methods/dca*.c (issue 22 split): the divide-and-conquer workspace,
+ * shared by dca.c (method glue: workspace, matrices, augmented-Lagrangian
+ * iteration, projections, registration), dca_tree.c (structure analysis: bodies,
+ * binary tree, row assignment, handles, level layout, work counts) and
+ * dca_pass.c (the assembly and disassembly passes, level by level, in parallel
+ * with OpenMP).  The mathematics is described at the top of dca.c. */
+#ifndef MBS_DCA_IMPL_H
+#define MBS_DCA_IMPL_H
+
+#include <gsl/gsl_matrix.h>
+#include <stddef.h>
+
+#include "dca.h"
+#include "../framework/method.h"
+#include "../../problems/triplets.h"
+
+/* A node of the binary tree.  Its index arrays and numbers live in the
+ * workspace's pools (ipool, dpool), node after node in level order, so a level
+ * is one contiguous stretch of memory. */
+typedef struct dnode {
+    int leaf;          /* body index, or -1 */
+    int child[2];
+    int parent;
+    int level;         /* height: 0 for leaves, 1 + the higher child's otherwise */
+    size_t lo, hi;     /* body range */
+    int *h;            /* handle coordinates */
+    size_t nh;
+    int *o;            /* open rows */
+    size_t no;
+    int *J;            /* rows eliminated here (internal) or local rows (leaf) */
+    size_t nJ;
+    /* index maps fixed by the analysis (so the passes need no shared scratch): */
+    int *up;           /* no: position of each open row in the parent's list [J | O] */
+    int *jsrc;         /* internal: per entry of the J rows (CSR order) the child
+                          handle it acts on: hh of child 0, or -(hh + 1) of child 1 */
+    int *hsrc;         /* internal: per handle, the same encoding */
+    double *Phi;       /* nh x no */
+    double *b;         /* nh */
+    double *cJ, *EJ;   /* nJ, nJ x no (internal) */
+    double work;       /* multiply-adds of one assembly + disassembly of this node */
+} dnode;
+
+/* Per-thread scratch of the passes: D (maxJ x maxJ, row-major) and the
+ * right-hand sides X (maxJ x maxcols, column-major). */
+typedef struct dca_scratch {
+    double *D, *X;
+    double res; /* this thread's maximum of |B v' - gamma| */
+} dca_scratch;
+
+typedef struct dca_ws {
+    size_t nv, nl;
+    int proj;
+    double alpha, eps_a;
+    int maxit;
+    int nthreads;          /* threads of the passes (1: sequential, no OpenMP team) */
+    double mu, omega;      /* stabilisation of the multiplier approximation (0: none) */
+    int native;            /* triplet callbacks of the problem */
+    mbs_triplets Mt, Bt;   /* M and B as triplets (structural) */
+    size_t *pm_r, *pm_c, *pb_r, *pb_c, pm_n, pb_n; /* pattern of the analysis */
+    gsl_matrix *Md, *Bd;   /* dense fallback */
+    unsigned char *patM, *patB;
+    int analysed;
+    /* bodies */
+    size_t nb;
+    int *body;          /* body of each coordinate */
+    int *bidx;          /* index of a coordinate within its body */
+    int *bptr, *bcrd;   /* coordinates of each body (CSR) */
+    size_t *boff;       /* offset of each body's block in Mblk */
+    double *Mblk;       /* diagonal blocks of M */
+    int *mmap;          /* M triplet -> Mblk position */
+    /* rows of B (CSR, duplicates allowed) */
+    int *rptr, *rcrd;
+    double *rval;
+    int *bmap;          /* B triplet -> CSR position */
+    int *rnode;         /* node where the row is eliminated (-1: touches no coordinate) */
+    int *leafnode;      /* node of each body's leaf */
+    /* the tree, numbered level by level (level 0 = leaves first); level l holds
+     * the nodes lvl_ptr[l] .. lvl_ptr[l + 1] - 1 */
+    dnode *nd;
+    size_t nn;
+    int root;
+    size_t nlev;
+    size_t *lvl_ptr;
+    /* Split for nthreads > 1 (dca_tree.c, decompose): nsub disjoint subtrees
+     * below the top nodes, each run by one thread from its leaves up; subtree s
+     * holds the nodes sub_lo[s * nlev + l] .. sub_hi[s * nlev + l] - 1 of level l
+     * (contiguous: a level is numbered left to right).  The ntop top nodes (the
+     * ancestors of the subtrees, ascending = level order) run on one thread.
+     * nsub = 0: the passes run sequentially (tree too small, or one thread). */
+    size_t nsub, ntop;
+    size_t *sub_lo, *sub_hi;
+    int *top;
+    /* rows after a pass: those eliminated inside subtree s are srow[srow_ptr[s]
+     * .. srow_ptr[s + 1] - 1] (their coordinates all lie in s), the others (at a
+     * top node, or touching no coordinate) xrow[0 .. nxrow - 1] */
+    size_t *srow_ptr, nxrow;
+    int *srow, *xrow;
+    int *ipool;
+    double *dpool;
+    dca_scratch *scr;   /* nthreads */
+    /* scratch of the analysis and of the method glue (sequential parts) */
+    int *pos, *rpos, *mark;
+    double *lam, *lamstar, *f, *gam, *acc, *dq, *qd, *gt, *gs;
+    size_t maxJ, maxcols;
+    int last_iters;
+    double pass_wall;   /* wall-clock seconds spent in the passes (diagnostics) */
+    long passes;        /* assembly + disassembly passes done */
+} dca_ws;
+
+/* dca_tree.c */
+void mbs_dca_free_tree(dca_ws *w);
+int mbs_dca_analyse(dca_ws *w);
+
+/* dca_pass.c: one assembly and one disassembly pass for the current M, B, f,
+ * gamma and lambda* (w->lamstar); v' in w->acc, lambda in w->lam, *res =
+ * max |B v' - gamma| over the rows that touch a coordinate, and lambda* =
+ * lambda for the next iteration.  Returns MBS_OK or MBS_SINGULAR_MATRIX (a
+ * leaf or interface matrix not positive definite). */
+int mbs_dca_passes(dca_ws *w, double *res);
+
+#endif
