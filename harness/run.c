@@ -71,7 +71,8 @@ static void record_init(mbs_record *rec)
  * scd = -log10 max |err_i / ref_i| (absolute where ref_i = 0),
  * mescd = -log10 max |err_i| / (atol/rtol + |ref_i|) with atol/rtol = 1,
  * both over all components of q | v | lambda (| x) for problems without a
- * published definition. */
+ * published definition; a maximum error of exactly 0 counts as 1e-16 (16 digits),
+ * as in the published measure below. */
 static void digits_over(const double *y, const double *ref, size_t n, double *scd,
                         double *mescd)
 {
@@ -81,8 +82,8 @@ static void digits_over(const double *y, const double *ref, size_t n, double *sc
         rel = fmax(rel, ref[i] != 0.0 ? e / fabs(ref[i]) : e);
         mixed = fmax(mixed, e / (1.0 + fabs(ref[i])));
     }
-    *scd = -log10(rel);
-    *mescd = -log10(mixed);
+    *scd = -log10(rel == 0.0 ? 1e-16 : rel);
+    *mescd = -log10(mixed == 0.0 ? 1e-16 : mixed);
 }
 
 /* Problems with a published definition (../shared/problems/<name>.md, Sect.
