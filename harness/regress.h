@@ -2,10 +2,11 @@
  * comparison with a results directory (`mbsbench compare`).  Three tiers:
  *  - exact: deterministic counters (steps, evaluations, Newton iterations...);
  *    a change is reported and fails unless allowed;
- *  - tolerance: an error (err.*, err_max.*, residual.pos_max/vel_max, energy_drift)
- *    may not grow beyond max(2x, the run's tolerance, MBS_REGRESS_FLOOR); an observed
- *    order (fit over the h levels of a series) may not drop by more than 0.3; a
- *    drift exponent may not rise by more than 0.3;
+ *  - tolerance: an error (err.*, err_max.*, err_mixed_qv, residual.*, energy_drift,
+ *    and scd, mescd as the errors 10^-digits) may not grow beyond max(2x, the run's
+ *    tolerance, MBS_REGRESS_FLOOR); an observed order (fit over the h levels of a
+ *    series) may not drop by more than 0.3; a drift exponent may not move by more
+ *    than 0.3 either way;
  *  - statistical: CPU median and minimum slower by more than a threshold AND
  *    significant by a one-sided Mann-Whitney U test over the repeat times
  *    (cpu.times); only runs whose baseline median is at least MBS_REGRESS_CPU_MIN.
