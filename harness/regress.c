@@ -100,10 +100,13 @@ double mbs_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb
 
 /* ---- comparison --------------------------------------------------------------- */
 
-static const char *const counters[] = {"steps",      "rejected",    "f_evals",
-                                       "mass_evals", "g_evals",     "jac_evals",
-                                       "gamma_evals", "factorizations", "solves",
-                                       "newton_iters", "jacobians", "deriv_evals"};
+/* The work counters, and those of the linear-solver backend (null without one). */
+static const char *const counters[] = {
+    "counters.steps",          "counters.rejected",       "counters.f_evals",
+    "counters.mass_evals",     "counters.g_evals",        "counters.jac_evals",
+    "counters.gamma_evals",    "counters.factorizations", "counters.solves",
+    "counters.newton_iters",   "counters.jacobians",      "counters.deriv_evals",
+    "linsol.analyses",         "linsol.factorizations",   "linsol.solves"};
 /* Every error-like measure of a record (docs/results-schema.md); the digits scd and
  * mescd are compared as the errors 10^-digits they stand for. */
 static const char *const accuracy[] = {"err.q",        "err.v",          "err.lambda",
@@ -285,8 +288,7 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
         }
         /* exact tier */
         for (size_t k = 0; k < sizeof counters / sizeof *counters; k++) {
-            char path[64];
-            snprintf(path, sizeof path, "counters.%s", counters[k]);
+            const char *path = counters[k];
             double x = mbs_jnum(rb, path), y = mbs_jnum(rn, path);
             s.checks++;
             if (x == y || (isnan(x) && isnan(y))) {
