@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "run.h"
+#include "../methods/integrators/explicit/explicit.h"
 
 typedef struct tol_observer {
     const mbs_problem *pb;
@@ -102,7 +103,9 @@ int mbs_tolrun_run(const char *problem, const char *method, double rtol, double 
     out->cnt = ctx.cnt;
     out->res_pos_max = obs.res_max;
     memcpy(out->final, y, (ny < 32 ? ny : 32) * sizeof(double));
-    out->have_diag = mbs_ns_diag_get(m, state, &out->diag) == MBS_OK;
+    const mbs_explicit_variant *ev = m->ops == &mbs_explicit_ops ? m->variant : NULL;
+    out->have_diag =
+        ev && mbs_ns_diag_get(ev->accel, mbs_explicit_accel_ws(state), &out->diag) == MBS_OK;
     if (s != MBS_OK)
         goto done;
     if (pb.def->exact && pb.def->exact(&pb, t, ex, ex + nq, NULL) == MBS_OK) {

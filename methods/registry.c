@@ -1,29 +1,39 @@
-/* Method registry (registry.def) and "name:k=v" parsing. */
+/* Method registry (registry.def) and "name:k=v" parsing.
+ *
+ * registry.def names the formulations of the ODE axis (framework/ode_axis.h)
+ * and single methods; this file forms the methods of the axes from them: every
+ * ODE formulation with every explicit integrator (integrators/explicit/
+ * explicit.h, mbs_explicit_pair), at the line of the formulation. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "integrators/explicit/explicit.h"
 #include "framework/method.h"
+#include "framework/ode_axis.h"
 #include "registry.h"
 #include "../problems/registry.h"
 
 #define MBS_METHOD(sym) extern const mbs_method_def sym;
-#define MBS_ODE_FORMULATION(fsym)                                                            \
-    MBS_EXPLICIT_INTEGRATORS(MBS_ODE_DECL_, fsym)                                            \
-    extern const mbs_ode_formulation mbs_ode_formulation_##fsym;
+#define MBS_ODE_FORMULATION(fsym) extern const mbs_ode_formulation mbs_ode_formulation_##fsym;
 #include "registry.def"
 #undef MBS_ODE_FORMULATION
 #undef MBS_METHOD
 
-static const mbs_method_def *const registry[] = {
-#define MBS_METHOD(sym) &sym,
-#define MBS_ODE_FORMULATION(fsym) MBS_EXPLICIT_INTEGRATORS(MBS_ODE_ADDR_, fsym)
+/* The lines of registry.def, in order. */
+typedef enum { LINE_METHOD, LINE_ODE_FORMULATION } line_kind;
+static const struct line {
+    line_kind kind;
+    const void *item;
+} lines[] = {
+#define MBS_METHOD(sym) {LINE_METHOD, &sym},
+#define MBS_ODE_FORMULATION(fsym) {LINE_ODE_FORMULATION, &mbs_ode_formulation_##fsym},
 #include "registry.def"
 #undef MBS_ODE_FORMULATION
 #undef MBS_METHOD
 };
 
-/* The ODE formulations, in registry order (run-time composition, explicit.h). */
+/* The ODE formulations, in registry order. */
 static const mbs_ode_formulation *const formulations[] = {
 #define MBS_METHOD(sym)
 #define MBS_ODE_FORMULATION(fsym) &mbs_ode_formulation_##fsym,
@@ -40,6 +50,63 @@ size_t mbs_ode_formulation_count(void)
 const mbs_ode_formulation *mbs_ode_formulation_at(size_t i)
 {
     return i < mbs_ode_formulation_count() ? formulations[i] : NULL;
+}
+
+#define MBS_COUNT_(...) +1
+enum {
+    N_METHOD_LINES = 0
+#define MBS_METHOD(sym) +1
+#define MBS_ODE_FORMULATION(fsym)
+#include "registry.def"
+#undef MBS_ODE_FORMULATION
+#undef MBS_METHOD
+    ,
+    N_EXPLICIT = 0 MBS_EXPLICIT_INTEGRATORS(MBS_COUNT_, ~),
+    N_ODE_PAIRS = N_EXPLICIT * (sizeof formulations / sizeof formulations[0]),
+    N_BUILTIN_MAX = N_METHOD_LINES + N_ODE_PAIRS,
+    PAIR_TEXT = 640 /* name, summary and citation of a composed method */
+};
+#undef MBS_COUNT_
+
+/* The built-in methods, composed on first use (builtin()) from the constant
+ * declarations above, the same on every call, and never changed afterwards:
+ * like the plugin table below, written once before any run and then only
+ * read (fork()ed sweep workers inherit it). */
+static struct {
+    size_t n; /* 0: not composed yet */
+    const mbs_method_def *def[N_BUILTIN_MAX];
+    struct ode_pair {
+        mbs_method_def def;
+        mbs_explicit_variant var;
+        char text[PAIR_TEXT];
+    } ode[N_ODE_PAIRS];
+} built;
+
+static void compose_ode(const mbs_ode_formulation *f, size_t *k)
+{
+    for (const mbs_explicit_integrator *in = mbs_explicit_integrators; in->name; in++) {
+        struct ode_pair *p = &built.ode[(*k)++];
+        if (mbs_explicit_pair(f, in, &p->var, &p->def, p->text, sizeof p->text) >
+            sizeof p->text) {
+            fprintf(stderr, "methods/registry.c: the texts of %s/%s exceed PAIR_TEXT\n",
+                    f->name, in->name);
+            abort();
+        }
+        built.def[built.n++] = &p->def;
+    }
+}
+
+static size_t builtin(void)
+{
+    if (built.n)
+        return built.n;
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        if (lines[i].kind == LINE_METHOD)
+            built.def[built.n++] = lines[i].item;
+        else
+            compose_ode(lines[i].item, &k);
+    return built.n;
 }
 
 /* Methods added by plugins (harness/plugin.c), after the built-in ones.
@@ -61,17 +128,15 @@ static struct {
 } extra[MBS_MAX_PLUGIN_METHODS];
 static size_t n_extra;
 
-enum { N_BUILTIN = sizeof registry / sizeof registry[0] };
-
 size_t mbs_method_count(void)
 {
-    return N_BUILTIN + n_extra;
+    return builtin() + n_extra;
 }
 
 const mbs_method_def *mbs_method_at(size_t i)
 {
-    return i < N_BUILTIN ? registry[i] : i < mbs_method_count() ? extra[i - N_BUILTIN].def
-                                                                : NULL;
+    size_t nb = builtin();
+    return i < nb ? built.def[i] : i < nb + n_extra ? extra[i - nb].def : NULL;
 }
 
 const mbs_method_def *mbs_method_find(const char *name)
@@ -84,12 +149,12 @@ const mbs_method_def *mbs_method_find(const char *name)
 
 const char *mbs_method_owner(size_t i)
 {
-    return i < N_BUILTIN || i >= mbs_method_count() ? NULL : extra[i - N_BUILTIN].owner;
+    return i < builtin() || i >= mbs_method_count() ? NULL : extra[i - builtin()].owner;
 }
 
 size_t mbs_method_builtin_count(void)
 {
-    return N_BUILTIN;
+    return builtin();
 }
 
 int mbs_method_register(const mbs_method_def *m, const char *owner, char *err, size_t errlen)
@@ -136,8 +201,8 @@ int mbs_method_register(const mbs_method_def *m, const char *owner, char *err, s
 
 void mbs_method_registry_truncate(size_t n)
 {
-    if (n >= N_BUILTIN && n < mbs_method_count())
-        n_extra = n - N_BUILTIN;
+    if (n >= builtin() && n < mbs_method_count())
+        n_extra = n - builtin();
 }
 
 int mbs_method_parse(const char *spec, const mbs_method_def **m, mbs_params *params,

@@ -22,9 +22,8 @@
 #include "../methods/integrators/explicit/explicit.h"
 #include "testutil.h"
 
-/* Not in a header: the index-1 acceleration evaluator and the registered RK4. */
+/* Not in a header: the index-1 acceleration evaluator. */
 extern const mbs_accel_def mbs_accel_index1;
-extern const mbs_method_def mbs_method_index1_rk4;
 
 static void tmpdir(char *buf, size_t len)
 {
@@ -84,7 +83,7 @@ static void rk4_results(const double *w, mbs_results *res)
     tab.b = w;
     mbs_explicit_variant var = {.accel = &mbs_accel_index1, .kind = MBS_EXPLICIT_TABLEAU,
                                 .tab = &tab};
-    mbs_method_def def = mbs_method_index1_rk4;
+    mbs_method_def def = *mbs_method_find("index1/rk4");
     def.variant = &var;
     json_t *arr = json_array();
     const double hs[] = {0.02, 0.01, 0.005};

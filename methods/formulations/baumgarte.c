@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../integrators/explicit/explicit.h"
+#include "../framework/ode_axis.h"
 #include "index1.h"
 
 enum { BG_ALPHA, BG_BETA, BG_LINSOL };
@@ -68,6 +68,13 @@ const mbs_accel_def mbs_accel_baumgarte = {
 };
 
 #define CITE "seed 004, Eqs. (9)-(10); seed 002, Eqs. (83)-(84)"
-MBS_ODE_FORMULATION_METHODS(baumgarte, "baumgarte", mbs_accel_baumgarte,
-                            "on the Baumgarte-stabilised index-1 formulation", CITE,
-                            MBS_M_NEEDS_FULL_RANK, 1, baumgarte_params)
+const mbs_ode_formulation mbs_ode_formulation_baumgarte = {
+    .name = "baumgarte",
+    .accel = &mbs_accel_baumgarte,
+    .summary = "on the Baumgarte-stabilised index-1 formulation",
+    .citation = CITE,
+    .flags = MBS_M_NEEDS_FULL_RANK,
+    .lambda = 1,
+    .params = baumgarte_params,
+    .n_params = sizeof baumgarte_params / sizeof baumgarte_params[0],
+};

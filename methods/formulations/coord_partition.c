@@ -372,5 +372,13 @@ static const mbs_param_def cp_params[] = {
 };
 
 #define CITE "seed 004, Eqs. (47)-(57); Wehage & Haug (1982)"
-MBS_ODE_FORMULATION_METHODS(cp, "cp", mbs_accel_cp, "coordinate partitioning (LU)", CITE,
-                            MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING, 1, cp_params)
+const mbs_ode_formulation mbs_ode_formulation_cp = {
+    .name = "cp",
+    .accel = &mbs_accel_cp,
+    .summary = "coordinate partitioning (LU)",
+    .citation = CITE,
+    .flags = MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING,
+    .lambda = 1,
+    .params = cp_params,
+    .n_params = sizeof cp_params / sizeof cp_params[0],
+};

@@ -216,7 +216,7 @@ int mbs_index1_rhs(mbs_index1 *w, mbs_ctx *ctx, double t, const double *y, doubl
 
 /* ---- the index-1 formulation as an acceleration evaluator ------------------ */
 
-#include "../integrators/explicit/explicit.h"
+#include "../framework/ode_axis.h"
 
 static const mbs_param_def index1_params[] = {MBS_INDEX1_LINSOL_PARAM};
 
@@ -250,5 +250,13 @@ const mbs_accel_def mbs_accel_index1 = {
 };
 
 #define CITE "seed 002, Eqs. (83)-(84); seed 004, Eqs. (2)-(8)"
-MBS_ODE_FORMULATION_METHODS(index1, "index1", mbs_accel_index1, "on the index-1 formulation", CITE,
-                            MBS_M_NEEDS_FULL_RANK, 1, index1_params)
+const mbs_ode_formulation mbs_ode_formulation_index1 = {
+    .name = "index1",
+    .accel = &mbs_accel_index1,
+    .summary = "on the index-1 formulation",
+    .citation = CITE,
+    .flags = MBS_M_NEEDS_FULL_RANK,
+    .lambda = 1,
+    .params = index1_params,
+    .n_params = sizeof index1_params / sizeof index1_params[0],
+};

@@ -509,17 +509,16 @@ NS_ACCEL(mbs_accel_svd, svd)
 NS_ACCEL(mbs_accel_schur, schur)
 #undef NS_ACCEL
 
-int mbs_ns_diag_get(const mbs_method_def *m, void *state, mbs_ns_diag *d)
+int mbs_ns_diag_get(const mbs_accel_def *acc, const void *ws, mbs_ns_diag *d)
 {
     static const mbs_accel_def *const mine[] = {
         &mbs_accel_qr,  &mbs_accel_putd, &mbs_accel_zeroeig, &mbs_accel_svd,
         &mbs_accel_schur, &mbs_accel_uk, &mbs_accel_ukb,     &mbs_accel_cp};
-    if (!m || !state || m->ops != &mbs_explicit_ops)
+    if (!acc || !ws)
         return MBS_BAD_INPUT;
-    const mbs_explicit_variant *var = m->variant;
     for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
-        if (var->accel == mine[i]) {
-            const mbs_ns_diag *src = mbs_explicit_accel_ws(state);
+        if (acc == mine[i]) {
+            const mbs_ns_diag *src = ws;
             *d = *src; /* every workspace of the family starts with its mbs_ns_diag */
             return MBS_OK;
         }
@@ -530,8 +529,17 @@ int mbs_ns_diag_get(const mbs_method_def *m, void *state, mbs_ns_diag *d)
 
 static const mbs_param_def ns_params[] = {MBS_NS_RANK_TOL_PARAM};
 
-#define NS_METHODS(fm, acc, title, cite, flags)                                              \
-    MBS_ODE_FORMULATION_METHODS(fm, #fm, acc, title, cite, flags, 1, ns_params)
+#define NS_METHODS(fm, acc, title, cite, fflags)                                             \
+    const mbs_ode_formulation mbs_ode_formulation_##fm = {                                   \
+        .name = #fm,                                                                         \
+        .accel = &acc,                                                                       \
+        .summary = title,                                                                    \
+        .citation = cite,                                                                    \
+        .flags = fflags,                                                                     \
+        .lambda = 1,                                                                         \
+        .params = ns_params,                                                                 \
+        .n_params = sizeof ns_params / sizeof ns_params[0],                                  \
+    };
 
 NS_METHODS(qr, mbs_accel_qr, "null space from a column-pivoted QR of B^T (GSL)",
            "seed 004, Eqs. (58)-(65)", 0)

@@ -1,6 +1,6 @@
 /* Coordinate reduction / null-space formulations (seed 004, Sects. 5 and 7).
  *
- * Each is an acceleration evaluator (explicit.h) that eliminates the
+ * Each is an acceleration evaluator (methods/framework/ode_axis.h) that eliminates the
  * multipliers and integrates an ODE: for a basis V of ker B (B = G H, the
  * velocity-level constraint matrix) and a particular solution x_p of B x = gamma,
  *     v' = x_p + V a,   (V^T M V) a = V^T (f - M x_p)          (seed 004 Eq. (17)),
@@ -18,14 +18,14 @@
  * All share one rank decision, mbs_ns_rank(): a (singular) value s_i counts
  * when s_i > rank_tol * max_j s_j (parameter `rank_tol`).  Every formulation
  * keeps a mbs_ns_diag (rank, condition of the reduced mass matrix, ...) that
- * mbs_ns_diag_get() reads from a method state. */
+ * mbs_ns_diag_get() reads from its workspace. */
 #ifndef MBS_NULLSPACE_H
 #define MBS_NULLSPACE_H
 
 #include <gsl/gsl_matrix.h>
 #include <stddef.h>
 
-#include "../integrators/explicit/explicit.h"
+#include "../framework/ode_axis.h"
 
 /* Diagnostics of one integration (reset at the start of each integrate()). */
 typedef struct mbs_ns_diag {
@@ -71,10 +71,9 @@ int mbs_ns_basis(mbs_ns_kind kind, const gsl_matrix *B, double rank_tol, gsl_mat
 extern const mbs_accel_def mbs_accel_qr, mbs_accel_putd, mbs_accel_zeroeig, mbs_accel_svd,
     mbs_accel_schur, mbs_accel_uk, mbs_accel_ukb, mbs_accel_cp;
 
-/* Diagnostics of `state` (from m->ops->alloc) of an explicit method over one
- * of the formulations above.  Returns MBS_OK, or MBS_BAD_INPUT when m is not
- * such a method. */
-int mbs_ns_diag_get(const mbs_method_def *m, void *state, mbs_ns_diag *d);
+/* Diagnostics of workspace ws (from acc->alloc) of formulation acc, one of the
+ * formulations above.  Returns MBS_OK, or MBS_BAD_INPUT for another one. */
+int mbs_ns_diag_get(const mbs_accel_def *acc, const void *ws, mbs_ns_diag *d);
 
 /* Helpers shared by the formulation files. */
 void mbs_ns_diag_reset(mbs_ns_diag *d);

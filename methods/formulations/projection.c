@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../integrators/explicit/explicit.h"
+#include "../framework/ode_axis.h"
 #include "index1.h"
 #include "kkt_eval.h"
 #include "../linsol/linsol.h"
@@ -386,6 +386,13 @@ const mbs_accel_def mbs_accel_proj_index1 = {
 };
 
 #define CITE "seed 002, Eqs. (83)-(84) and projection Eqs. (88)-(91)"
-MBS_ODE_FORMULATION_METHODS(proj_index1, "proj-index1", mbs_accel_proj_index1,
-                            "index-1 with projection of q and v after every accepted step",
-                            CITE, MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING, 1, proj_index1_params)
+const mbs_ode_formulation mbs_ode_formulation_proj_index1 = {
+    .name = "proj-index1",
+    .accel = &mbs_accel_proj_index1,
+    .summary = "index-1 with projection of q and v after every accepted step",
+    .citation = CITE,
+    .flags = MBS_M_NEEDS_FULL_RANK | MBS_M_PROJECTING,
+    .lambda = 1,
+    .params = proj_index1_params,
+    .n_params = sizeof proj_index1_params / sizeof proj_index1_params[0],
+};

@@ -292,7 +292,15 @@ static const mbs_param_def ukb_params[] = {
 };
 
 #define UK_METHODS(fm, acc, prm, title, cite)                                                \
-    MBS_ODE_FORMULATION_METHODS(fm, #fm, acc, title, cite, 0, 1, prm)
+    const mbs_ode_formulation mbs_ode_formulation_##fm = {                                   \
+        .name = #fm,                                                                         \
+        .accel = &acc,                                                                       \
+        .summary = title,                                                                    \
+        .citation = cite,                                                                    \
+        .lambda = 1,                                                                         \
+        .params = prm,                                                                       \
+        .n_params = sizeof prm / sizeof prm[0],                                              \
+    };
 
 UK_METHODS(uk, mbs_accel_uk, uk_params,
            "Udwadia-Kalaba with the pseudo-inverse of B M^-1/2 (GSL SVD)",

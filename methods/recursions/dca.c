@@ -42,7 +42,7 @@
 #include <omp.h>
 #endif
 
-#include "../integrators/explicit/explicit.h"
+#include "../framework/ode_axis.h"
 #include "../../core/gslalloc.h"
 #include "dca_impl.h"
 
@@ -438,9 +438,25 @@ int mbs_dca_level(void *ws, size_t l, size_t *nodes, double *work, double *maxwo
 }
 
 #define CITE "seed 003, Sects. 2-3 (augmented Lagrangian DCA, mass-orthogonal projections)"
-MBS_ODE_FORMULATION_METHODS(dca, "dca", mbs_accel_dca,
-                            "on the divide-and-conquer augmented-Lagrangian accelerations", CITE, 0,
-                            1, dca_params)
-MBS_ODE_FORMULATION_METHODS(dca_proj, "dca-proj", mbs_accel_dca_proj,
-                            "on DCA accelerations with mass-orthogonal position/velocity "
-                            "projections", CITE, MBS_M_PROJECTING, 1, dca_params)
+const mbs_ode_formulation mbs_ode_formulation_dca = {
+    .name = "dca",
+    .accel = &mbs_accel_dca,
+    .summary = "on the divide-and-conquer augmented-Lagrangian accelerations",
+    .citation = CITE,
+    .flags = 0,
+    .lambda = 1,
+    .params = dca_params,
+    .n_params = sizeof dca_params / sizeof dca_params[0],
+};
+
+const mbs_ode_formulation mbs_ode_formulation_dca_proj = {
+    .name = "dca-proj",
+    .accel = &mbs_accel_dca_proj,
+    .summary = "on DCA accelerations with mass-orthogonal position/velocity "
+               "projections",
+    .citation = CITE,
+    .flags = MBS_M_PROJECTING,
+    .lambda = 1,
+    .params = dca_params,
+    .n_params = sizeof dca_params / sizeof dca_params[0],
+};

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../integrators/explicit/explicit.h"
+#include "../framework/ode_axis.h"
 
 #define DM MBS_TREE_DMAX
 
@@ -398,6 +398,13 @@ static const mbs_param_def recursive_params[] = {
 };
 
 #define CITE "seed 000, Sect. 3, Eqs. (17), (18), (24a,b); seed 002, Table 1"
-MBS_ODE_FORMULATION_METHODS(recursive, "recursive", mbs_accel_recursive,
-                            "on the recursive O(N) formalism (joint coordinates)", CITE,
-                            MBS_M_NEEDS_REGULAR_MASS, 0, recursive_params)
+const mbs_ode_formulation mbs_ode_formulation_recursive = {
+    .name = "recursive",
+    .accel = &mbs_accel_recursive,
+    .summary = "on the recursive O(N) formalism (joint coordinates)",
+    .citation = CITE,
+    .flags = MBS_M_NEEDS_REGULAR_MASS,
+    .lambda = 0,
+    .params = recursive_params,
+    .n_params = sizeof recursive_params / sizeof recursive_params[0],
+};

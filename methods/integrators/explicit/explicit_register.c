@@ -1,14 +1,49 @@
-/* Run-time registration of explicit Runge-Kutta tableaux (explicit.h): a
- * tableau, checked by mbs_tableau_validate and deep-copied, becomes one method
- * per ODE formulation, built exactly as the compiled-in pairs are
- * (MBS_ODE_PAIR_): name FORMULATION/TABLEAU, summary "tableau summary,
- * formulation summary", citation "formulation citation; tableau citation".
- * Kept apart from the static registry (registry.c), which it never changes. */
+/* The explicit integrators of the ODE axis and how a pair is formed
+ * (mbs_explicit_pair: name FORMULATION/INTEGRATOR, summary "integrator
+ * summary, formulation summary", citation "formulation citation; integrator
+ * citation"), for the compiled-in registry (registry.c) and for tableaux
+ * registered at run time: a tableau, checked by mbs_tableau_validate and
+ * deep-copied, becomes one method per ODE formulation, kept apart from the
+ * registry, which it never changes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "explicit.h"
+
+#define MBS_EXPLICIT_ENTRY_(sym, nm, kindv, tabp, fixedv, p, summ, cite, unused)            \
+    {.name = nm, .summary = summ, .citation = cite, .kind = kindv, .tab = tabp,             \
+     .fixed = fixedv, .order = p},
+const mbs_explicit_integrator mbs_explicit_integrators[] = {
+    MBS_EXPLICIT_INTEGRATORS(MBS_EXPLICIT_ENTRY_, ~){.name = NULL}};
+#undef MBS_EXPLICIT_ENTRY_
+
+size_t mbs_explicit_pair(const mbs_ode_formulation *f, const mbs_explicit_integrator *in,
+                         mbs_explicit_variant *var, mbs_method_def *m, char *text, size_t len)
+{
+    size_t ln = strlen(f->name) + 1 + strlen(in->name) + 1,
+           ls = strlen(in->summary) + 2 + strlen(f->summary) + 1,
+           lc = strlen(f->citation) + 2 + strlen(in->citation) + 1;
+    if (ln + ls + lc > len)
+        return ln + ls + lc;
+    char *name = text, *summary = name + ln, *citation = summary + ls;
+    snprintf(name, ln, "%s/%s", f->name, in->name);
+    snprintf(summary, ls, "%s, %s", in->summary, f->summary);
+    snprintf(citation, lc, "%s; %s", f->citation, in->citation);
+    *var = (mbs_explicit_variant){.accel = f->accel, .kind = in->kind, .tab = in->tab};
+    *m = (mbs_method_def){
+        .name = name,
+        .summary = summary,
+        .citation = citation,
+        .order = {in->order, in->order, f->lambda ? in->order : 0.0},
+        .flags = (in->fixed ? MBS_M_FIXED_STEP : MBS_M_ADAPTIVE) | f->flags,
+        .params = f->params,
+        .n_params = f->n_params,
+        .variant = var,
+        .ops = &mbs_explicit_ops,
+    };
+    return ln + ls + lc;
+}
 
 /* Remember p as owned by the set (freed by mbs_method_set_free).  On failure
  * p is freed and NULL returned. */
@@ -30,12 +65,12 @@ static void *own(mbs_method_set *set, void *p)
     return p;
 }
 
-static char *own_str(mbs_method_set *set, const char *a, const char *sep, const char *b)
+static char *own_str(mbs_method_set *set, const char *a)
 {
-    size_t len = strlen(a) + strlen(sep) + strlen(b) + 1;
+    size_t len = strlen(a) + 1;
     char *s = own(set, malloc(len));
     if (s)
-        snprintf(s, len, "%s%s%s", a, sep, b);
+        memcpy(s, a, len);
     return s;
 }
 
@@ -101,9 +136,9 @@ int mbs_explicit_register_tableau(mbs_method_set *set, const mbs_tableau *tab, c
     if (!copy)
         goto fail;
     *copy = *tab;
-    copy->name = own_str(set, tab->name, "", "");
-    copy->summary = own_str(set, tab->summary ? tab->summary : "", "", "");
-    copy->citation = own_str(set, tab->citation ? tab->citation : "", "", "");
+    copy->name = own_str(set, tab->name);
+    copy->summary = own_str(set, tab->summary ? tab->summary : "");
+    copy->citation = own_str(set, tab->citation ? tab->citation : "");
     copy->c = own_copy(set, tab->c, s);
     copy->A = own_copy(set, tab->A, s * s);
     copy->b = own_copy(set, tab->b, s);
@@ -112,29 +147,22 @@ int mbs_explicit_register_tableau(mbs_method_set *set, const mbs_tableau *tab, c
     if (!copy->name || !copy->summary || !copy->citation || !copy->c || !copy->A || !copy->b ||
         (tab->bhat && !copy->bhat) || (tab->e && !copy->e))
         goto fail;
-    int fixed = tab->bhat == NULL;
-    double p = tab->order;
+    const mbs_explicit_integrator in = {.name = copy->name,
+                                        .summary = copy->summary,
+                                        .citation = copy->citation,
+                                        .kind = MBS_EXPLICIT_TABLEAU,
+                                        .tab = copy,
+                                        .fixed = tab->bhat == NULL,
+                                        .order = tab->order};
     for (size_t i = 0; i < nf; i++) {
         const mbs_ode_formulation *f = mbs_ode_formulation_at(i);
+        size_t len = mbs_explicit_pair(f, &in, NULL, NULL, NULL, 0);
         mbs_explicit_variant *var = own(set, malloc(sizeof *var));
         mbs_method_def *m = own(set, malloc(sizeof *m));
-        if (!var || !m)
+        char *text = own(set, malloc(len));
+        if (!var || !m || !text)
             goto fail;
-        *var = (mbs_explicit_variant){.accel = f->accel, .kind = MBS_EXPLICIT_TABLEAU,
-                                      .tab = copy};
-        *m = (mbs_method_def){
-            .name = own_str(set, f->name, "/", copy->name),
-            .summary = own_str(set, copy->summary, ", ", f->summary),
-            .citation = own_str(set, f->citation, "; ", copy->citation),
-            .order = {p, p, f->lambda ? p : 0.0},
-            .flags = (fixed ? MBS_M_FIXED_STEP : MBS_M_ADAPTIVE) | f->flags,
-            .params = f->params,
-            .n_params = f->n_params,
-            .variant = var,
-            .ops = &mbs_explicit_ops,
-        };
-        if (!m->name || !m->summary || !m->citation)
-            goto fail;
+        mbs_explicit_pair(f, &in, var, m, text, len);
         set->defs[set->n++] = m;
     }
     return MBS_OK;
