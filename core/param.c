@@ -140,6 +140,7 @@ int mbs_params_parse(mbs_params *p, const char *spec, const char *owner, char *e
     }
     strcpy(buf, spec);
     char *save = NULL;
+    unsigned long seen = 0; /* a key given twice in one list is refused, not overwritten */
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         if (!eq || eq == tok) {
@@ -147,8 +148,15 @@ int mbs_params_parse(mbs_params *p, const char *spec, const char *owner, char *e
             return -1;
         }
         *eq = '\0';
+        int i = mbs_params_find(p, tok);
+        if (i >= 0 && (seen & (1UL << i))) {
+            snprintf(err, errlen, "%s: parameter %s given twice ('%s=%s' repeats it)", owner,
+                     tok, tok, eq + 1);
+            return -1;
+        }
         if (mbs_params_set(p, tok, eq + 1, owner, err, errlen) != 0)
             return -1;
+        seen |= i >= 0 ? 1UL << i : 0;
     }
     return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "fit.h"
 #include "results.h"
 
@@ -366,35 +367,30 @@ int mbs_cmd_history(int argc, char **argv)
     const char *p = NULL, *m = NULL, *metric = "err_q", *dbp = "results/history.sqlite",
                *png = NULL;
     int do_plot = 0, glob = 0;
+    const mbs_cli_cmd *cmd = mbs_cli_find("history");
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--plot") == 0) {
+        mbs_cli_arg a;
+        int k = mbs_cli_next(cmd, argc, argv, &i, &a);
+        if (k < 0)
+            return 2;
+        if (mbs_cli_is(&a, "--plot"))
             do_plot = 1;
-            continue;
-        }
-        if (strcmp(a, "--glob") == 0) {
+        else if (mbs_cli_is(&a, "--glob"))
             glob = 1;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "mbsbench: history: %s needs a value\n", a);
-            return 2;
-        }
-        if (strcmp(a, "-p") == 0)
-            p = v;
-        else if (strcmp(a, "-m") == 0)
-            m = v;
-        else if (strcmp(a, "--metric") == 0)
-            metric = v;
-        else if (strcmp(a, "--db") == 0)
-            dbp = v;
-        else if (strcmp(a, "--out") == 0)
-            png = v;
+        else if (mbs_cli_is(&a, "--problem"))
+            p = a.str;
+        else if (mbs_cli_is(&a, "--method"))
+            m = a.str;
+        else if (mbs_cli_is(&a, "--metric"))
+            metric = a.str;
+        else if (mbs_cli_is(&a, "--db"))
+            dbp = a.str;
+        else if (mbs_cli_is(&a, "--out"))
+            png = a.str;
         else {
-            fprintf(stderr, "mbsbench: history: unexpected argument '%s'\n", a);
+            fprintf(stderr, "mbsbench: history: unexpected argument '%s'\n", a.str);
             return 2;
         }
-        i++;
     }
     if (metric && strcmp(metric, "cpu_median") && strcmp(metric, "err_q") &&
         strcmp(metric, "order_q")) {

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "cli.h"
 #include "converge.h"
 #include "history.h"
 #include "refgen.h"
@@ -24,98 +26,6 @@
 #include "shard.h"
 #include "slurm.h"
 #include "sweep.h"
-
-static const char usage[] =
-    "usage: mbsbench --version | --help | COMMAND --help\n"
-    "       mbsbench [--plugin PATH.so]... COMMAND ...  (problems and methods of a plugin)\n"
-    "       mbsbench list problems|methods [--long | --markdown]\n"
-    "       mbsbench run -p PROBLEM[:k=v,...] -m METHOD[:k=v,...] (--h H | --tol TOL)\n"
-    "                    [--t-end T] [--repeat K] [--max-steps N] [--max-cpu S]\n"
-    "                    [--max-wall S] [--max-mem BYTES]\n"
-    "                    [--format table|json|csv] [--inject-failure T]\n"
-    "                    [--atol A] [--tol-mode local|global]\n"
-    "       mbsbench converge -p P -m M (--h0 H | --tol0 TOL) [--levels L] [--ratio R]\n"
-    "                    [--t-end T] [--format table|json] [--tol-mode local|global]\n"
-    "                    [--max-steps N] [--max-cpu S] [--max-wall S] [--max-mem BYTES]\n"
-    "       mbsbench sweep SUITE [-j N] [--out DIR | --resume DIR] [--budget SECONDS] [--baseline FILE]\n"
-    "                    [--series] [--history DB | --no-history] [--max-steps N]\n"
-    "                    [--max-cpu S] [--max-wall S] [--max-mem BYTES]\n"
-    "                    [--shard I/N [--cost-from DIR]]\n"
-    "                    [--slurm --out DIR [--array-size N] [--partition P] [--time T]\n"
-    "                     [--account A] [--qos Q] [--cpus-per-task C] [--mem M]\n"
-    "                     [--sbatch-option OPT]... [--cost-from DIR] [--submit]]\n"
-    "       mbsbench merge OUT DIR... [--partial] [--history DB | --no-history]\n"
-    "       mbsbench summary RESULTS_DIR [--brief [--report PATH] | --format table|md|csv|latex]\n"
-    "       mbsbench report RESULTS_DIR [--out DIR] [--latex]\n"
-    "       mbsbench reproduce --list | --all [--page DIR] | NAME [--results DIR] [--out DIR]\n"
-    "                    [-j N] [--dir DIR]\n"
-    "       mbsbench baseline bless RESULTS_DIR -o BASELINE.json\n"
-    "       mbsbench compare BASELINE.json RESULTS_DIR [--allow-counters] [--cpu-threshold R]\n"
-    "                    [--alpha A] [-v]\n"
-    "       mbsbench history -p P -m M --metric cpu_median|err_q|order_q [--db FILE]\n"
-    "                    [--glob] [--plot [--out FILE.png]]\n"
-    "       mbsbench check-problem -p PROBLEM[:k=v,...]\n"
-    "       mbsbench reference(s) [-p] PROBLEM[:k=v,...] [--t-end T] [--tol TOL] [--methods A,B]\n"
-    "                    [--min-digits D] [--dry-run]\n";
-
-/* After the usage lines of --help and of the commands that take -p/-m. */
-static const char params_note[] =
-    "PROBLEM and METHOD take parameters after a colon, e.g. heavytop:coords=rotmat,\n"
-    "dca/rk4:threads=2, index1/tsit5:linsol=chol; 'mbsbench list problems|methods' shows\n"
-    "every problem, method (tsit5, vern6, liegroup/genalpha, ...) and parameter with its\n"
-    "default and range.  docs/usage.md and 'man mbsbench' explain each command.\n";
-
-/* Print "mbsbench: message" (one line per line of the message); returns 2. */
-static int bad(const char *fmt, const char *a, const char *b);
-
-/* One line on what each command does; `mbsbench COMMAND --help` prints it with
- * the command's own lines of the usage text. */
-static const char *const command_doc[][2] = {
-    {"list", "list the registered problems or methods with their parameters"},
-    {"run", "integrate one problem with one method and print its record"},
-    {"converge", "refinement study: observed orders (fixed step) or tolerance proportionality"},
-    {"sweep", "run the grid of a suite file, one record per run, into a results directory"},
-    {"merge", "put shard directories (sweep --shard, --slurm) together into one results directory"},
-    {"summary", "table (or with --brief, the short verdict) of a results directory"},
-    {"report", "figures, tables and index.html of a results directory"},
-    {"reproduce", "published tables and figures checked against ours"},
-    {"baseline", "bless a results directory as the regression baseline"},
-    {"compare", "regression check of a results directory against a baseline"},
-    {"history", "a case's metric over all recorded sweeps"},
-    {"check-problem", "the problem battery: consistency of g, G, gamma, M, energy, initial values"},
-    {"reference", "compute and store a reference solution (two independent computations)"},
-    {"references", "the same as reference"},
-};
-
-static int command_help(const char *cmd)
-{
-    const char *doc = NULL;
-    for (size_t i = 0; i < sizeof command_doc / sizeof *command_doc; i++)
-        if (strcmp(command_doc[i][0], cmd) == 0)
-            doc = command_doc[i][1];
-    if (!doc)
-        return bad("unknown command '%s' (mbsbench --help lists them)%s", cmd, "");
-    printf("mbsbench %s: %s\n", cmd, doc);
-    const char *key = strcmp(cmd, "references") == 0 ? "reference" : cmd;
-    int in = 0;
-    for (const char *l = usage; *l;) {
-        const char *e = strchr(l, '\n');
-        size_t n = e ? (size_t)(e - l) : strlen(l);
-        const char *m = strstr(l, "mbsbench ");
-        if (m && m < l + n) { /* a command's first line */
-            size_t k = strlen(key);
-            in = strncmp(m + 9, key, k) == 0 && (m[9 + k] == ' ' || m[9 + k] == '(' ||
-                                                 m[9 + k] == '\n');
-        }
-        if (in)
-            printf("%.*s\n", (int)n, l);
-        l += n + (e ? 1 : 0);
-    }
-    if (!strcmp(key, "run") || !strcmp(key, "converge") || !strcmp(key, "list") ||
-        !strcmp(key, "check-problem") || !strcmp(key, "reference"))
-        fputs(params_note, stdout);
-    return 0;
-}
 
 /* Print "mbsbench: message" (one line per line of the message); returns 2. */
 static int bad(const char *fmt, const char *a, const char *b)
@@ -203,13 +113,33 @@ static int method_table(void)
 
 static int cmd_list(int argc, char **argv)
 {
-    int longform = argc == 4 && strcmp(argv[3], "--long") == 0;
-    int markdown = argc == 4 && strcmp(argv[3], "--markdown") == 0;
-    if (argc != 3 && !longform && !markdown)
+    const mbs_cli_cmd *cmd = mbs_cli_find("list");
+    const char *what = NULL;
+    int longform = 0, markdown = 0;
+    for (int i = 2; i < argc; i++) {
+        mbs_cli_arg a;
+        int k = mbs_cli_next(cmd, argc, argv, &i, &a);
+        if (k < 0)
+            return 2;
+        if (k == 0 && what)
+            return bad("list: unexpected argument '%s'%s", a.str, "");
+        if (k == 0)
+            what = a.str;
+        else if (mbs_cli_is(&a, "--long"))
+            longform = 1;
+        else if (mbs_cli_is(&a, "--markdown"))
+            markdown = 1;
+    }
+    if (!what)
         return bad("list: expected 'problems' or 'methods' [--long | --markdown]%s%s", "", "");
-    if (markdown && strcmp(argv[2], "methods") == 0)
+    if (longform && markdown)
+        return bad("list: give --long or --markdown, not both%s%s", "", "");
+    if (markdown && strcmp(what, "methods") != 0)
+        return bad("list: --markdown goes with 'list methods' (the table of docs/methods.md)%s%s",
+                   "", "");
+    if (markdown)
         return method_table();
-    if (strcmp(argv[2], "problems") == 0) {
+    if (strcmp(what, "problems") == 0) {
         static const char *const fl[] = {"exact",     "conservative", "sparse",  "redundant",
                                          "singular-M", "rheonomic",   "singular-config",
                                          "extended"};
@@ -235,7 +165,7 @@ static int cmd_list(int argc, char **argv)
         }
         return 0;
     }
-    if (strcmp(argv[2], "methods") == 0) {
+    if (strcmp(what, "methods") == 0) {
         static const char *const fl[] = {"fixed-step",      "adaptive",      "implicit",
                                          "full-rank-G",     "regular-M",     "sparse",
                                          "energy-conserving", "energy-decaying", "projecting"};
@@ -259,7 +189,7 @@ static int cmd_list(int argc, char **argv)
 #endif
         return 0;
     }
-    return bad("list: unknown list '%s' (expected problems or methods)%s", argv[2], "");
+    return bad("list: unknown list '%s' (expected problems or methods)%s", what, "");
 }
 
 typedef struct cli {
@@ -272,132 +202,105 @@ typedef struct cli {
     const char *positional;
 } cli;
 
-static int number(const char *opt, const char *val, double *out)
+/* The options of run, converge and sweep (each accepts those of its table in
+ * cli.c, with their ranges checked there); every bad option is reported, one
+ * line each.  Sweep's cluster options go to co (NULL for run and converge). */
+static int parse_cli(const char *name, int argc, char **argv, cli *c, mbs_cluster_opts *co)
 {
-    if (!val)
-        return bad("%s needs a value%s", opt, "");
-    if (mbs_parse_double(val, out) != 0)
-        return bad("%s: '%s' is not a finite number", opt, val);
-    return 0;
-}
-
-static int integer(const char *opt, const char *val, long *out)
-{
-    if (!val)
-        return bad("%s needs a value%s", opt, "");
-    if (mbs_parse_long(val, out) != 0)
-        return bad("%s: '%s' is not an integer", opt, val);
-    return 0;
-}
-
-static int parse_cli(int argc, char **argv, cli *c)
-{
+    const mbs_cli_cmd *cmd = mbs_cli_find(name);
     *c = (cli){.h = NAN, .tol = NAN, .atol = NAN, .t_end = NAN, .h0 = NAN, .tol0 = NAN, .ratio = 2.0,
                .repeat = 1, .levels = 6, .format = "table", .jobs = 1};
-    int errors = 0; /* every bad option is reported, one line each */
+    if (co)
+        mbs_cluster_opts_init(co);
+    int errors = 0;
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int r = 0, used = 1;
-        if (strcmp(a, "--series") == 0 || strcmp(a, "--no-history") == 0) {
-            *(a[2] == 's' ? &c->series : &c->no_history) = 1; /* flags without value */
+        mbs_cli_arg a;
+        int k = mbs_cli_next(cmd, argc, argv, &i, &a);
+        if (k < 0) {
+            errors++;
             continue;
         }
-        if (strcmp(a, "-p") == 0 || strcmp(a, "--problem") == 0)
-            c->problem = v;
-        else if (strcmp(a, "--history") == 0)
-            c->history = v;
-        else if (strcmp(a, "-m") == 0 || strcmp(a, "--method") == 0)
-            c->method = v;
-        else if (strcmp(a, "--format") == 0)
-            c->format = v;
-        else if (strcmp(a, "--out") == 0)
-            c->out = v;
-        else if (strcmp(a, "--resume") == 0)
-            c->resume = v;
-        else if (strcmp(a, "--baseline") == 0)
-            c->baseline = v;
-        else if (strcmp(a, "--max-cpu") == 0)
-            r = number(a, v, &c->max_cpu);
-        else if (strcmp(a, "--max-wall") == 0)
-            r = number(a, v, &c->max_wall);
-        else if (strcmp(a, "--max-mem") == 0)
-            r = number(a, v, &c->max_mem);
-        else if (strcmp(a, "--budget") == 0)
-            r = number(a, v, &c->budget);
-        else if (strcmp(a, "--inject-failure") == 0)
-            r = number(a, v, &c->inject);
-        else if (strcmp(a, "--h") == 0)
-            r = number(a, v, &c->h);
-        else if (strcmp(a, "--tol") == 0)
-            r = number(a, v, &c->tol);
-        else if (strcmp(a, "--atol") == 0)
-            r = number(a, v, &c->atol);
-        else if (strcmp(a, "--tol-mode") == 0) {
-            if (v && strcmp(v, "local") == 0)
+        if (k == 0) {
+            if (c->positional)
+                errors += bad("%s: unexpected argument '%s'", name, a.str) != 0;
+            else
+                c->positional = a.str;
+            continue;
+        }
+        int r = co ? mbs_cluster_option(&a, co) : 0;
+        if (r < 0)
+            errors++;
+        if (r != 0)
+            continue;
+        if (mbs_cli_is(&a, "--series"))
+            c->series = 1;
+        else if (mbs_cli_is(&a, "--no-history"))
+            c->no_history = 1;
+        else if (mbs_cli_is(&a, "--problem"))
+            c->problem = a.str;
+        else if (mbs_cli_is(&a, "--history"))
+            c->history = a.str;
+        else if (mbs_cli_is(&a, "--method"))
+            c->method = a.str;
+        else if (mbs_cli_is(&a, "--format"))
+            c->format = a.str;
+        else if (mbs_cli_is(&a, "--out"))
+            c->out = a.str;
+        else if (mbs_cli_is(&a, "--resume"))
+            c->resume = a.str;
+        else if (mbs_cli_is(&a, "--baseline"))
+            c->baseline = a.str;
+        else if (mbs_cli_is(&a, "--max-cpu"))
+            c->max_cpu = a.num;
+        else if (mbs_cli_is(&a, "--max-wall"))
+            c->max_wall = a.num;
+        else if (mbs_cli_is(&a, "--max-mem"))
+            c->max_mem = a.num;
+        else if (mbs_cli_is(&a, "--budget"))
+            c->budget = a.num;
+        else if (mbs_cli_is(&a, "--inject-failure"))
+            c->inject = a.num;
+        else if (mbs_cli_is(&a, "--h"))
+            c->h = a.num;
+        else if (mbs_cli_is(&a, "--tol"))
+            c->tol = a.num;
+        else if (mbs_cli_is(&a, "--atol"))
+            c->atol = a.num;
+        else if (mbs_cli_is(&a, "--tol-mode")) {
+            if (strcmp(a.str, "local") == 0)
                 c->tol_mode = MBS_TOL_LOCAL;
-            else if (v && strcmp(v, "global") == 0)
+            else if (strcmp(a.str, "global") == 0)
                 c->tol_mode = MBS_TOL_GLOBAL;
             else
-                r = bad("--tol-mode '%s' is not one of local, global%s", v ? v : "", "");
-        }
-        else if (strcmp(a, "--t-end") == 0)
-            r = number(a, v, &c->t_end);
-        else if (strcmp(a, "--h0") == 0)
-            r = number(a, v, &c->h0);
-        else if (strcmp(a, "--tol0") == 0)
-            r = number(a, v, &c->tol0);
-        else if (strcmp(a, "--ratio") == 0)
-            r = number(a, v, &c->ratio), c->ratio_given = 1;
-        else if (strcmp(a, "--repeat") == 0)
-            r = integer(a, v, &c->repeat);
-        else if (strcmp(a, "--levels") == 0)
-            r = integer(a, v, &c->levels);
-        else if (strcmp(a, "--max-steps") == 0)
-            r = integer(a, v, &c->max_steps);
-        else if (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0)
-            r = integer(a, v, &c->jobs);
-        else if (a[0] != '-' && !c->positional) {
-            c->positional = a;
-            used = 0;
-        } else {
-            errors += bad("unknown option '%s'%s", a, "") != 0;
-            continue;
-        }
-        if (r) {
-            errors++;
-            if (v)
-                i++;
-            continue;
-        }
-        if (used) {
-            if (!v) {
-                errors += bad("%s needs a value%s", a, "") != 0;
-                continue;
-            }
-            i++;
-        }
+                errors += bad("--tol-mode '%s' is not one of local, global%s", a.str, "") != 0;
+        } else if (mbs_cli_is(&a, "--t-end"))
+            c->t_end = a.num;
+        else if (mbs_cli_is(&a, "--h0"))
+            c->h0 = a.num;
+        else if (mbs_cli_is(&a, "--tol0"))
+            c->tol0 = a.num;
+        else if (mbs_cli_is(&a, "--ratio"))
+            c->ratio = a.num, c->ratio_given = 1;
+        else if (mbs_cli_is(&a, "--repeat"))
+            c->repeat = a.integer;
+        else if (mbs_cli_is(&a, "--levels"))
+            c->levels = a.integer;
+        else if (mbs_cli_is(&a, "--max-steps"))
+            c->max_steps = a.integer;
+        else if (mbs_cli_is(&a, "--jobs"))
+            c->jobs = a.integer;
+        else
+            errors += bad("%s: option %s is in the manual but not handled", name, a.opt->name) != 0;
     }
-    if (c->max_steps < 0)
-        errors += bad("--max-steps %s must be positive%s", "(negative)", "") != 0;
-    if (c->max_cpu < 0.0)
-        errors += bad("--max-cpu must be positive%s%s", "", "") != 0;
-    if (c->max_wall < 0.0)
-        errors += bad("--max-wall must be positive%s%s", "", "") != 0;
-    if (c->max_mem < 0.0)
-        errors += bad("--max-mem must be positive%s%s", "", "") != 0;
-    if (c->budget < 0.0)
-        errors += bad("--budget must be positive%s%s", "", "") != 0;
-    if (c->inject < 0.0)
-        errors += bad("--inject-failure must be a positive time%s%s", "", "") != 0;
-    if (!isnan(c->atol) && !(c->atol > 0.0 && c->atol < 1.0))
-        errors += bad("--atol must lie in (0, 1)%s%s", "", "") != 0;
+    if (co && !errors && mbs_cluster_opts_check(co) != 0)
+        errors++;
     return errors ? 2 : 0;
 }
 
 static int cmd_run(int argc, char **argv)
 {
     cli c;
-    int r = parse_cli(argc, argv, &c);
+    int r = parse_cli("run", argc, argv, &c, NULL);
     if (r)
         return r;
     if (!c.problem || !c.method)
@@ -406,15 +309,20 @@ static int cmd_run(int argc, char **argv)
         return bad("run: unexpected argument '%s'%s", c.positional, "");
     if (strcmp(c.format, "table") && strcmp(c.format, "json") && strcmp(c.format, "csv"))
         return bad("--format '%s' is not one of table, json, csv%s", c.format, "");
-    if (c.repeat < 1 || c.repeat > 100000)
-        return bad("--repeat must lie in [1, 100000]%s%s", "", "");
+    const mbs_method_def *m;
+    mbs_params mp;
+    char err[512];
+    if (mbs_method_parse(c.method, &m, &mp, err, sizeof err) != MBS_OK)
+        return bad("%s%s", err, "");
+    if ((m->flags & MBS_M_FIXED_STEP) && (!isnan(c.tol) || !isnan(c.atol)))
+        return bad("run: %s is fixed-step: %s applies to adaptive methods only (give --h alone)",
+                   m->name, isnan(c.tol) ? "--atol" : "--tol");
     mbs_run_spec spec = {.problem = c.problem, .method = c.method, .h = c.h, .tol = c.tol,
                          .t_end = c.t_end, .repeat = (int)c.repeat, .max_steps = c.max_steps,
                          .max_cpu = c.max_cpu, .inject_fail_t = c.inject, .measure = 1,
                          .atol = c.atol, .tol_mode = c.tol_mode, .max_wall = c.max_wall,
                          .max_mem = c.max_mem};
     mbs_record rec;
-    char err[512];
     if (mbs_run(&spec, &rec, err, sizeof err) != MBS_OK)
         return bad("%s%s", err, "");
     if (strcmp(c.format, "json") == 0) {
@@ -439,7 +347,7 @@ static int cmd_run(int argc, char **argv)
 static int cmd_converge(int argc, char **argv)
 {
     cli c;
-    int r = parse_cli(argc, argv, &c);
+    int r = parse_cli("converge", argc, argv, &c, NULL);
     if (r)
         return r;
     if (!c.problem || !c.method)
@@ -461,8 +369,6 @@ static int cmd_converge(int argc, char **argv)
         return bad("converge: %s is fixed-step: use --h0%s", m->name, "");
     if (!fixed && isnan(c.tol0))
         return bad("converge: %s is adaptive: use --tol0%s", m->name, "");
-    if (c.levels < 2 || c.levels > MBS_MAX_LEVELS)
-        return bad("--levels must lie in [2, 40]%s%s", "", "");
     mbs_run_spec base = {.problem = c.problem, .method = c.method, .t_end = c.t_end,
                          .repeat = 0, .max_steps = c.max_steps, .max_cpu = c.max_cpu,
                          .measure = 1, .tol_mode = c.tol_mode, .max_wall = c.max_wall,
@@ -499,9 +405,7 @@ static int cmd_sweep(int argc, char **argv)
 {
     cli c;
     mbs_cluster_opts co;
-    int r = mbs_cluster_take_options(&argc, argv, &co);
-    r |= parse_cli(argc, argv, &c);
-    if (r)
+    if (parse_cli("sweep", argc, argv, &c, &co))
         return 2;
     int shard = 0, shards = 0;
     if (co.shard && mbs_shard_parse(co.shard, &shard, &shards) != 0)
@@ -510,11 +414,12 @@ static int cmd_sweep(int argc, char **argv)
         return bad("sweep: --cost-from goes with --shard or --slurm%s%s", "", "");
     if (!c.positional)
         return bad("sweep: SUITE file required%s%s", "", "");
-    if (c.jobs < 1 || c.jobs > 256) {
-        char jobs[32];
-        snprintf(jobs, sizeof jobs, "%ld", (long)c.jobs);
-        return bad("-j %s must lie in [1, 256]%s", jobs, "");
-    }
+    if (c.out && c.resume)
+        return bad("sweep: give --out or --resume, not both%s%s", "", "");
+    struct stat st_resume;
+    if (c.resume && (stat(c.resume, &st_resume) != 0 || !S_ISDIR(st_resume.st_mode)))
+        return bad("sweep: --resume %s: no such directory, nothing to resume (a new sweep "
+                   "takes --out %s)", c.resume, c.resume);
     mbs_suite s;
     char err[8192];
     if (mbs_suite_load(c.positional, &s, err, sizeof err) != MBS_OK) {
@@ -545,10 +450,6 @@ static int cmd_sweep(int argc, char **argv)
             rs->max_wall = c.max_wall;
         if (c.max_mem > 0.0)
             rs->max_mem = c.max_mem;
-    }
-    if (c.out && c.resume) {
-        mbs_suite_free(&s);
-        return bad("sweep: give --out or --resume, not both%s%s", "", "");
     }
     if (co.slurm) {
         if (!c.out) {
@@ -607,84 +508,97 @@ static int cmd_sweep(int argc, char **argv)
             use = mbs_history_default_path(dir, db, sizeof db) == 0;
         if (use && mbs_history_append(db, dir, err, sizeof err) != 0)
             fprintf(stderr, "mbsbench: history not updated: %s\n", err);
+        if (!use)
+            fprintf(stderr, "mbsbench: %s lies outside a results/ directory: the sweep stays "
+                            "out of the results history (--history DB records it)\n", dir);
     }
     return st;
 }
 
+static int cmd_summary(int argc, char **argv)
+{
+    const mbs_cli_cmd *cmd = mbs_cli_find("summary");
+    const char *dir = NULL, *report = NULL, *format = NULL;
+    int brief = 0;
+    for (int i = 2; i < argc; i++) {
+        mbs_cli_arg a;
+        int k = mbs_cli_next(cmd, argc, argv, &i, &a);
+        if (k < 0)
+            return 2;
+        if (k == 0 && dir)
+            return bad("summary: unexpected argument '%s'%s", a.str, "");
+        if (k == 0)
+            dir = a.str;
+        else if (mbs_cli_is(&a, "--brief"))
+            brief = 1;
+        else if (mbs_cli_is(&a, "--format"))
+            format = a.str;
+        else if (mbs_cli_is(&a, "--report"))
+            report = a.str;
+    }
+    if (!dir)
+        return bad("summary: RESULTS_DIR required%s%s", "", "");
+    if (brief && format)
+        return bad("summary: give --brief or --format, not both%s%s", "", "");
+    if (report && !brief)
+        return bad("summary: --report goes with --brief%s%s", "", "");
+    if (brief)
+        return mbs_brief_summary(dir, report, stdout);
+    if (format && strcmp(format, "table") != 0)
+        return mbs_summary_table(dir, format, stdout);
+    int n_failed;
+    return mbs_summary(dir, stdout, &n_failed);
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+} dispatch[] = {
+    {"list", cmd_list},
+    {"run", cmd_run},
+    {"converge", cmd_converge},
+    {"sweep", cmd_sweep},
+    {"merge", mbs_cmd_merge},
+    {"summary", cmd_summary},
+    {"report", mbs_cmd_report},
+    {"reproduce", mbs_cmd_reproduce},
+    {"baseline", mbs_cmd_baseline},
+    {"compare", mbs_cmd_compare},
+    {"history", mbs_cmd_history},
+    {"check-problem", mbs_cmd_check_problem},
+    {"reference", mbs_cmd_reference},
+    {"references", mbs_cmd_reference},
+};
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
-    if (argc < 2) {
-        fputs(usage, stderr);
-        return 2;
-    }
     /* plugins first (any position): every command sees their entries */
-    if (mbs_plugin_take_options(&argc, argv) != 0)
+    if (argc >= 2 && mbs_plugin_take_options(&argc, argv) != 0)
         return 2;
     if (argc < 2) {
-        fputs(usage, stderr);
+        mbs_cli_help(NULL, stderr);
         return 2;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("mbsbench %s\n", mbs_version_string());
         return 0;
     }
-    for (int i = 2; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return command_help(argv[1]);
-    if (strcmp(argv[1], "list") == 0)
-        return cmd_list(argc, argv);
-    if (strcmp(argv[1], "run") == 0)
-        return cmd_run(argc, argv);
-    if (strcmp(argv[1], "converge") == 0)
-        return cmd_converge(argc, argv);
-    if (strcmp(argv[1], "sweep") == 0)
-        return cmd_sweep(argc, argv);
-    if (strcmp(argv[1], "check-problem") == 0)
-        return mbs_cmd_check_problem(argc, argv);
-    if (strcmp(argv[1], "merge") == 0)
-        return mbs_cmd_merge(argc, argv);
-    if (strcmp(argv[1], "reference") == 0 || strcmp(argv[1], "references") == 0)
-        return mbs_cmd_reference(argc, argv);
-    if (strcmp(argv[1], "report") == 0)
-        return mbs_cmd_report(argc, argv);
-    if (strcmp(argv[1], "reproduce") == 0)
-        return mbs_cmd_reproduce(argc, argv);
-    if (strcmp(argv[1], "baseline") == 0)
-        return mbs_cmd_baseline(argc, argv);
-    if (strcmp(argv[1], "compare") == 0)
-        return mbs_cmd_compare(argc, argv);
-    if (strcmp(argv[1], "history") == 0)
-        return mbs_cmd_history(argc, argv);
-    if (strcmp(argv[1], "summary") == 0) {
-        const char *dir = NULL, *report = NULL, *format = NULL;
-        int brief = 0;
-        for (int i = 2; i < argc; i++) {
-            if (strcmp(argv[i], "--brief") == 0)
-                brief = 1;
-            else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
-                format = argv[++i];
-            else if (strcmp(argv[i], "--report") == 0 && i + 1 < argc)
-                report = argv[++i];
-            else if (argv[i][0] != '-' && !dir)
-                dir = argv[i];
-            else
-                return bad("summary: unexpected argument '%s'%s", argv[i], "");
-        }
-        if (!dir)
-            return bad("summary: RESULTS_DIR required%s%s", "", "");
-        if (brief)
-            return mbs_brief_summary(dir, report, stdout);
-        if (format && strcmp(format, "table") != 0)
-            return mbs_summary_table(dir, format, stdout);
-        int n_failed;
-        return mbs_summary(dir, stdout, &n_failed);
-    }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage, stdout);
-        fputs(params_note, stdout);
+        mbs_cli_help(NULL, stdout);
         return 0;
     }
-    fprintf(stderr, "mbsbench: unknown command '%s'\n%s", argv[1], usage);
+    for (size_t k = 0; k < sizeof dispatch / sizeof *dispatch; k++) {
+        if (strcmp(argv[1], dispatch[k].name) != 0)
+            continue;
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+                mbs_cli_help(mbs_cli_find(argv[1]), stdout);
+                return 0;
+            }
+        return dispatch[k].fn(argc, argv);
+    }
+    fprintf(stderr, "mbsbench: unknown command '%s' ('mbsbench --help' lists the commands)\n",
+            argv[1]);
     return 2;
 }

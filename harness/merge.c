@@ -9,6 +9,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "history.h"
 #include "io.h"
 #include "results.h"
@@ -398,21 +399,24 @@ int mbs_cmd_merge(int argc, char **argv)
     int n_in = 0, partial = 0, no_history = 0;
     if (!dirs)
         return 2;
+    const mbs_cli_cmd *cmd = mbs_cli_find("merge");
     for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--partial") == 0)
-            partial = 1;
-        else if (strcmp(argv[i], "--no-history") == 0)
-            no_history = 1;
-        else if (strcmp(argv[i], "--history") == 0 && i + 1 < argc)
-            history = argv[++i];
-        else if (argv[i][0] == '-') {
-            fprintf(stderr, "mbsbench: merge: unknown option '%s'\n", argv[i]);
+        mbs_cli_arg a;
+        int k = mbs_cli_next(cmd, argc, argv, &i, &a);
+        if (k < 0) {
             free(dirs);
             return 2;
-        } else if (!out)
-            out = argv[i];
+        }
+        if (mbs_cli_is(&a, "--partial"))
+            partial = 1;
+        else if (mbs_cli_is(&a, "--no-history"))
+            no_history = 1;
+        else if (mbs_cli_is(&a, "--history"))
+            history = a.str;
+        else if (!out)
+            out = a.str;
         else
-            dirs[n_in++] = argv[i];
+            dirs[n_in++] = a.str;
     }
     if (!out || n_in == 0) {
         fprintf(stderr, "mbsbench: merge: usage: mbsbench merge OUT DIR... [--partial] [--history DB | --no-history]\n");
@@ -467,8 +471,11 @@ int mbs_cmd_merge(int argc, char **argv)
         int use = !no_history && !missing;
         if (use && history)
             snprintf(db, sizeof db, "%s", history);
-        else if (use)
-            use = mbs_history_default_path(out, db, sizeof db) == 0;
+        else if (use && mbs_history_default_path(out, db, sizeof db) != 0) {
+            use = 0;
+            fprintf(stderr, "mbsbench: %s lies outside a results/ directory: the merge stays "
+                            "out of the results history (--history DB records it)\n", out);
+        }
         if (use && mbs_history_append(db, out, err, sizeof err) != 0)
             fprintf(stderr, "mbsbench: history not updated: %s\n", err);
     }

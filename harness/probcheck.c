@@ -10,6 +10,7 @@
 
 #include "../methods/formulations/index1.h"
 #include "../problems/triplets.h"
+#include "cli.h"
 #include "run.h"
 
 static const double TOL_CONSISTENT = 1e-12; /* initial values (scaled) */
@@ -656,11 +657,16 @@ int mbs_problem_check(const char *spec, FILE *out, char *err, size_t errlen)
 int mbs_cmd_check_problem(int argc, char **argv)
 {
     const char *spec = NULL;
+    const mbs_cli_cmd *cmd = mbs_cli_find("check-problem");
     for (int i = 2; i < argc; i++) {
-        if ((strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--problem") == 0) && i + 1 < argc)
-            spec = argv[++i];
+        mbs_cli_arg a;
+        int k = mbs_cli_next(cmd, argc, argv, &i, &a);
+        if (k < 0)
+            return 2;
+        if (mbs_cli_is(&a, "--problem"))
+            spec = a.str;
         else {
-            fprintf(stderr, "mbsbench: check-problem: unexpected argument '%s'\n", argv[i]);
+            fprintf(stderr, "mbsbench: check-problem: unexpected argument '%s'\n", a.str);
             return 2;
         }
     }

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "../methods/formulations/index1.h"
+#include "cli.h"
 #include "env.h"
 #include "reference.h"
 #include "run.h"
@@ -227,41 +228,26 @@ static int bad(const char *msg, const char *a)
 int mbs_cmd_reference(int argc, char **argv)
 {
     mbs_refgen_spec spec = {.tol = NAN, .t_end = NAN, .min_digits = NAN, .store = 1};
+    const mbs_cli_cmd *cmd = mbs_cli_find("reference");
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double *num = NULL;
-        if (strcmp(a, "--dry-run") == 0) {
+        mbs_cli_arg a;
+        int k = mbs_cli_next(cmd, argc, argv, &i, &a);
+        if (k < 0)
+            return 2;
+        if (mbs_cli_is(&a, "--dry-run"))
             spec.store = 0;
-            continue;
-        }
-        if (strcmp(a, "--t-end") == 0)
-            num = &spec.t_end;
-        else if (strcmp(a, "--tol") == 0)
-            num = &spec.tol;
-        else if (strcmp(a, "--min-digits") == 0)
-            num = &spec.min_digits;
-        else if (strcmp(a, "--methods") == 0) {
-            if (!v)
-                return bad("%s needs a value", a);
-            spec.methods = v;
-            i++;
-            continue;
-        } else if ((strcmp(a, "-p") == 0 || strcmp(a, "--problem") == 0) && !spec.problem) {
-            if (!v)
-                return bad("%s needs a value", a);
-            spec.problem = v;
-            i++;
-            continue;
-        } else if (a[0] != '-' && !spec.problem) {
-            spec.problem = a;
-            continue;
-        } else
-            return bad("unknown option '%s'", a);
-        if (!v)
-            return bad("%s needs a value", a);
-        if (mbs_parse_double(v, num) != 0)
-            return bad("'%s' is not a finite number", v);
-        i++;
+        else if (mbs_cli_is(&a, "--t-end"))
+            spec.t_end = a.num;
+        else if (mbs_cli_is(&a, "--tol"))
+            spec.tol = a.num;
+        else if (mbs_cli_is(&a, "--min-digits"))
+            spec.min_digits = a.num;
+        else if (mbs_cli_is(&a, "--methods"))
+            spec.methods = a.str;
+        else if ((mbs_cli_is(&a, "--problem") || k == 0) && !spec.problem)
+            spec.problem = a.str;
+        else
+            return bad("unexpected argument '%s'", a.str);
     }
     if (!spec.problem)
         return bad("PROBLEM[:k=v,...] required%s", "");

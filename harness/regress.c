@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "io.h"
 #include "sweep.h"
 
@@ -577,13 +578,18 @@ int mbs_cmd_baseline(int argc, char **argv)
         fprintf(stderr, "mbsbench: usage: mbsbench baseline bless RESULTS_DIR -o FILE\n");
         return 2;
     }
+    const mbs_cli_cmd *cmd = mbs_cli_find("baseline");
     for (int i = 3; i < argc; i++) {
-        if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) && i + 1 < argc)
-            out = argv[++i];
-        else if (argv[i][0] != '-' && !dir)
-            dir = argv[i];
+        mbs_cli_arg a;
+        int k = mbs_cli_next(cmd, argc, argv, &i, &a);
+        if (k < 0)
+            return 2;
+        if (mbs_cli_is(&a, "--out"))
+            out = a.str;
+        else if (k == 0 && !dir)
+            dir = a.str;
         else {
-            fprintf(stderr, "mbsbench: baseline: unexpected argument '%s'\n", argv[i]);
+            fprintf(stderr, "mbsbench: baseline: unexpected argument '%s'\n", a.str);
             return 2;
         }
     }
@@ -608,28 +614,24 @@ int mbs_cmd_compare(int argc, char **argv)
     const char *pos[2] = {NULL, NULL};
     int np = 0;
     mbs_compare_opts opt = {0};
+    const mbs_cli_cmd *cmd = mbs_cli_find("compare");
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--allow-counters") == 0)
+        mbs_cli_arg a;
+        int k = mbs_cli_next(cmd, argc, argv, &i, &a);
+        if (k < 0)
+            return 2;
+        if (mbs_cli_is(&a, "--allow-counters"))
             opt.allow_counters = 1;
-        else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)
+        else if (mbs_cli_is(&a, "--verbose"))
             opt.verbose = 1;
-        else if ((strcmp(a, "--cpu-threshold") == 0 || strcmp(a, "--alpha") == 0) &&
-                 i + 1 < argc) {
-            char *end;
-            double x = strtod(argv[++i], &end);
-            if (*end || !(x > 0.0 && x < 100.0)) {
-                fprintf(stderr, "mbsbench: %s: '%s' must be a number in (0, 100)\n", a, argv[i]);
-                return 2;
-            }
-            if (a[2] == 'c')
-                opt.cpu_threshold = x;
-            else
-                opt.alpha = x;
-        } else if (a[0] != '-' && np < 2)
-            pos[np++] = a;
+        else if (mbs_cli_is(&a, "--cpu-threshold"))
+            opt.cpu_threshold = a.num;
+        else if (mbs_cli_is(&a, "--alpha"))
+            opt.alpha = a.num;
+        else if (k == 0 && np < 2)
+            pos[np++] = a.str;
         else {
-            fprintf(stderr, "mbsbench: compare: unexpected argument '%s'\n", a);
+            fprintf(stderr, "mbsbench: compare: unexpected argument '%s'\n", a.str);
             return 2;
         }
     }

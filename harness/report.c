@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "brief.h"
+#include "cli.h"
 #include "html.h"
 #include "io.h"
 #include "results.h"
@@ -619,15 +620,20 @@ int mbs_cmd_report(int argc, char **argv)
 {
     const char *dir = NULL, *out = NULL;
     int latex = 0;
+    const mbs_cli_cmd *cmd = mbs_cli_find("report");
     for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--latex") == 0)
+        mbs_cli_arg a;
+        int k = mbs_cli_next(cmd, argc, argv, &i, &a);
+        if (k < 0)
+            return 2;
+        if (mbs_cli_is(&a, "--latex"))
             latex = 1;
-        else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-            out = argv[++i];
-        else if (argv[i][0] != '-' && !dir)
-            dir = argv[i];
+        else if (mbs_cli_is(&a, "--out"))
+            out = a.str;
+        else if (k == 0 && !dir)
+            dir = a.str;
         else {
-            fprintf(stderr, "mbsbench: report: unexpected argument '%s'\n", argv[i]);
+            fprintf(stderr, "mbsbench: report: unexpected argument '%s'\n", a.str);
             return 2;
         }
     }

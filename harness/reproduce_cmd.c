@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "html.h"
 #include "io.h"
 #include "sweep.h"
@@ -118,27 +119,30 @@ int mbs_cmd_reproduce(int argc, char **argv)
     const char *dir = "reproductions", *results = NULL, *outdir = NULL, *name = NULL, *page = NULL;
     int list = 0, all = 0;
     long jobs = 2;
+    const mbs_cli_cmd *cmd = mbs_cli_find("reproduce");
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--list") == 0)
+        mbs_cli_arg a;
+        int k = mbs_cli_next(cmd, argc, argv, &i, &a);
+        if (k < 0)
+            return 2;
+        if (mbs_cli_is(&a, "--list"))
             list = 1;
-        else if (strcmp(a, "--all") == 0)
+        else if (mbs_cli_is(&a, "--all"))
             all = 1;
-        else if (strcmp(a, "--dir") == 0 && v)
-            dir = v, i++;
-        else if (strcmp(a, "--results") == 0 && v)
-            results = v, i++;
-        else if (strcmp(a, "--out") == 0 && v)
-            outdir = v, i++;
-        else if (strcmp(a, "--page") == 0 && v)
-            page = v, i++;
-        else if (strcmp(a, "-j") == 0 && v && mbs_parse_long(v, &jobs) == 0 && jobs >= 1 &&
-                 jobs <= 256)
-            i++;
-        else if (a[0] != '-' && !name)
-            name = a;
+        else if (mbs_cli_is(&a, "--dir"))
+            dir = a.str;
+        else if (mbs_cli_is(&a, "--results"))
+            results = a.str;
+        else if (mbs_cli_is(&a, "--out"))
+            outdir = a.str;
+        else if (mbs_cli_is(&a, "--page"))
+            page = a.str;
+        else if (mbs_cli_is(&a, "--jobs"))
+            jobs = a.integer;
+        else if (k == 0 && !name)
+            name = a.str;
         else {
-            fprintf(stderr, "mbsbench: reproduce: unexpected argument '%s'\n", a);
+            fprintf(stderr, "mbsbench: reproduce: unexpected argument '%s'\n", a.str);
             return 2;
         }
     }

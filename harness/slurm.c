@@ -13,16 +13,6 @@
 #include "../core/param.h"
 #include "shard.h"
 
-static int take_long(const char *opt, const char *v, long lo, long hi, long *out)
-{
-    if (!v || mbs_parse_long(v, out) != 0 || *out < lo || *out > hi) {
-        fprintf(stderr, "mbsbench: %s '%s' is not an integer in [%ld, %ld]\n", opt, v ? v : "",
-                lo, hi);
-        return 2;
-    }
-    return 0;
-}
-
 /* #SBATCH values go into the script verbatim: one word, no quotes or
  * shell/line specials. */
 static int sbatch_word(const char *opt, const char *v)
@@ -30,63 +20,62 @@ static int sbatch_word(const char *opt, const char *v)
     if (!v || !*v || strpbrk(v, " \t\n\r'\"`$\\;&|<>")) {
         fprintf(stderr, "mbsbench: %s '%s' must be one word without quotes, spaces or shell "
                         "characters\n", opt, v ? v : "");
-        return 2;
+        return -1;
     }
     return 0;
 }
 
-int mbs_cluster_take_options(int *argc, char **argv, mbs_cluster_opts *o)
+void mbs_cluster_opts_init(mbs_cluster_opts *o)
 {
     *o = (mbs_cluster_opts){.array_size = 4, .cpus_per_task = 1};
-    int errors = 0, keep = 2;
-    for (int i = 2; i < *argc; i++) {
-        const char *a = argv[i], *v = i + 1 < *argc ? argv[i + 1] : NULL;
-        int r = 0, value = 1;
-        if (strcmp(a, "--slurm") == 0)
-            o->slurm = 1, value = 0;
-        else if (strcmp(a, "--submit") == 0)
-            o->submit = 1, value = 0;
-        else if (strcmp(a, "--shard") == 0)
-            o->shard = v;
-        else if (strcmp(a, "--cost-from") == 0)
-            o->cost_from = v;
-        else if (strcmp(a, "--array-size") == 0)
-            r = take_long(a, v, 1, 100000, &o->array_size);
-        else if (strcmp(a, "--cpus-per-task") == 0)
-            r = take_long(a, v, 1, 256, &o->cpus_per_task);
-        else if (strcmp(a, "--partition") == 0)
-            r = sbatch_word(a, v), o->partition = v;
-        else if (strcmp(a, "--time") == 0)
-            r = sbatch_word(a, v), o->time = v;
-        else if (strcmp(a, "--account") == 0)
-            r = sbatch_word(a, v), o->account = v;
-        else if (strcmp(a, "--qos") == 0)
-            r = sbatch_word(a, v), o->qos = v;
-        else if (strcmp(a, "--mem") == 0)
-            r = sbatch_word(a, v), o->mem = v;
-        else if (strcmp(a, "--sbatch-option") == 0) {
-            if (v && v[0] != '-')
-                r = 2, fprintf(stderr, "mbsbench: --sbatch-option '%s' must be an sbatch option "
-                                       "such as --constraint=avx2\n", v);
-            else if (o->n_extra >= MBS_SLURM_MAX_EXTRA)
-                r = 2, fprintf(stderr, "mbsbench: more than %d --sbatch-option\n",
-                               MBS_SLURM_MAX_EXTRA);
-            else if (!(r = sbatch_word(a, v)))
-                o->extra[o->n_extra++] = v;
-        } else {
-            argv[keep++] = argv[i];
-            continue;
+}
+
+int mbs_cluster_option(const mbs_cli_arg *a, mbs_cluster_opts *o)
+{
+    const char *v = a->str;
+    if (mbs_cli_is(a, "--slurm"))
+        o->slurm = 1;
+    else if (mbs_cli_is(a, "--submit"))
+        o->submit = 1;
+    else if (mbs_cli_is(a, "--shard"))
+        o->shard = v;
+    else if (mbs_cli_is(a, "--cost-from"))
+        o->cost_from = v;
+    else if (mbs_cli_is(a, "--array-size"))
+        o->array_size = a->integer;
+    else if (mbs_cli_is(a, "--cpus-per-task"))
+        o->cpus_per_task = a->integer;
+    else if (mbs_cli_is(a, "--partition"))
+        return sbatch_word(a->opt->name, v) ? -1 : (o->partition = v, 1);
+    else if (mbs_cli_is(a, "--time"))
+        return sbatch_word(a->opt->name, v) ? -1 : (o->time = v, 1);
+    else if (mbs_cli_is(a, "--account"))
+        return sbatch_word(a->opt->name, v) ? -1 : (o->account = v, 1);
+    else if (mbs_cli_is(a, "--qos"))
+        return sbatch_word(a->opt->name, v) ? -1 : (o->qos = v, 1);
+    else if (mbs_cli_is(a, "--mem"))
+        return sbatch_word(a->opt->name, v) ? -1 : (o->mem = v, 1);
+    else if (mbs_cli_is(a, "--sbatch-option")) {
+        if (v[0] != '-') {
+            fprintf(stderr, "mbsbench: --sbatch-option '%s' must be an sbatch option such as "
+                            "--constraint=avx2\n", v);
+            return -1;
         }
-        if (value && !v) {
-            fprintf(stderr, "mbsbench: %s needs a value\n", a);
-            errors++;
-            continue;
+        if (o->n_extra >= MBS_SLURM_MAX_EXTRA) {
+            fprintf(stderr, "mbsbench: more than %d --sbatch-option\n", MBS_SLURM_MAX_EXTRA);
+            return -1;
         }
-        errors += r != 0;
-        i += value;
-    }
-    *argc = keep;
-    argv[keep] = NULL;
+        if (sbatch_word(a->opt->name, v))
+            return -1;
+        o->extra[o->n_extra++] = v;
+    } else
+        return 0;
+    return 1;
+}
+
+int mbs_cluster_opts_check(const mbs_cluster_opts *o)
+{
+    int errors = 0;
     if (o->submit && !o->slurm)
         errors++, fprintf(stderr, "mbsbench: --submit goes with --slurm\n");
     if (o->shard && o->slurm)
@@ -139,7 +128,9 @@ static int write_script(const mbs_suite *s, const char *bin, const char *suite, 
             fprintf(m, "#SBATCH --%s=%s\n", names[k], vals[k]);
     for (int k = 0; k < o->n_extra; k++)
         fprintf(m, "#SBATCH %s\n", o->extra[k]);
-    fprintf(m, "\n'%s' sweep '%s' --shard \"${SLURM_ARRAY_TASK_ID}/%ld\" \\\n"
+    /* --resume needs the directory: the task's first start creates it */
+    fprintf(m, "\nmkdir -p \"%s/shard-${SLURM_ARRAY_TASK_ID}\" || exit 1\n", out);
+    fprintf(m, "'%s' sweep '%s' --shard \"${SLURM_ARRAY_TASK_ID}/%ld\" \\\n"
                "    --resume \"%s/shard-${SLURM_ARRAY_TASK_ID}\" -j %ld --no-history",
             bin, suite, n, out, o->cpus_per_task);
     for (size_t i = 0; i < mbs_plugin_count(); i++) /* absolute paths (realpath) */

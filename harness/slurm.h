@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "cli.h"
 #include "sweep.h"
 
 enum { MBS_SLURM_MAX_EXTRA = 16 };
@@ -23,9 +24,13 @@ typedef struct mbs_cluster_opts {
     int n_extra;
 } mbs_cluster_opts;
 
-/* Take the cluster options out of argv (sweep's arguments from index 2 on):
- * they are removed, argc updated.  Returns 0, or 2 after a one-line error. */
-int mbs_cluster_take_options(int *argc, char **argv, mbs_cluster_opts *o);
+/* Defaults of the cluster options. */
+void mbs_cluster_opts_init(mbs_cluster_opts *o);
+/* Take one parsed option of sweep (cli.h) when it is a cluster option: returns 1
+ * (taken), 0 (not a cluster option) or -1 after a one-line error. */
+int mbs_cluster_option(const mbs_cli_arg *a, mbs_cluster_opts *o);
+/* The options that exclude each other; 0, or 2 after one line per conflict. */
+int mbs_cluster_opts_check(const mbs_cluster_opts *o);
 
 /* What of the plain sweep options the array tasks repeat (all optional). */
 typedef struct mbs_slurm_passthrough {

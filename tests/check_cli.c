@@ -6,26 +6,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../harness/cli.h"
 #include "../harness/io.h"
 #include "../methods/framework/method.h"
 #include "testutil.h"
 
-static const char *const commands[] = {"list",      "run",      "converge", "sweep",
-                                       "summary",   "report",   "reproduce", "baseline",
-                                       "compare",   "history",  "reference", "references", "merge",
-                                       "check-problem"};
-
+/* Every command of the manual (harness/cli.c), and "references". */
 START_TEST(help_for_every_command)
 {
     char args[128], out[512], want[64];
-    snprintf(args, sizeof args, "%s --help", commands[_i]);
+    const char *name = _i < (int)mbs_cli_count() ? mbs_cli_at((size_t)_i)->name : "references";
+    snprintf(args, sizeof args, "%s --help", name);
     ck_assert_int_eq(mbs_test_cli(args, out, sizeof out), 0);
-    snprintf(want, sizeof want, "mbsbench %s: ", commands[_i]);
+    snprintf(want, sizeof want, "Usage: mbsbench %s ", strcmp(name, "references") ? name
+                                                                                   : "reference");
     ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "%s: %s", args, out);
-    /* the usage line of that command follows */
-    snprintf(args, sizeof args, "%s --help | sed -n 2p", commands[_i]);
-    ck_assert_int_eq(mbs_test_cli(args, out, sizeof out), 0);
-    ck_assert_msg(strstr(out, "mbsbench ") != NULL, "%s: %s", commands[_i], out);
 }
 END_TEST
 
@@ -206,8 +201,7 @@ Suite *mbs_suite_cli(void)
 {
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("cli");
-    tcase_add_loop_test(tc, help_for_every_command, 0,
-                        (int)(sizeof commands / sizeof *commands));
+    tcase_add_loop_test(tc, help_for_every_command, 0, (int)mbs_cli_count() + 1);
     tcase_add_test(tc, version_and_unknown_command);
     tcase_add_test(tc, installed_binary_finds_its_data);
     tcase_add_test(tc, summary_formats);

@@ -322,7 +322,7 @@ static const char *const bad_options[][2] = {
     {"--slurm", "--out DIR required"},
     {"--submit --out /tmp/x", "--submit goes with --slurm"},
     {"--slurm --out /tmp/x --partition 'a b'", "--partition 'a b'"},
-    {"--slurm --out /tmp/x --array-size 0", "--array-size '0'"},
+    {"--slurm --out /tmp/x --array-size 0", "--array-size 0 must lie in [1, 100000]"},
     {"--slurm --out /tmp/x --time '1;rm'", "--time '1;rm'"},
     {"--cost-from /tmp", "--cost-from goes with --shard or --slurm"},
     {"--shard 0/2 --cost-from /nonexistent-dir", "--cost-from"},

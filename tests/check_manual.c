@@ -1,0 +1,365 @@
+/* The manual in the tool: every option a command's parser accepts is in its
+ * --help with meaning, default and range, and in the man page and
+ * docs/usage.md; options the parsers do not know are refused.  The options
+ * come from the parser's own tables (harness/cli.c: mbs_cli_next accepts
+ * nothing else), and a scan of the harness sources finds any option spelled outside
+ * them, so an option added later is covered without editing this file. */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../harness/cli.h"
+#include "../harness/io.h"
+#include "testutil.h"
+
+/* Collapse runs of white space into one space (--help wraps its text). */
+static char *squeeze(const char *s)
+{
+    char *o = malloc(strlen(s) + 1), *d = o;
+    ck_assert_ptr_nonnull(o);
+    int sp = 0;
+    for (; *s; s++) {
+        if (isspace((unsigned char)*s)) {
+            sp = 1;
+            continue;
+        }
+        if (sp && d > o)
+            *d++ = ' ';
+        sp = 0;
+        *d++ = *s;
+    }
+    *d = '\0';
+    return o;
+}
+
+static void help_text(const char *name, char **out)
+{
+    char args[128];
+    snprintf(args, sizeof args, "%s --help", name);
+    ck_assert_int_eq(mbs_test_cli_text(args, NULL, out), 0);
+}
+
+/* The option's entry as --help prints it: "-p, --problem PROBLEM..." then its
+ * meaning, then "default: ...; range: ...". */
+static void check_listed(const char *cmd, const char *help, const mbs_opt *o)
+{
+    char want[4096], range[256];
+    ck_assert_msg(o->doc && *o->doc && o->def && *o->def,
+                  "%s %s: the manual (harness/cli.c) gives no meaning or default", cmd, o->name);
+    mbs_cli_range(o, range, sizeof range);
+    snprintf(want, sizeof want, "%s%s%s%s%s %s default: %s; range: %s", o->alias ? o->alias : "",
+             o->alias ? ", " : "", o->name, o->arg ? " " : "", o->arg ? o->arg : "", o->doc,
+             o->def, range);
+    char *w = squeeze(want), *h = squeeze(help);
+    ck_assert_msg(strstr(h, w) != NULL, "'mbsbench %s --help' lacks the entry of %s:\n%s", cmd,
+                  o->name, w);
+    free(w);
+    free(h);
+}
+
+START_TEST(help_lists_every_option)
+{
+    const mbs_cli_cmd *c = mbs_cli_at((size_t)_i);
+    char *help = NULL;
+    help_text(c->name, &help);
+    size_t nc;
+    const mbs_opt *common = mbs_cli_common(&nc);
+    for (size_t k = 0; k < c->n_opts; k++)
+        check_listed(c->name, help, &c->opts[k]);
+    for (size_t k = 0; k < nc; k++)
+        check_listed(c->name, help, &common[k]);
+    /* test hooks: listed under their own heading, not in the synopsis */
+    const char *blank = strstr(help, "\n\n"), *hooks = strstr(help, "Test hooks");
+    for (size_t k = 0; k < c->n_opts; k++) {
+        if (!c->opts[k].hook)
+            continue;
+        const char *at = strstr(help, c->opts[k].name);
+        ck_assert_msg(at && blank && at > blank, "%s: test hook %s in the synopsis", c->name,
+                      c->opts[k].name);
+        ck_assert_msg(hooks && at > hooks, "%s: test hook %s not under 'Test hooks'", c->name,
+                      c->opts[k].name);
+        ck_assert_msg(strstr(c->synopsis, c->opts[k].name) == NULL, "%s: %s in the synopsis",
+                      c->name, c->opts[k].name);
+    }
+    /* no two options of a command share a spelling */
+    for (size_t a = 0; a < c->n_opts; a++)
+        for (size_t b = a + 1; b < c->n_opts; b++) {
+            const mbs_opt *x = &c->opts[a], *y = &c->opts[b];
+            ck_assert_msg(strcmp(x->name, y->name) && (!x->alias || !y->alias ||
+                                                       strcmp(x->alias, y->alias)),
+                          "%s: %s and %s share a spelling", c->name, x->name, y->name);
+        }
+    free(help);
+}
+END_TEST
+
+/* Whether word is an option of some command or of every command. */
+static int known_option(const char *word)
+{
+    size_t nc;
+    const mbs_opt *common = mbs_cli_common(&nc);
+    if (!strcmp(word, "--version") || !strcmp(word, "-V"))
+        return 1;
+    for (size_t k = 0; k < nc; k++)
+        if (!strcmp(word, common[k].name) || (common[k].alias && !strcmp(word, common[k].alias)))
+            return 1;
+    for (size_t i = 0; i < mbs_cli_count(); i++) {
+        const mbs_cli_cmd *c = mbs_cli_at(i);
+        for (size_t k = 0; k < c->n_opts; k++)
+            if (!strcmp(word, c->opts[k].name) ||
+                (c->opts[k].alias && !strcmp(word, c->opts[k].alias)))
+                return 1;
+    }
+    return 0;
+}
+
+/* Every option spelled in the harness sources ("--name" or "-x" as a whole
+ * string literal, as a parser compares it) is in the manual: a parser that
+ * compares argv against a literal of its own, past the tables, is caught. */
+START_TEST(no_option_outside_the_manual)
+{
+    DIR *d = opendir("harness");
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    int files = 0, literals = 0;
+    char problems[4096] = "";
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 3 || strcmp(e->d_name + n - 2, ".c") != 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "harness/%s", e->d_name);
+        char *src = mbs_read_file(path, NULL);
+        ck_assert_ptr_nonnull(src);
+        files++;
+        int line = 1;
+        for (const char *p = src; *p; p++) {
+            if (*p == '\n')
+                line++;
+            if (*p == '\'' && p[1] && p[2] == '\'') { /* a character literal such as '"' */
+                p += 2;
+                continue;
+            }
+            if (*p != '"' || (p > src && p[-1] == '\\'))
+                continue;
+            const char *q = p + 1;
+            size_t len = strcspn(q, "\"\n");
+            if (q[len] != '"') {
+                p = q + len - 1;
+                continue;
+            }
+            int opt = len >= 2 && q[0] == '-' && (isalpha((unsigned char)q[1]) ||
+                                                  (q[1] == '-' && len >= 3 &&
+                                                   isalpha((unsigned char)q[2])));
+            for (size_t k = 1; opt && k < len; k++)
+                opt = isalnum((unsigned char)q[k]) || q[k] == '-';
+            if (opt) {
+                char word[64];
+                snprintf(word, sizeof word, "%.*s", (int)len, q);
+                literals++;
+                if (!known_option(word)) {
+                    size_t u = strlen(problems);
+                    snprintf(problems + u, sizeof problems - u, "\n  %s:%d: %s", path, line,
+                             word);
+                }
+            }
+            p = q + len;
+        }
+        free(src);
+    }
+    closedir(d);
+    ck_assert_int_gt(files, 20);
+    ck_assert_int_gt(literals, 50);
+    ck_assert_msg(problems[0] == '\0',
+                  "options not in the manual (add them to their command's table in "
+                  "harness/cli.c):%s", problems);
+}
+END_TEST
+
+/* Each option outside its range is refused: exit 2, one line naming the option
+ * as typed and the value (the ranges --help prints are the ones enforced). */
+START_TEST(ranges_are_enforced)
+{
+    const mbs_cli_cmd *c = mbs_cli_at((size_t)_i);
+    const char *pre = strcmp(c->name, "baseline") == 0 ? " bless" : "";
+    for (size_t k = 0; k < c->n_opts; k++) {
+        const mbs_opt *o = &c->opts[k];
+        if (o->kind != MBS_OPT_NUM && o->kind != MBS_OPT_INT)
+            continue;
+        double bad[2] = {o->lo_open ? o->lo : o->lo - 1, o->hi_open ? o->hi : o->hi * 2 + 1};
+        for (int b = 0; b < 2; b++) {
+            if (bad[b] < -1e300 || bad[b] > 1e300)
+                continue;
+            char args[256], val[64], out[1024];
+            snprintf(val, sizeof val, "%.17g", bad[b]);
+            snprintf(args, sizeof args, "%s%s %s %s", c->name, pre, o->name, val);
+            int lines = 0;
+            ck_assert_int_eq(mbs_test_cli_lines(args, out, sizeof out, &lines), 2);
+            ck_assert_msg(lines == 1 && strstr(out, o->name) && strstr(out, val),
+                          "'%s': %d lines: %s", args, lines, out);
+        }
+    }
+    /* and an unknown option */
+    char args[128], out[512];
+    snprintf(args, sizeof args, "%s%s --no-such-option", c->name, pre);
+    ck_assert_int_eq(mbs_test_cli(args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "unknown option '--no-such-option'"), "%s: %s", args, out);
+}
+END_TEST
+
+/* The part of a document about one command: from its heading to the next. */
+static char *section(const char *doc, const char *start, const char *next_prefix)
+{
+    const char *a = strstr(doc, start);
+    if (!a)
+        return NULL;
+    const char *b = strstr(a + strlen(start), next_prefix);
+    size_t n = b ? (size_t)(b - a) : strlen(a);
+    char *s = malloc(n + 1);
+    memcpy(s, a, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* The man page (one .SS per command) and docs/usage.md (one ### per command)
+ * name every option of the command; the man page with the same default. */
+START_TEST(man_page_and_usage_agree)
+{
+    const mbs_cli_cmd *c = mbs_cli_at((size_t)_i);
+    char *man = mbs_read_file("docs/mbsbench.1", NULL), *usage = mbs_read_file("docs/usage.md",
+                                                                               NULL);
+    ck_assert_ptr_nonnull(man);
+    ck_assert_ptr_nonnull(usage);
+    char head[128];
+    snprintf(head, sizeof head, ".SS %s\n", c->name);
+    char *ms = section(man, head, "\n.S");
+    ck_assert_msg(ms != NULL, "docs/mbsbench.1: no '.SS %s'", c->name);
+    snprintf(head, sizeof head, "### `mbsbench %s", c->name);
+    char *us = section(usage, head, "\n##");
+    ck_assert_msg(us != NULL, "docs/usage.md: no '%s'", head);
+    for (size_t k = 0; k < c->n_opts; k++) {
+        const mbs_opt *o = &c->opts[k];
+        char esc[128], *d = esc;
+        for (const char *p = o->name; *p && d < esc + sizeof esc - 3; p++) {
+            if (*p == '-')
+                *d++ = '\\';
+            *d++ = *p;
+        }
+        *d = '\0';
+        ck_assert_msg(strstr(ms, esc), "docs/mbsbench.1, .SS %s: option %s missing", c->name,
+                      o->name);
+        char def[512];
+        snprintf(def, sizeof def, "default: %s", o->def);
+        char *md = squeeze(ms), *wd = squeeze(def);
+        /* troff escapes the dashes of the default text too */
+        for (char *p = md, *q = md; ; p++) {
+            if (p[0] == '\\' && p[1] == '-')
+                continue;
+            *q++ = *p;
+            if (!*p)
+                break;
+        }
+        ck_assert_msg(strstr(md, wd), "docs/mbsbench.1, .SS %s, %s: '%s' missing", c->name,
+                      o->name, wd);
+        free(md);
+        free(wd);
+        char tick[128];
+        snprintf(tick, sizeof tick, "`%s", o->name);
+        ck_assert_msg(strstr(us, tick), "docs/usage.md, %s: option %s missing", head, o->name);
+    }
+    free(ms);
+    free(us);
+    free(man);
+    free(usage);
+}
+END_TEST
+
+/* Input that used to be accepted: each now one line naming the option as typed
+ * and the value, exit 2, nothing run or created. */
+START_TEST(bad_input_is_refused)
+{
+    static const char *const cases[][2] = {
+        {"run -p pendulum -m index1/rk4 --h 0.01 --max-steps 0", "--max-steps 0 must lie in"},
+        {"run -p pendulum -m index1/rk4 --h 0.01 --max-steps -5", "--max-steps -5 must lie in"},
+        {"converge -p pendulum -m index1/rk8pd --tol0 0", "--tol0 0 must lie in (0, 1)"},
+        {"reproduce -j 0 --list", "-j 0 must lie in [1, 256]"},
+        {"compare --alpha 50 a b", "--alpha 50 must lie in (0, 0.5]"},
+        {"run -p pendulum -m index1/rk4 --h 0.01 --tol 1e-6",
+         "index1/rk4 is fixed-step: --tol applies to adaptive methods only"},
+        {"run -p pendulum -m index1/rk4 --h 0.01 --atol 1e-6", "--atol applies to adaptive"},
+        {"run -p pendulum:x0=0.2,x0=0.3 -m index1/rk4 --h 0.01", "parameter x0 given twice"},
+        {"run -p pendulum -m index1/rk4:linsol=lu,linsol=chol --h 0.01",
+         "parameter linsol given twice"},
+        {"run -p pendulum -m index1/rk4 --h 0.01 --levels 3", "unknown option '--levels'"},
+        {"converge -p pendulum -m index1/rk4 --h0 0.01 --repeat 3", "unknown option '--repeat'"},
+        {"list problems --markdown", "--markdown goes with 'list methods'"},
+        {"summary /tmp --report x", "--report goes with --brief"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char out[1024];
+        int lines = 0;
+        ck_assert_int_eq(mbs_test_cli_lines(cases[k][0], out, sizeof out, &lines), 2);
+        ck_assert_msg(lines == 1 && strncmp(out, "mbsbench: ", 10) == 0 &&
+                          strstr(out, cases[k][1]),
+                      "'%s': %d lines: %s", cases[k][0], lines, out);
+    }
+}
+END_TEST
+
+/* sweep --resume of a directory that does not exist: nothing to resume; it is
+ * not created and nothing runs. */
+START_TEST(resume_of_a_missing_directory)
+{
+    char *d = mbs_test_tmpdir(), args[4200], out[1024];
+    snprintf(args, sizeof args, "sweep suites/smoke.suite --resume %s/none --no-history", d);
+    ck_assert_int_eq(mbs_test_cli(args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "--resume") && strstr(out, "/none") &&
+                      strstr(out, "nothing to resume"), "%s", out);
+    snprintf(args, sizeof args, "%s/none", d);
+    ck_assert_int_ne(access(args, F_OK), 0);
+    mbs_test_remove_tree(d);
+    free(d);
+}
+END_TEST
+
+/* A sweep outside results/ says on stderr that it stays out of the history. */
+START_TEST(sweep_outside_results_says_so)
+{
+    char *d = mbs_test_tmpdir(), args[4200], *err = NULL, *out = NULL;
+    snprintf(args, sizeof args, "%s/one.suite", d);
+    mbs_test_write_text(args, "[suite]\nname = one\n[grid g]\nproblems = pendulum\n"
+                              "methods = index1/rk4\nh = 0.1\nt_end = 0.2\n");
+    snprintf(args, sizeof args, "sweep %s/one.suite --out %s/r", d, d);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    ck_assert_msg(strstr(err, "stays out of the results history"), "%s", err);
+    free(err);
+    free(out);
+    snprintf(args, sizeof args, "sweep %s/one.suite --out %s/r2 --no-history", d, d);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    ck_assert_msg(err[0] == '\0', "--no-history: %s", err);
+    free(err);
+    free(out);
+    mbs_test_remove_tree(d);
+    free(d);
+}
+END_TEST
+
+Suite *mbs_suite_manual(void)
+{
+    Suite *s = suite_create("manual");
+    TCase *tc = tcase_create("manual");
+    int n = (int)mbs_cli_count();
+    tcase_add_loop_test(tc, help_lists_every_option, 0, n);
+    tcase_add_test(tc, no_option_outside_the_manual);
+    tcase_add_loop_test(tc, ranges_are_enforced, 0, n);
+    tcase_add_loop_test(tc, man_page_and_usage_agree, 0, n);
+    tcase_add_test(tc, bad_input_is_refused);
+    tcase_add_test(tc, resume_of_a_missing_directory);
+    tcase_add_test(tc, sweep_outside_results_says_so);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return s;
+}
