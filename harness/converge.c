@@ -5,6 +5,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference.h"
+
+/* The stated accuracy of the stored reference the levels were measured against
+ * (converge.h): ref_digits, ref_digits_q and the absolute accuracy per group. */
+static void reference_accuracy(const mbs_run_spec *base, mbs_converge *out)
+{
+    out->ref_digits = out->ref_digits_q = NAN;
+    for (int g = 0; g < 3; g++)
+        out->ref_acc[g] = NAN;
+    const mbs_record *r0 = NULL;
+    for (int i = 0; i < out->levels && !r0; i++)
+        if (strcmp(out->rec[i].ref_kind, "reference") == 0)
+            r0 = &out->rec[i];
+    if (!r0)
+        return;
+    mbs_problem pb;
+    char err[256], prov[1024];
+    if (mbs_problem_open(&pb, base->problem, err, sizeof err) != MBS_OK)
+        return;
+    double *y = calloc(mbs_ny(&pb), sizeof(double));
+    double t_end = isnan(base->t_end) ? pb.t_end : base->t_end;
+    if (y && mbs_reference_find(&pb, t_end, y, prov, sizeof prov)) {
+        out->ref_digits = mbs_reference_digits(prov, &out->ref_digits_q);
+        size_t off[4] = {0, r0->nq, r0->nq + r0->nv, r0->nq + r0->nv + r0->nl};
+        for (int g = 0; g < 3 && !isnan(out->ref_digits); g++) {
+            double ymax = 0.0;
+            for (size_t k = off[g]; k < off[g + 1]; k++)
+                ymax = fmax(ymax, fabs(y[k]));
+            double d = g == 0 ? out->ref_digits_q : out->ref_digits;
+            out->ref_acc[g] = off[g + 1] > off[g] ? pow(10.0, -d) * (1.0 + ymax) : NAN;
+        }
+    }
+    free(y);
+    mbs_problem_close(&pb);
+}
+
 int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double ratio,
                      mbs_converge *out, char *err, size_t errlen)
 {
@@ -35,6 +71,14 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
             return MBS_BAD_INPUT;
         }
         out->levels = i + 1;
+        if (i == 0 && out->rec[0].status == MBS_UNSUPPORTED) {
+            out->declined = 1; /* every level would be declined alike */
+            for (int g = 0; g < 3; g++)
+                out->fit[g] = (mbs_order_fit){.p = NAN, .ci_low = NAN, .ci_high = NAN};
+            out->ref_digits = out->ref_digits_q = NAN;
+            out->ref_acc[0] = out->ref_acc[1] = out->ref_acc[2] = NAN;
+            return MBS_OK;
+        }
     }
     int any_ref = 0;
     for (int i = 0; i < levels; i++)
@@ -72,13 +116,16 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
                      x, fine.reason);
         mbs_record_free(&fine);
     }
+    reference_accuracy(base, out);
     double e[3][MBS_MAX_LEVELS];
     for (int i = 0; i < levels; i++) {
         int ok = out->rec[i].status == MBS_OK;
         ok = ok && (out->rec[i].have_ref || out->self_ref);
-        e[0][i] = ok ? out->rec[i].err.q : NAN;
-        e[1][i] = ok ? out->rec[i].err.v : NAN;
-        e[2][i] = ok ? out->rec[i].err.lambda : NAN;
+        const double ei[3] = {out->rec[i].err.q, out->rec[i].err.v, out->rec[i].err.lambda};
+        for (int g = 0; g < 3; g++) {
+            out->ref_limited[i][g] = ok && ei[g] < out->ref_acc[g];
+            e[g][i] = ok && !out->ref_limited[i][g] ? ei[g] : NAN;
+        }
     }
     for (int g = 0; g < 3; g++)
         mbs_fit_order(out->x, e[g], (size_t)levels, &out->fit[g]);
@@ -124,8 +171,24 @@ void mbs_converge_print(const mbs_converge *c, FILE *f)
             fprintf(f, " %9.2e", r->err.q / c->x[i]);
         if (r->status != MBS_OK)
             fprintf(f, "  %s: %s", mbs_status_code(r->status), r->reason);
+        const char *gname[3] = {"q", "v", "lambda"};
+        for (int g = 0, first = 1; g < 3; g++)
+            if (c->ref_limited[i][g]) {
+                fprintf(f, "%s%s", first ? "  reference-limited: " : " ", gname[g]);
+                first = 0;
+            }
         fputc('\n', f);
     }
+    if (c->declined)
+        fprintf(f, "declined: %s; no further level was run\n", c->rec[0].reason);
+    int any_limited = 0;
+    for (int i = 0; i < c->levels; i++)
+        any_limited |= c->ref_limited[i][0] | c->ref_limited[i][1] | c->ref_limited[i][2];
+    if (any_limited)
+        fprintf(f, "reference-limited: error below the stored reference's stated accuracy "
+                   "(%.1f digits, q %.1f: |err| %.2e, %.2e, %.2e in q, v, lambda); "
+                   "left out of the fit\n",
+                c->ref_digits, c->ref_digits_q, c->ref_acc[0], c->ref_acc[1], c->ref_acc[2]);
     if (c->self_ref)
         fprintf(f, "reference: none for these parameters and t_end; errors are against the "
                    "finest level %s = %.3e (self-convergence)\n",
@@ -161,12 +224,28 @@ char *mbs_converge_json(const mbs_converge *c)
         char *s = mbs_record_json(&c->rec[i]);
         json_t *r = s ? json_loads(s, 0, NULL) : NULL;
         free(s);
+        if (r) {
+            json_t *lim = json_array();
+            const char *gname[3] = {"q", "v", "lambda"};
+            for (int g = 0; g < 3; g++)
+                if (c->ref_limited[i][g])
+                    json_array_append_new(lim, json_string(gname[g]));
+            json_object_set_new(r, "reference_limited", lim);
+        }
         json_array_append_new(levels, r ? r : json_null());
     }
     json_object_set_new(o, "study", json_string(c->adaptive ? "tolerance" : "step"));
     json_object_set_new(o, "levels", levels);
     json_object_set_new(o, "reference", json_string(c->self_ref ? "finest-level" : "solution"));
     json_object_set_new(o, "x_ref", num(c->self_ref ? c->x_ref : NAN));
+    json_object_set_new(o, "declined", json_boolean(c->declined));
+    json_object_set_new(o, "reference_accuracy",
+                        isnan(c->ref_digits)
+                            ? json_null()
+                            : json_pack("{s:o,s:o,s:o,s:o,s:o}", "digits", num(c->ref_digits),
+                                        "digits_q", num(c->ref_digits_q), "q",
+                                        num(c->ref_acc[0]), "v", num(c->ref_acc[1]), "lambda",
+                                        num(c->ref_acc[2])));
     json_t *order = json_object();
     const char *names[3] = {"q", "v", "lambda"};
     for (int g = 0; g < 3; g++) {

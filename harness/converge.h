@@ -17,6 +17,18 @@ typedef struct mbs_converge {
     int self_ref;                     /* 1: no exact/stored reference: errors are
                                          against the extra finest level x_ref */
     double x_ref;
+    int declined;                     /* 1: the first level was declined (status
+                                         unsupported); no further level was run */
+    /* A stored reference states its accuracy (harness/reference.h,
+     * mbs_reference_digits): ref_digits over q, v, lambda, ref_digits_q over q
+     * (NaN: exact solution, finest level or no reference).  ref_acc is the
+     * absolute accuracy this gives per group, 10^-digits (1 + max |ref_i|) over
+     * the group's components (the errors are absolute maxima).  A level whose
+     * error in a group is below it is reference-limited in that group and left
+     * out of that group's fit. */
+    double ref_digits, ref_digits_q;
+    double ref_acc[3];
+    unsigned char ref_limited[MBS_MAX_LEVELS][3];
 } mbs_converge;
 
 /* Run the study; base->h / base->tol are ignored (x0 is h0 or tol0).
@@ -24,6 +36,9 @@ typedef struct mbs_converge {
  * and t_end, the study falls back to self-convergence: one more level at
  * x0 / ratio^levels is run and the errors of the others are measured against
  * its final state (flagged by self_ref, "reference": "finest-level" in JSON).
+ * Levels whose error lies below the stated accuracy of a stored reference are
+ * reference-limited (ref_limited) and left out of the fit.  A first level
+ * declined by the method (status unsupported) ends the study (declined).
  * Returns MBS_OK or MBS_BAD_INPUT (message in err).  Free with
  * mbs_converge_free. */
 int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double ratio,

@@ -120,6 +120,29 @@ int mbs_reference_find(const mbs_problem *pb, double t_end, double *y, char *pro
     return r;
 }
 
+double mbs_reference_digits(const char *provenance, double *digits_q)
+{
+    double d = NAN;
+    const char *a = provenance ? strstr(provenance, "agree to ") : NULL;
+    if (a) {
+        char *e;
+        d = strtod(a + 9, &e);
+        if (e == a + 9 || strncmp(e, " digits", 7) != 0 || !(d > 0.0))
+            d = NAN;
+    }
+    if (digits_q) {
+        *digits_q = d;
+        const char *q = isnan(d) ? NULL : strstr(a, "(q: ");
+        if (q) {
+            char *e;
+            double dq = strtod(q + 4, &e);
+            if (e != q + 4 && dq > 0.0)
+                *digits_q = dq;
+        }
+    }
+    return d;
+}
+
 typedef struct keep_data {
     find_data find;
     FILE *out;

@@ -26,6 +26,13 @@ int mbs_reference_find(const mbs_problem *pb, double t_end, double *y, char *pro
 int mbs_reference_store(const mbs_problem *pb, double t_end, const double *y,
                         const char *provenance);
 
+/* The accuracy a provenance states: the digits of agreement of its two
+ * computations, "agree to D digits (q: DQ; max |dy|/(1+|y|) over q,v,lambda)"
+ * (harness/refgen.c), i.e. max_i |dy_i| / (1 + |y_i|) <= 10^-D over q, v,
+ * lambda and <= 10^-DQ over q.  Returns D (NaN when the text states none) and
+ * sets *digits_q to DQ (D when not stated). */
+double mbs_reference_digits(const char *provenance, double *digits_q);
+
 /* Path of the problem's reference file. */
 void mbs_reference_path(const char *problem, char *buf, size_t len);
 
