@@ -1,45 +1,61 @@
 /* Method registry (registry.def) and "name:k=v" parsing.
  *
- * registry.def names the formulations of the ODE axis (framework/ode_axis.h)
- * and single methods; this file forms the methods of the axes from them: every
- * ODE formulation with every explicit integrator (integrators/explicit/
- * explicit.h, mbs_explicit_pair), at the line of the formulation. */
+ * registry.def lists the formulations and integrators of the two axes and the
+ * methods of one formulation each; this file forms the methods of the axes:
+ * every ODE formulation with every explicit integrator (mbs_explicit_pair), and
+ * every DAE formulation with every implicit integrator that fits it
+ * (dae_fits).  A pair stands at the later of its two lines of registry.def,
+ * integrators in their order, then formulations in theirs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "integrators/explicit/explicit.h"
+#include "framework/dae_axis.h"
 #include "framework/method.h"
 #include "framework/ode_axis.h"
 #include "registry.h"
 #include "../problems/registry.h"
 
-#define MBS_METHOD(sym) extern const mbs_method_def sym;
-#define MBS_ODE_FORMULATION(fsym) extern const mbs_ode_formulation mbs_ode_formulation_##fsym;
+#define MBS_DAE_FORMULATION(sym) extern const mbs_dae_formulation mbs_dae_formulation_##sym;
+#define MBS_DAE_INTEGRATORS(sym) extern const mbs_dae_integrator mbs_dae_integrators_##sym[];
+#define MBS_ODE_FORMULATION(sym) extern const mbs_ode_formulation mbs_ode_formulation_##sym;
+#define MBS_METHODS(sym) extern const mbs_method_def *const mbs_methods_##sym[];
 #include "registry.def"
+#undef MBS_METHODS
 #undef MBS_ODE_FORMULATION
-#undef MBS_METHOD
+#undef MBS_DAE_INTEGRATORS
+#undef MBS_DAE_FORMULATION
 
 /* The lines of registry.def, in order. */
-typedef enum { LINE_METHOD, LINE_ODE_FORMULATION } line_kind;
+typedef enum { DAE_FORMULATION, DAE_INTEGRATORS, ODE_FORMULATION, METHODS } line_kind;
 static const struct line {
     line_kind kind;
     const void *item;
 } lines[] = {
-#define MBS_METHOD(sym) {LINE_METHOD, &sym},
-#define MBS_ODE_FORMULATION(fsym) {LINE_ODE_FORMULATION, &mbs_ode_formulation_##fsym},
+#define MBS_DAE_FORMULATION(sym) {DAE_FORMULATION, &mbs_dae_formulation_##sym},
+#define MBS_DAE_INTEGRATORS(sym) {DAE_INTEGRATORS, mbs_dae_integrators_##sym},
+#define MBS_ODE_FORMULATION(sym) {ODE_FORMULATION, &mbs_ode_formulation_##sym},
+#define MBS_METHODS(sym) {METHODS, mbs_methods_##sym},
 #include "registry.def"
+#undef MBS_METHODS
 #undef MBS_ODE_FORMULATION
-#undef MBS_METHOD
+#undef MBS_DAE_INTEGRATORS
+#undef MBS_DAE_FORMULATION
 };
+enum { N_LINES = sizeof lines / sizeof lines[0] };
 
 /* The ODE formulations, in registry order. */
 static const mbs_ode_formulation *const formulations[] = {
-#define MBS_METHOD(sym)
-#define MBS_ODE_FORMULATION(fsym) &mbs_ode_formulation_##fsym,
+#define MBS_DAE_FORMULATION(sym)
+#define MBS_DAE_INTEGRATORS(sym)
+#define MBS_ODE_FORMULATION(sym) &mbs_ode_formulation_##sym,
+#define MBS_METHODS(sym)
 #include "registry.def"
+#undef MBS_METHODS
 #undef MBS_ODE_FORMULATION
-#undef MBS_METHOD
+#undef MBS_DAE_INTEGRATORS
+#undef MBS_DAE_FORMULATION
 };
 
 size_t mbs_ode_formulation_count(void)
@@ -54,17 +70,26 @@ const mbs_ode_formulation *mbs_ode_formulation_at(size_t i)
 
 #define MBS_COUNT_(...) +1
 enum {
-    N_METHOD_LINES = 0
-#define MBS_METHOD(sym) +1
-#define MBS_ODE_FORMULATION(fsym)
-#include "registry.def"
-#undef MBS_ODE_FORMULATION
-#undef MBS_METHOD
-    ,
     N_EXPLICIT = 0 MBS_EXPLICIT_INTEGRATORS(MBS_COUNT_, ~),
     N_ODE_PAIRS = N_EXPLICIT * (sizeof formulations / sizeof formulations[0]),
-    N_BUILTIN_MAX = N_METHOD_LINES + N_ODE_PAIRS,
-    PAIR_TEXT = 640 /* name, summary and citation of a composed method */
+    N_DAE_FORMULATIONS = 0
+#define MBS_DAE_FORMULATION(sym) +1
+#define MBS_DAE_INTEGRATORS(sym)
+#define MBS_ODE_FORMULATION(sym)
+#define MBS_METHODS(sym)
+#include "registry.def"
+#undef MBS_METHODS
+#undef MBS_ODE_FORMULATION
+#undef MBS_DAE_INTEGRATORS
+#undef MBS_DAE_FORMULATION
+    ,
+    /* Capacities; compose() stops the program when one is too small. */
+    N_DAE_PAIRS = 16 * N_DAE_FORMULATIONS,
+    N_BUILTIN_MAX = 1024,
+    PAIR_TEXT = 640, /* name, summary and citation of an ODE pair */
+    NAME_LEN = 64,
+    SUMMARY_LEN = 256,
+    CITATION_LEN = 384
 };
 #undef MBS_COUNT_
 
@@ -75,37 +100,124 @@ enum {
 static struct {
     size_t n; /* 0: not composed yet */
     const mbs_method_def *def[N_BUILTIN_MAX];
+    size_t n_ode, n_dae;
     struct ode_pair {
         mbs_method_def def;
         mbs_explicit_variant var;
         char text[PAIR_TEXT];
     } ode[N_ODE_PAIRS];
+    struct dae_pair {
+        mbs_method_def def;
+        mbs_dae_method var;
+        mbs_param_def params[MBS_MAX_PARAMS];
+        char name[NAME_LEN], summary[SUMMARY_LEN], citation[CITATION_LEN];
+    } dae[N_DAE_PAIRS];
 } built;
 
-static void compose_ode(const mbs_ode_formulation *f, size_t *k)
+static void too_small(const char *what, const char *name)
 {
-    for (const mbs_explicit_integrator *in = mbs_explicit_integrators; in->name; in++) {
-        struct ode_pair *p = &built.ode[(*k)++];
-        if (mbs_explicit_pair(f, in, &p->var, &p->def, p->text, sizeof p->text) >
-            sizeof p->text) {
-            fprintf(stderr, "methods/registry.c: the texts of %s/%s exceed PAIR_TEXT\n",
-                    f->name, in->name);
-            abort();
-        }
-        built.def[built.n++] = &p->def;
-    }
+    fprintf(stderr, "methods/registry.c: %s too small for %s\n", what, name);
+    abort();
+}
+
+static void add(const mbs_method_def *m)
+{
+    if (built.n == N_BUILTIN_MAX)
+        too_small("N_BUILTIN_MAX", m->name);
+    built.def[built.n++] = m;
+}
+
+static void ode_pair(const mbs_ode_formulation *f, const mbs_explicit_integrator *in)
+{
+    if (built.n_ode == N_ODE_PAIRS)
+        too_small("N_ODE_PAIRS", f->name);
+    struct ode_pair *p = &built.ode[built.n_ode++];
+    if (mbs_explicit_pair(f, in, &p->var, &p->def, p->text, sizeof p->text) > sizeof p->text)
+        too_small("PAIR_TEXT", f->name);
+    add(&p->def);
+}
+
+/* Does integrator `in` run formulation `f`?  On one of its evaluation paths,
+ * up to its algebraic index, doing what the formulation asks (projection;
+ * a fixed step), and with `f` when it is registered with one formulation only. */
+static int dae_fits(const mbs_dae_integrator *in, const mbs_dae_formulation *f)
+{
+    unsigned asks = f->provides & (MBS_DAE_PROJECTION | MBS_DAE_FIXED_H);
+    return (f->provides & in->runs_on) != 0 && f->index <= in->max_index &&
+           (asks & ~in->handles) == 0 &&
+           (!(f->provides & MBS_DAE_FIXED_H) || (in->flags & MBS_M_FIXED_STEP)) &&
+           (!in->only || strcmp(in->only, f->name) == 0);
+}
+
+static void add_params(struct dae_pair *p, size_t *n, mbs_param_list l)
+{
+    if (*n + l.n > MBS_MAX_PARAMS)
+        too_small("MBS_MAX_PARAMS", p->name);
+    memcpy(p->params + *n, l.defs, l.n * sizeof *l.defs);
+    *n += l.n;
+}
+
+/* FORMULATION/INTEGRATOR of the DAE axis (framework/dae_axis.h). */
+static void dae_pair(const mbs_dae_formulation *f, const mbs_dae_integrator *in)
+{
+    if (!dae_fits(in, f))
+        return;
+    if (built.n_dae == N_DAE_PAIRS)
+        too_small("N_DAE_PAIRS", f->name);
+    struct dae_pair *p = &built.dae[built.n_dae++];
+    const char *iname = f->provides & MBS_DAE_FIXED_H && in->fixed_h_name ? in->fixed_h_name
+                                                                           : in->name;
+    if ((size_t)snprintf(p->name, sizeof p->name, "%s/%s", f->name, iname) >= sizeof p->name)
+        too_small("NAME_LEN", f->name);
+    in->describe(in, f, p->summary, sizeof p->summary, p->citation, sizeof p->citation);
+    if (strlen(p->summary) + 1 == sizeof p->summary ||
+        strlen(p->citation) + 1 == sizeof p->citation)
+        too_small("SUMMARY_LEN or CITATION_LEN", p->name);
+    size_t np = 0;
+    add_params(p, &np, in->params);
+    add_params(p, &np, f->params);
+    if (f->provides & MBS_DAE_EF)
+        add_params(p, &np, in->form_params);
+    add_params(p, &np, in->tail_params);
+    p->var = (mbs_dae_method){.formulation = f, .integrator = in};
+    p->def = (mbs_method_def){
+        .name = p->name,
+        .summary = p->summary,
+        .citation = p->citation,
+        .order = {in->order[f->index][0], in->order[f->index][1], in->order[f->index][2]},
+        .flags = in->flags | (f->provides & MBS_DAE_PROJECTION ? MBS_M_PROJECTING : 0u) |
+                 (f->provides & in->handles & MBS_DAE_EXTENDED ? MBS_M_EXTENDED_OK : 0u),
+        .params = p->params,
+        .n_params = np,
+        .variant = &p->var,
+        .ops = in->ops,
+    };
+    add(&p->def);
 }
 
 static size_t builtin(void)
 {
     if (built.n)
         return built.n;
-    size_t k = 0;
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-        if (lines[i].kind == LINE_METHOD)
-            built.def[built.n++] = lines[i].item;
-        else
-            compose_ode(lines[i].item, &k);
+    for (size_t i = 0; i < N_LINES; i++) {
+        const struct line *l = &lines[i];
+        if (l->kind == METHODS)
+            for (const mbs_method_def *const *m = l->item; *m; m++)
+                add(*m);
+        else if (l->kind == ODE_FORMULATION)
+            for (const mbs_explicit_integrator *in = mbs_explicit_integrators; in->name; in++)
+                ode_pair(l->item, in);
+        else if (l->kind == DAE_FORMULATION) /* with the integrators of earlier lines */
+            for (size_t j = 0; j < i; j++)
+                for (const mbs_dae_integrator *in = lines[j].item;
+                     lines[j].kind == DAE_INTEGRATORS && in->name; in++)
+                    dae_pair(l->item, in);
+        else /* DAE_INTEGRATORS, with the formulations of earlier lines */
+            for (const mbs_dae_integrator *in = l->item; in->name; in++)
+                for (size_t j = 0; j < i; j++)
+                    if (lines[j].kind == DAE_FORMULATION)
+                        dae_pair(lines[j].item, in);
+    }
     return built.n;
 }
 

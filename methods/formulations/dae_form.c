@@ -639,3 +639,54 @@ done:
     free(qp);
     return s;
 }
+
+/* ---- the formulations of the DAE axis (framework/dae_axis.h) ---------------------- */
+
+#define DAE_FORM_PROVIDES (MBS_DAE_EF | MBS_DAE_JACOBIAN | MBS_DAE_KKT)
+
+const mbs_dae_formulation mbs_dae_formulation_index3 = {
+    .name = "index3",
+    .kind = MBS_FORM_INDEX3,
+    .provides = DAE_FORM_PROVIDES | MBS_DAE_EXTENDED,
+    .index = 3,
+    .title = "the index-3 formulation",
+    .form = "the index-3 form",
+    .eqs = "(77)",
+};
+
+const mbs_dae_formulation mbs_dae_formulation_index2 = {
+    .name = "index2",
+    .kind = MBS_FORM_INDEX2,
+    .provides = DAE_FORM_PROVIDES | MBS_DAE_EXTENDED,
+    .index = 2,
+    .title = "the index-2 formulation",
+    .form = "the index-2 form",
+    .eqs = "(79)",
+};
+
+const mbs_dae_formulation mbs_dae_formulation_ggl = {
+    .name = "ggl",
+    .kind = MBS_FORM_GGL,
+    .provides = DAE_FORM_PROVIDES,
+    .index = 2,
+    .mu = 1,
+    .title = "the GGL stabilized index-2 formulation",
+    .form = "the GGL form",
+    .eqs = "(92)",
+};
+
+static const mbs_param_def baumgarte2_params[] = {
+    {"C", 1.0, 1e-8, 1e8, "Baumgarte constant, alpha0 = C/h (seed 002 Eq. (87))", NULL, 0},
+};
+
+/* Simeon et al. (seed 002) give alpha0 = C/h for fixed step sizes (after Eq. (87)). */
+const mbs_dae_formulation mbs_dae_formulation_baumgarte2 = {
+    .name = "baumgarte2",
+    .kind = MBS_FORM_BAUMGARTE2,
+    .provides = DAE_FORM_PROVIDES | MBS_DAE_FIXED_H,
+    .index = 2,
+    .title = "the index-2 Baumgarte formulation, alpha0 = C/h",
+    .form = "the index-2 Baumgarte form, alpha0 = C/h",
+    .eqs = "(87)",
+    .params = MBS_PARAM_LIST(baumgarte2_params),
+};

@@ -22,9 +22,13 @@
 #include <stddef.h>
 
 #include "../linsol/linsol.h"
+#include "../framework/dae_axis.h"
 #include "../framework/method.h"
 
-typedef enum { MBS_FORM_INDEX3, MBS_FORM_INDEX2, MBS_FORM_GGL, MBS_FORM_BAUMGARTE2 } mbs_form_kind;
+/* The formulations of the DAE axis evaluated here (framework/dae_axis.h):
+ * index3, index2, ggl, baumgarte2 (their mbs_form_kind). */
+extern const mbs_dae_formulation mbs_dae_formulation_index3, mbs_dae_formulation_index2,
+    mbs_dae_formulation_ggl, mbs_dae_formulation_baumgarte2;
 
 typedef struct mbs_dae_form {
     mbs_form_kind kind;

@@ -216,6 +216,7 @@ int mbs_index1_rhs(mbs_index1 *w, mbs_ctx *ctx, double t, const double *y, doubl
 
 /* ---- the index-1 formulation as an acceleration evaluator ------------------ */
 
+#include "../framework/dae_axis.h"
 #include "../framework/ode_axis.h"
 
 static const mbs_param_def index1_params[] = {MBS_INDEX1_LINSOL_PARAM};
@@ -259,4 +260,17 @@ const mbs_ode_formulation mbs_ode_formulation_index1 = {
     .lambda = 1,
     .params = index1_params,
     .n_params = sizeof index1_params / sizeof index1_params[0],
+};
+
+/* The index-1 formulation on the DAE axis: v' and lambda from the KKT solve,
+ * integrated as the ODE (q, v)' = (H v, v') (Radau IIA) or as the residual of
+ * the KKT system (IDA). */
+const mbs_dae_formulation mbs_dae_formulation_index1 = {
+    .name = "index1",
+    .provides = MBS_DAE_ACCEL,
+    .index = 1,
+    .title = "the index-1 formulation (ODE in q, v)",
+    .form = "the index-1 form",
+    .eqs = "(83)-(84)",
+    .params = MBS_PARAM_LIST(index1_params),
 };

@@ -1,7 +1,8 @@
 /* Mass-orthogonal projection (seed 002, Eqs. (88)-(91)); see projection.h.
  * Also the projected index-1 formulation `proj-index1/...`: the index-1 KKT
  * solve (seed 002 Eqs. (83)-(84)) with a projection of (q, v) after every
- * accepted step through the accel def's post_step hook. */
+ * accepted step through the accel def's post_step hook; and the projected
+ * index-2 formulation `proj-index2/...` of the DAE axis. */
 #include "../../core/gslalloc.h"
 #include "projection.h"
 
@@ -11,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../framework/dae_axis.h"
 #include "../framework/ode_axis.h"
+#include "dae_form.h"
 #include "index1.h"
 #include "kkt_eval.h"
 #include "../linsol/linsol.h"
@@ -395,4 +398,22 @@ const mbs_ode_formulation mbs_ode_formulation_proj_index1 = {
     .lambda = 1,
     .params = proj_index1_params,
     .n_params = sizeof proj_index1_params / sizeof proj_index1_params[0],
+};
+
+static const mbs_param_def proj_index2_params[] = {MBS_PROJECT_EPS_PARAM};
+
+/* The index-2 form (E, F of dae_form.h) whose integrator projects q and v
+ * after every accepted step (mbs_project). */
+const mbs_dae_formulation mbs_dae_formulation_proj_index2 = {
+    .name = "proj-index2",
+    .kind = MBS_FORM_INDEX2,
+    .provides = MBS_DAE_EF | MBS_DAE_JACOBIAN | MBS_DAE_KKT | MBS_DAE_EXTENDED |
+                MBS_DAE_PROJECTION,
+    .index = 2,
+    .title = "the index-2 formulation with projection",
+    .form = "the index-2 form with projection",
+    .eqs = "(79), (88)-(91)",
+    .base = &mbs_dae_formulation_index2,
+    .projection = "mass-orthogonal projection of q, v after every accepted step",
+    .params = MBS_PARAM_LIST(proj_index2_params),
 };

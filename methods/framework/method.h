@@ -9,8 +9,9 @@
  * observer (the observer measures errors and drift; methods never do).
  *
  * A method file defines `const mbs_method_def` descriptors (several may share
- * one ops table through `variant`) and adds one line per descriptor to
- * methods/registry.def.  Names read FORMULATION/INTEGRATOR (index1/rk4).
+ * one ops table through `variant`), listed for methods/registry.def; the
+ * methods of the two axes are composed from their formulation and integrator
+ * (ode_axis.h, dae_axis.h).  Names read FORMULATION/INTEGRATOR (index1/rk4).
  * All workspace is allocated in alloc(); integrate() allocates nothing.
  * Status convention (core/status.def): 0 success, > 0 recoverable,
  * < 0 fatal; on failure ctx->fail_t and ctx->reason say where and why.

@@ -305,3 +305,12 @@ PEER_GSL(mbs_method_index1_gsl_msbdf, "index1/gsl-msbdf",
 PEER_GSL(mbs_method_index1_gsl_bsimp, "index1/gsl-bsimp",
          "peer: GSL Bader-Deuflhard extrapolation, FD Jacobian, on the index-1 formulation",
          bsimp, 0, MBS_M_IMPLICIT | MBS_M_EXTERNAL_ALLOC)
+
+/* The methods of this file, for methods/registry.def (MBS_METHODS). */
+const mbs_method_def *const mbs_methods_peer_gsl[] = {
+    &mbs_method_index1_gsl_rk8pd,
+    &mbs_method_index1_gsl_rkck,
+    &mbs_method_index1_gsl_msadams,
+    &mbs_method_index1_gsl_msbdf,
+    &mbs_method_index1_gsl_bsimp,
+    NULL};

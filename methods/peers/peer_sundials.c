@@ -48,6 +48,7 @@
 #include <ida/ida.h>
 #include <math.h>
 #include <nvector/nvector_serial.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sundials/sundials_context.h>
@@ -55,6 +56,7 @@
 #include <sunmatrix/sunmatrix_dense.h>
 
 #include "../formulations/dae_form.h"
+#include "../framework/dae_axis.h"
 #include "../../core/gslalloc.h"
 #include "../formulations/index1.h"
 
@@ -379,14 +381,15 @@ static int peer_create(peer_state *st)
     return r ? MBS_LIBRARY_FAILURE : MBS_OK;
 }
 
-static int peer_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, void **out)
+static int peer_open(const mbs_method_def *m, peer_kind kind, const mbs_params *p, mbs_ctx *ctx,
+                     void **out)
 {
     *out = NULL;
     const mbs_problem *pb = ctx->pb;
     peer_state *st = calloc(1, sizeof *st);
     if (!st)
         return MBS_NO_MEMORY;
-    st->kind = ((const peer_variant *)m->variant)->kind;
+    st->kind = kind;
     st->nq = pb->nq;
     st->nv = pb->nv;
     st->nl = pb->nl;
@@ -680,14 +683,38 @@ restart:;
     return s;
 }
 
+static int peer_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, void **out)
+{
+    return peer_open(m, ((const peer_variant *)m->variant)->kind, p, ctx, out);
+}
+
+/* IDA on a formulation of the DAE axis: E(y) y' - F(t, y) of the index-2 or
+ * GGL form, or the residual of the index-1 KKT system. */
+static int ida_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, void **out)
+{
+    const mbs_dae_formulation *f = ((const mbs_dae_method *)m->variant)->formulation;
+    peer_kind kind = !(f->provides & MBS_DAE_EF)  ? PEER_IDA_INDEX1
+                     : f->kind == MBS_FORM_GGL ? PEER_IDA_GGL
+                                               : PEER_IDA_INDEX2;
+    return peer_open(m, kind, p, ctx, out);
+}
+
 static const mbs_method_ops peer_ops = {
     .alloc = peer_alloc,
     .integrate = peer_integrate,
     .free_state = peer_free,
 };
 
+static const mbs_method_ops ida_ops = {
+    .alloc = ida_alloc,
+    .integrate = peer_integrate,
+    .free_state = peer_free,
+};
+
 static const mbs_param_def peer_params[] = {MBS_INDEX1_LINSOL_PARAM};
-static const mbs_param_def peer_form_params[] = {
+/* IDA on the E, F forms: the KKT solver of the consistent initial values and
+ * the iteration matrix (on index1 `linsol` is the formulation's). */
+static const mbs_param_def ida_form_params[] = {
     MBS_INDEX1_LINSOL_PARAM,
     {"jac", 0, 0, 1,
      "IDA iteration matrix: own (cj E - dF/dy from dae_form.h) or dq (IDA's difference quotients)",
@@ -724,20 +751,53 @@ PEER(mbs_method_index1_cvode_adams, "index1/cvode-adams",
 PEER(mbs_method_index1_arkode_dp5, "index1/arkode-dp5",
      "peer: SUNDIALS ARKODE ERKStep Dormand-Prince 5(4) on the index-1 formulation",
      CITE1 "ARKODE ERKStep ARKODE_DORMAND_PRINCE_7_4_5", PEER_ARK_DP5, 5, 0, peer_ark_params)
-PEER(mbs_method_index1_ida, "index1/ida",
-     "peer: SUNDIALS IDA (BDF 1-5, DQ Jacobian) on the index-1 DAE residual",
-     "seed 002 Eq. (17); SUNDIALS 6.4.1 IDA, IDASetId + IDASetSuppressAlg", PEER_IDA_INDEX1, 0,
-     MBS_M_IMPLICIT, peer_params)
-PEER(mbs_method_index2_ida, "index2/ida",
-     "peer: SUNDIALS IDA (BDF 1-5) on the index-2 form, lambda out of the error test",
-     "seed 002 Eq. (79); SUNDIALS 6.4.1 IDA, IDASetId + IDASetSuppressAlg", PEER_IDA_INDEX2, 0,
-     MBS_M_IMPLICIT | MBS_M_EXTENDED_OK, peer_form_params)
-PEER(mbs_method_ggl_ida, "ggl/ida",
-     "peer: SUNDIALS IDA (BDF 1-5) on the GGL form, lambda and mu out of the error test",
-     "seed 002 Eq. (92); SUNDIALS 6.4.1 IDA, IDASetId + IDASetSuppressAlg", PEER_IDA_GGL, 0,
-     MBS_M_IMPLICIT, peer_form_params)
+
+/* The ODE peers, for methods/registry.def. */
+const mbs_method_def *const mbs_methods_sundials[] = {
+    &mbs_method_index1_cvode_bdf, &mbs_method_index1_cvode_adams, &mbs_method_index1_arkode_dp5,
+    NULL};
+
+/* "peer: SUNDIALS IDA (BDF 1-5) on FORM, ALGEBRAIC out of the error test" (IDASetId,
+ * IDASetSuppressAlg); on the index-1 formulation IDA solves the residual of the
+ * KKT system (seed 002 Eq. (17)) with its difference-quotient Jacobian. */
+static void ida_describe(const mbs_dae_integrator *in, const mbs_dae_formulation *f,
+                         char *summary, size_t ns, char *citation, size_t nc)
+{
+    const int ef = (f->provides & MBS_DAE_EF) != 0;
+    snprintf(summary, ns, "%s (BDF 1-5%s) on %s%s", in->summary,
+             f->provides & MBS_DAE_JACOBIAN ? "" : ", DQ Jacobian",
+             ef ? f->form : "the index-1 DAE residual",
+             !ef ? "" : f->mu ? ", lambda and mu out of the error test"
+                              : ", lambda out of the error test");
+    const char *eqs = ef ? f->eqs : "(17)";
+    snprintf(citation, nc, "seed 002 %s %s; %s", mbs_dae_eq_word(eqs), eqs, in->citation);
+}
+
+/* IDA as an implicit integrator of the DAE axis (methods/framework/dae_axis.h):
+ * index-1 and index-2 formulations (its algebraic components out of the error
+ * test). */
+const mbs_dae_integrator mbs_dae_integrators_ida[] = {
+    {
+        .name = "ida",
+        .runs_on = MBS_DAE_EF | MBS_DAE_ACCEL,
+        .handles = MBS_DAE_EXTENDED,
+        .max_index = 2,
+        .flags = MBS_M_ADAPTIVE | MBS_M_IMPLICIT | MBS_M_NEEDS_FULL_RANK | MBS_M_EXTERNAL_ALLOC,
+        .form_params = MBS_PARAM_LIST(ida_form_params),
+        .ops = &ida_ops,
+        .summary = "peer: SUNDIALS IDA",
+        .citation = "SUNDIALS 6.4.1 IDA, IDASetId + IDASetSuppressAlg",
+        .describe = ida_describe,
+    },
+    {.name = NULL},
+};
 
 #else
-/* Without SUNDIALS this file defines nothing (ISO C needs a declaration). */
-typedef int mbs_peer_sundials_absent;
+/* Without SUNDIALS: no peers. */
+#include <stddef.h>
+
+#include "../framework/dae_axis.h"
+
+const mbs_method_def *const mbs_methods_sundials[] = {NULL};
+const mbs_dae_integrator mbs_dae_integrators_ida[] = {{.name = NULL}};
 #endif

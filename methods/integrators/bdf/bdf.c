@@ -146,10 +146,12 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../../core/gslalloc.h"
+#include "../../framework/dae_axis.h"
 #include "../../framework/odesolve.h"
 #include "../../formulations/dae_form.h"
 #include "../../formulations/index1.h"
@@ -482,6 +484,15 @@ static double param_or(const mbs_params *p, const char *name, double def)
     return i >= 0 ? p->val[i] : def;
 }
 
+/* The settings of method m, a pair of the DAE axis. */
+static void bdf_variant_of(const mbs_method_def *m, bdf_variant *v)
+{
+    const mbs_dae_method *dm = m->variant;
+    *v = (bdf_variant){.kind = dm->formulation->kind,
+                       .fixed = (dm->integrator->flags & MBS_M_FIXED_STEP) != 0,
+                       .project = (dm->formulation->provides & MBS_DAE_PROJECTION) != 0};
+}
+
 static int bdf_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx, void **out)
 {
     *out = NULL;
@@ -489,7 +500,8 @@ static int bdf_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx,
     bdf_state *st = calloc(1, sizeof *st);
     if (!st)
         return MBS_NO_MEMORY;
-    st->var = m->variant;
+    bdf_variant_of(m, &st->var_store);
+    st->var = &st->var_store;
     st->kappa = param_or(p, "kappa", 0.33);
     st->maxord = (int)param_or(p, "maxord", BDF_KMAX);
     st->order = (int)param_or(p, "order", 2);
@@ -601,8 +613,6 @@ static const mbs_method_ops bdf_ops = {
 #define NTOL_PARAM                                                                         \
     {"newton_tol", 1e-12, 1e-15, 1e-3,                                                     \
      "rtol = atol of the Newton weights of the fixed-step method", NULL, 0}
-#define C_PARAM                                                                            \
-    {"C", 1.0, 1e-8, 1e8, "Baumgarte constant, alpha0 = C/h (seed 002 Eq. (87))", NULL, 0}
 #define LINSOL_PARAM                                                                       \
     {"linsol", BDF_LS_AUTO, 0, 4,                                                          \
      "iteration matrix: full (dense condensed LU of dF/dy), the structured KKT simplified " \
@@ -611,54 +621,67 @@ static const mbs_method_ops bdf_ops = {
      "(mbs_dae_form_auto_structured), else full; -fixed methods and ggl/bdf: full",         \
      BDF_LINSOL_CHOICES, 1}
 
-static const mbs_param_def adaptive_params[] = {KAPPA_PARAM, MAXORD_PARAM, LINSOL_PARAM};
-static const mbs_param_def adaptive_proj_params[] = {KAPPA_PARAM, MAXORD_PARAM,
-                                                     MBS_PROJECT_EPS_PARAM, LINSOL_PARAM};
-static const mbs_param_def fixed_params[] = {ORDER_PARAM, KAPPA_PARAM, NTOL_PARAM, LINSOL_PARAM};
-static const mbs_param_def fixed_b2_params[] = {ORDER_PARAM, KAPPA_PARAM, NTOL_PARAM, C_PARAM,
-                                                LINSOL_PARAM};
+static const mbs_param_def adaptive_params[] = {KAPPA_PARAM, MAXORD_PARAM};
+static const mbs_param_def fixed_params[] = {ORDER_PARAM, KAPPA_PARAM, NTOL_PARAM};
+static const mbs_param_def linsol_params[] = {LINSOL_PARAM};
 
 #define BDF_CITE "seed 002, Remark 8 b), Eqs. (74)-(76)"
 #define BDF_FLAGS (MBS_M_IMPLICIT | MBS_M_NEEDS_FULL_RANK)
+#define BDF_ORDERS(p) {[1] = {p, p, p}, [2] = {p, p, p}, [3] = {p, p, p}}
 
-#define BDF_METHOD(sym, nm, summ, cite, kindv, fixedv, projv, p_q, p_v, p_l, prm)           \
-    static const bdf_variant sym##_variant = {.kind = kindv, .fixed = fixedv,               \
-                                              .project = projv};                            \
-    const mbs_method_def sym = {                                                            \
-        .name = nm,                                                                         \
-        .summary = summ,                                                                    \
-        .citation = cite,                                                                   \
-        .order = {p_q, p_v, p_l},                                                           \
-        .flags = BDF_FLAGS | ((fixedv) ? MBS_M_FIXED_STEP : MBS_M_ADAPTIVE) |               \
-                 ((projv) ? MBS_M_PROJECTING : 0u),                                         \
-        .params = prm,                                                                      \
-        .n_params = sizeof prm / sizeof prm[0],                                             \
-        .variant = &sym##_variant,                                                          \
-        .ops = &bdf_ops,                                                                    \
-    };
+/* "SUMMARY on FORM, NOTE" and "CITATION; Eq(s). EQS".  The note of the
+ * adaptive method says how the algebraic components enter its error test: the
+ * index-3 form is scaled (Eq. (76)), index-2 components are left out; that of
+ * the fixed-step method its orders and start (left out on a formulation that
+ * fixes the step, where it is the only BDF).  With a projection: "BASE/bdf
+ * with PROJECTION". */
+static void bdf_describe(const mbs_dae_integrator *in, const mbs_dae_formulation *f,
+                         char *summary, size_t ns, char *citation, size_t nc)
+{
+    if (f->provides & MBS_DAE_PROJECTION)
+        snprintf(summary, ns, "%s/%s with %s", f->base->name, in->name, f->projection);
+    else if (in->flags & MBS_M_ADAPTIVE)
+        snprintf(summary, ns, "%s on %s%s", in->summary, f->form,
+                 f->index == 3 ? " (scaled, Eq. (76))"
+                 : f->mu       ? ", lambda, mu not error-tested"
+                               : ", lambda not error-tested");
+    else
+        snprintf(summary, ns, "%s on %s%s", in->summary, f->form,
+                 f->provides & MBS_DAE_FIXED_H ? "" : " (orders k; rk8pd start)");
+    snprintf(citation, nc, "%s; %s %s", in->citation, mbs_dae_eq_word(f->eqs), f->eqs);
+}
 
-BDF_METHOD(mbs_method_index3_bdf, "index3/bdf",
-           "variable-order (1-5) variable-step BDF on the index-3 form (scaled, Eq. (76))",
-           BDF_CITE "; Eq. (77)", MBS_FORM_INDEX3, 0, 0, 5, 5, 5, adaptive_params)
-BDF_METHOD(mbs_method_index2_bdf, "index2/bdf",
-           "variable-order (1-5) variable-step BDF on the index-2 form, lambda not error-tested",
-           BDF_CITE "; Eq. (79)", MBS_FORM_INDEX2, 0, 0, 5, 5, 5, adaptive_params)
-BDF_METHOD(mbs_method_ggl_bdf, "ggl/bdf",
-           "variable-order (1-5) variable-step BDF on the GGL form, lambda, mu not error-tested",
-           BDF_CITE "; Eq. (92)", MBS_FORM_GGL, 0, 0, 5, 5, 5, adaptive_params)
-BDF_METHOD(mbs_method_proj_index2_bdf, "proj-index2/bdf",
-           "index2/bdf with mass-orthogonal projection of q, v after every accepted step",
-           BDF_CITE "; Eqs. (79), (88)-(91)", MBS_FORM_INDEX2, 0, 1, 5, 5, 5,
-           adaptive_proj_params)
-BDF_METHOD(mbs_method_index3_bdf_fixed, "index3/bdf-fixed",
-           "fixed-step BDF of order k = `order` on the index-3 form (orders k; rk8pd start)",
-           BDF_CITE "; Eq. (77)", MBS_FORM_INDEX3, 1, 0, 2, 2, 2, fixed_params)
-BDF_METHOD(mbs_method_index2_bdf_fixed, "index2/bdf-fixed",
-           "fixed-step BDF of order k = `order` on the index-2 form (orders k; rk8pd start)",
-           BDF_CITE "; Eq. (79)", MBS_FORM_INDEX2, 1, 0, 2, 2, 2, fixed_params)
-BDF_METHOD(mbs_method_ggl_bdf_fixed, "ggl/bdf-fixed",
-           "fixed-step BDF of order k = `order` on the GGL form (orders k; rk8pd start)",
-           BDF_CITE "; Eq. (92)", MBS_FORM_GGL, 1, 0, 2, 2, 2, fixed_params)
-BDF_METHOD(mbs_method_baumgarte2_bdf, "baumgarte2/bdf",
-           "fixed-step BDF of order k = `order` on the index-2 Baumgarte form, alpha0 = C/h",
-           BDF_CITE "; Eq. (87)", MBS_FORM_BAUMGARTE2, 1, 0, 2, 2, 2, fixed_b2_params)
+/* The BDF integrators of the DAE axis (methods/framework/dae_axis.h); the
+ * registry runs each on every DAE formulation that fits. */
+const mbs_dae_integrator mbs_dae_integrators_bdf[] = {
+    {
+        .name = "bdf",
+        .runs_on = MBS_DAE_EF,
+        .handles = MBS_DAE_PROJECTION,
+        .max_index = 3,
+        .flags = MBS_M_ADAPTIVE | BDF_FLAGS,
+        .order = BDF_ORDERS(5),
+        .params = MBS_PARAM_LIST(adaptive_params),
+        .form_params = MBS_PARAM_LIST(linsol_params),
+        .ops = &bdf_ops,
+        .summary = "variable-order (1-5) variable-step BDF",
+        .citation = BDF_CITE,
+        .describe = bdf_describe,
+    },
+    {
+        .name = "bdf-fixed",
+        .fixed_h_name = "bdf",
+        .runs_on = MBS_DAE_EF,
+        .handles = MBS_DAE_FIXED_H,
+        .max_index = 3,
+        .flags = MBS_M_FIXED_STEP | BDF_FLAGS,
+        .order = BDF_ORDERS(2), /* the default order k */
+        .params = MBS_PARAM_LIST(fixed_params),
+        .form_params = MBS_PARAM_LIST(linsol_params),
+        .ops = &bdf_ops,
+        .summary = "fixed-step BDF of order k = `order`",
+        .citation = BDF_CITE,
+        .describe = bdf_describe,
+    },
+    {.name = NULL},
+};

@@ -26,6 +26,7 @@ enum {
 enum { BDF_LS_FULL = 0, BDF_LS_LU = 1, BDF_LS_UMFPACK = 2, BDF_LS_CHOLMOD = 3, BDF_LS_AUTO = 4 };
 #define BDF_LINSOL_CHOICES "full,lu,umfpack,cholmod,auto"
 
+/* The settings of one BDF method, from its formulation and integrator. */
 typedef struct bdf_variant {
     mbs_form_kind kind;
     int fixed;   /* fixed step, fixed order */
@@ -34,7 +35,8 @@ typedef struct bdf_variant {
 
 /* Parameter indices (tables below keep this order; absent ones are -1). */
 typedef struct bdf_state {
-    const bdf_variant *var;
+    const bdf_variant *var; /* &var_store */
+    bdf_variant var_store;
     mbs_dae_form *form;
     mbs_projection *proj;
     mbs_index1 *ix;

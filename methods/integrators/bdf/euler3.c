@@ -340,3 +340,6 @@ const mbs_method_def mbs_method_index3_euler = {
     .variant = NULL,
     .ops = &euler_ops,
 };
+
+/* The methods of this file, for methods/registry.def (MBS_METHODS). */
+const mbs_method_def *const mbs_methods_euler3[] = {&mbs_method_index3_euler, NULL};

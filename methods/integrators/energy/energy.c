@@ -600,3 +600,9 @@ const mbs_method_def mbs_method_ed_tdg = {
     .variant = NULL,
     .ops = &energy_ops,
 };
+
+/* The methods of this file, for methods/registry.def (MBS_METHODS). */
+const mbs_method_def *const mbs_methods_energy[] = {
+    &mbs_method_ep_midpoint,
+    &mbs_method_ed_tdg,
+    NULL};

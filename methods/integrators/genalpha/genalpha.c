@@ -521,3 +521,12 @@ const mbs_method_def mbs_method_liegroup_ggl_genalpha = {
     .variant = &v_lie_ggl,
     .ops = &ga_ops,
 };
+
+/* The methods of this file, for methods/registry.def (MBS_METHODS). */
+const mbs_method_def *const mbs_methods_genalpha[] = {
+    &mbs_method_index3_genalpha,
+    &mbs_method_index3_hht,
+    &mbs_method_ggl_genalpha,
+    &mbs_method_liegroup_genalpha,
+    &mbs_method_liegroup_ggl_genalpha,
+    NULL};

@@ -344,3 +344,9 @@ const mbs_method_def mbs_method_index1_hedopri5_fixed = {
     .variant = &hd_fixed,
     .ops = &hd_ops,
 };
+
+/* The methods of this file, for methods/registry.def (MBS_METHODS). */
+const mbs_method_def *const mbs_methods_hedopri5[] = {
+    &mbs_method_index1_hedopri5,
+    &mbs_method_index1_hedopri5_fixed,
+    NULL};

@@ -662,3 +662,10 @@ const mbs_method_def mbs_method_index2_hem4_adapt = {
     .variant = &hem4_adapt,
     .ops = &hem_ops,
 };
+
+/* The methods of this file, for methods/registry.def (MBS_METHODS). */
+const mbs_method_def *const mbs_methods_hem[] = {
+    &mbs_method_index2_hem3,
+    &mbs_method_index2_hem4,
+    &mbs_method_index2_hem4_adapt,
+    NULL};

@@ -155,7 +155,9 @@ static void radau_use_stages(radau_state *st, int s)
 static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *ctx,
                        void **out)
 {
-    const radau_variant *var = m->variant;
+    radau_variant vs;
+    mbs_radau_variant(m, &vs);
+    const radau_variant *var = &vs;
     *out = NULL;
     double kappa = prm->val[RADAU_P_KAPPA];
     if (!(kappa > 0.0))
@@ -164,7 +166,8 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     radau_state *st = calloc(1, sizeof *st);
     if (!st)
         return MBS_NO_MEMORY;
-    st->var = var;
+    st->var_store = vs;
+    st->var = &st->var_store;
     st->kappa = kappa;
     st->kappa_set = (prm->set_mask >> RADAU_P_KAPPA) & 1u;
     st->nit = (int)prm->val[RADAU_P_NIT];

@@ -19,6 +19,8 @@
 enum { RADAU_LS_FULL = 0, RADAU_LS_LU = 1, RADAU_LS_UMFPACK = 2, RADAU_LS_CHOLMOD = 3,
        RADAU_LS_AUTO = 4 };
 
+/* The settings of one Radau method, from its formulation and integrator
+ * (mbs_radau_variant). */
 typedef struct radau_variant {
     mbs_form_kind kind;
     int index1;   /* index-1 formulation (Eqs. (83)-(84)) as an ODE, instead of kind */
@@ -27,6 +29,15 @@ typedef struct radau_variant {
     int stages;   /* s = 3, 5, 7; 0: variable order (RADAU), s from the
                      parameters nsmin .. nsmax */
 } radau_variant;
+
+/* A Radau integrator's own settings (mbs_dae_integrator.variant). */
+typedef struct radau_integrator {
+    int stages;       /* as radau_variant.stages */
+    const char *code; /* Hairer's code it is ("RADAU5"), or NULL */
+} radau_integrator;
+
+/* radau_methods.c: the settings of method m (a pair of the DAE axis). */
+void mbs_radau_variant(const mbs_method_def *m, radau_variant *v);
 
 /* Parameter indices shared by the method tables (radau_methods.c) and the
  * integrator (radau5.c); linsol, nsmin and nsmax are found by name. */
@@ -52,7 +63,8 @@ typedef struct radau_coeffs {
 int mbs_radau_coeffs(int s, radau_coeffs *k);
 
 typedef struct radau_state {
-    const radau_variant *var;
+    const radau_variant *var; /* &var_store */
+    radau_variant var_store;
     mbs_dae_form *form;     /* for index1: an index-2 form, used for the dimensions only */
     mbs_index1 *ix;         /* index-1 variant: KKT solve for v' and lambda */
     double *lam1, *jy, *jf; /* index-1: multipliers of the last evaluation, FD work */

@@ -1,17 +1,16 @@
-/* The Radau IIA methods (integrator: methods/integrators/radau/radau5.c): RADAU5 (s = 3,
- * order 5) on the index-3, index-2, GGL and index-1 formulations, adaptive and
- * fixed step, with projection; and the variable-order family `radau` after
- * Hairer & Wanner's code RADAU (s = 3, 5, 7: orders 5, 9, 13, chosen from the
- * Newton contraction; issue 16) with its fixed-step members radau9-fixed and
- * radau13-fixed.  Parameters and method definitions only (split from
- * radau5.c). */
-#include "../../formulations/dae_form.h"
-#include "../../formulations/index1.h"
-#include "../../formulations/projection.h"
+/* The Radau IIA integrators of the DAE axis (methods/framework/dae_axis.h;
+ * the integrator itself: radau5.c): RADAU5 (s = 3, order 5), adaptive and fixed
+ * step; the variable-order family `radau` after Hairer & Wanner's code RADAU
+ * (s = 3, 5, 7: orders 5, 9, 13, chosen from the Newton contraction) with its
+ * fixed-step members radau9-fixed and radau13-fixed.  Their parameters and
+ * declarations; methods/registry.c runs each on every DAE formulation that
+ * fits. */
+#include <stdio.h>
+
+#include "../../framework/dae_axis.h"
 #include "radau5_impl.h"
 
-
-/* Values of the parameter `linsol` (issue 10). */
+/* The parameter `linsol` (values: RADAU_LS_*, radau5_impl.h). */
 #define RADAU_LINSOL_PARAM                                                                  \
     {"linsol", RADAU_LS_AUTO, 0, 4,                                                         \
      "iteration matrix: full (dense real and complex LU of dF/dy), the structured KKT "     \
@@ -46,115 +45,140 @@
     {"nsmax", 2, 0, 2, "most stages: 3, 5 or 7, not below nsmin (RADAU NSMAX); the run "      \
                        "starts with nsmin", "3,5,7", 1}
 
-static const mbs_param_def radau_params[] = {RADAU5_NEWTON_PARAMS, RADAU_LINSOL_PARAM};
-
-/* index1/radau5: its Newton matrix is the finite-difference n x n Jacobian
- * of the index-1 ODE (dense: PEERS.md, the index-1 ODE Jacobian is dense);
- * `linsol` is the index-1 KKT solver of its right-hand side (lu, chol,
- * umfpack, cholmod), as for the other index1/ methods. */
-static const mbs_param_def radau_index1_params[] = {RADAU5_NEWTON_PARAMS,
-                                                    MBS_INDEX1_LINSOL_PARAM};
-
-static const mbs_param_def radau_proj_params[] = {
-    RADAU5_NEWTON_PARAMS,
-    [RADAU_P_EPS_G] = MBS_PROJECT_EPS_PARAM,
-    RADAU_LINSOL_PARAM,
-};
-
-static const mbs_param_def radau_var_params[] = {RADAU_VAR_NEWTON_PARAMS, RADAU_LINSOL_PARAM,
-                                                 RADAU_NS_PARAMS};
-
-static const mbs_param_def radau_var_index1_params[] = {
-    RADAU_VAR_NEWTON_PARAMS, MBS_INDEX1_LINSOL_PARAM, RADAU_NS_PARAMS};
+static const mbs_param_def radau5_newton_params[] = {RADAU5_NEWTON_PARAMS};
+static const mbs_param_def radau_var_newton_params[] = {RADAU_VAR_NEWTON_PARAMS};
+/* The iteration matrix, with the E, F forms.  On index1 `linsol` is the
+ * formulation's (the KKT solver of the ODE's right-hand side); the Newton
+ * matrix is then the finite-difference n x n Jacobian of that ODE (dense:
+ * PEERS.md, the index-1 ODE Jacobian is dense). */
+static const mbs_param_def radau_linsol_params[] = {RADAU_LINSOL_PARAM};
+static const mbs_param_def radau_ns_params[] = {RADAU_NS_PARAMS};
 
 #define RADAU_CITE                                                                          \
     "Hairer & Wanner, Solving ODEs II, Sect. IV.8 (RADAU5) and VII.4; Hairer, Lubich, Roche " \
     "(1989); seed 002, Remark 8a, Eqs. (73)"
-
-/* kindv: DAE form; idx1v: 1 = the index-1 ODE instead (kindv then only sizes
- * the work arrays); fixedv: fixed-step mode; projv: projection; sv: stages
- * (0: variable order 5/9/13, parameters nsmin and nsmax). */
-#define RADAU_METHOD(sym, nm, summ, cite, kindv, idx1v, fixedv, projv, sv, pq, pv, pl, prm)   \
-    static const radau_variant sym##_variant = {.kind = kindv, .index1 = idx1v,             \
-                                                .fixed = fixedv, .project = projv,          \
-                                                .stages = sv};                              \
-    const mbs_method_def sym = {                                                            \
-        .name = nm,                                                                         \
-        .summary = summ,                                                                    \
-        .citation = cite,                                                                   \
-        .order = {pq, pv, pl},                                                              \
-        .flags = ((fixedv) ? MBS_M_FIXED_STEP : MBS_M_ADAPTIVE) | MBS_M_IMPLICIT |          \
-                 MBS_M_NEEDS_FULL_RANK | ((projv) ? MBS_M_PROJECTING : 0u) |                \
-                 /* extended problems (problem.h): index-2/-3 DAE forms only */             \
-                 ((!(idx1v) && (kindv) != MBS_FORM_GGL) ? MBS_M_EXTENDED_OK      \
-                                                                   : 0u),                   \
-        .params = prm,                                                                      \
-        .n_params = sizeof prm / sizeof prm[0],                                             \
-        .variant = &sym##_variant,                                                          \
-        .ops = &mbs_radau_ops,                                                                  \
-    };
-
-RADAU_METHOD(mbs_method_index3_radau5, "index3/radau5",
-             "Radau IIA order 5, adaptive (RADAU5), on the index-3 formulation with scaling",
-             RADAU_CITE "; seed 002 Eqs. (77), (69)-(70)", MBS_FORM_INDEX3, 0, 0, 0, 3, 5, 3, 2,
-             radau_params)
-RADAU_METHOD(mbs_method_index2_radau5, "index2/radau5",
-             "Radau IIA order 5, adaptive (RADAU5), on the index-2 formulation",
-             RADAU_CITE "; seed 002 Eq. (79)", MBS_FORM_INDEX2, 0, 0, 0, 3, 5, 5, 3, radau_params)
-RADAU_METHOD(mbs_method_ggl_radau5, "ggl/radau5",
-             "Radau IIA order 5, adaptive (RADAU5), on the GGL stabilized index-2 formulation",
-             RADAU_CITE "; seed 002 Eq. (92)", MBS_FORM_GGL, 0, 0, 0, 3, 5, 5, 3, radau_params)
-RADAU_METHOD(mbs_method_index1_radau5, "index1/radau5",
-             "Radau IIA order 5, adaptive (RADAU5), on the index-1 formulation (ODE in q, v)",
-             RADAU_CITE "; seed 002 Eqs. (83)-(84)", MBS_FORM_INDEX2, 1, 0, 0, 3, 5, 5, 5,
-             radau_index1_params)
-RADAU_METHOD(mbs_method_index3_radau5_fixed, "index3/radau5-fixed",
-             "Radau IIA order 5, fixed step, on the index-3 formulation with scaling",
-             RADAU_CITE "; seed 002 Eqs. (77), (69)-(70)", MBS_FORM_INDEX3, 0, 1, 0, 3, 5, 3, 2,
-             radau_params)
-RADAU_METHOD(mbs_method_index2_radau5_fixed, "index2/radau5-fixed",
-             "Radau IIA order 5, fixed step, on the index-2 formulation",
-             RADAU_CITE "; seed 002 Eq. (79)", MBS_FORM_INDEX2, 0, 1, 0, 3, 5, 5, 3, radau_params)
-RADAU_METHOD(mbs_method_ggl_radau5_fixed, "ggl/radau5-fixed",
-             "Radau IIA order 5, fixed step, on the GGL stabilized index-2 formulation",
-             RADAU_CITE "; seed 002 Eq. (92)", MBS_FORM_GGL, 0, 1, 0, 3, 5, 5, 3, radau_params)
-RADAU_METHOD(mbs_method_index1_radau5_fixed, "index1/radau5-fixed",
-             "Radau IIA order 5, fixed step, on the index-1 formulation (ODE in q, v)",
-             RADAU_CITE "; seed 002 Eqs. (83)-(84)", MBS_FORM_INDEX2, 1, 1, 0, 3, 5, 5, 5,
-             radau_index1_params)
-RADAU_METHOD(mbs_method_proj_index2_radau5, "proj-index2/radau5",
-             "Radau IIA order 5, adaptive, on the index-2 formulation with projection",
-             RADAU_CITE "; seed 002 Eqs. (79), (88)-(91)", MBS_FORM_INDEX2, 0, 0, 1, 3, 5, 5, 3,
-             radau_proj_params)
-
 #define RADAU_VAR_CITE                                                                      \
     "Hairer & Wanner, Solving ODEs II, Sect. IV.8 and VII.4; Hairer & Wanner, J. Comput. "  \
     "Appl. Math. 111 (1999) 93-111 (code RADAU)"
 
-RADAU_METHOD(mbs_method_index3_radau, "index3/radau",
-             "Radau IIA of variable order 5/9/13 (RADAU), adaptive, on the index-3 "
-             "formulation with scaling",
-             RADAU_VAR_CITE "; seed 002 Eqs. (77), (69)-(70)", MBS_FORM_INDEX3, 0, 0, 0, 0, 5, 3,
-             2, radau_var_params)
-RADAU_METHOD(mbs_method_index2_radau, "index2/radau",
-             "Radau IIA of variable order 5/9/13 (RADAU), adaptive, on the index-2 formulation",
-             RADAU_VAR_CITE "; seed 002 Eq. (79)", MBS_FORM_INDEX2, 0, 0, 0, 0, 5, 5, 3,
-             radau_var_params)
-RADAU_METHOD(mbs_method_ggl_radau, "ggl/radau",
-             "Radau IIA of variable order 5/9/13 (RADAU), adaptive, on the GGL stabilized "
-             "index-2 formulation",
-             RADAU_VAR_CITE "; seed 002 Eq. (92)", MBS_FORM_GGL, 0, 0, 0, 0, 5, 5, 3,
-             radau_var_params)
-RADAU_METHOD(mbs_method_index1_radau, "index1/radau",
-             "Radau IIA of variable order 5/9/13 (RADAU), adaptive, on the index-1 "
-             "formulation (ODE in q, v)",
-             RADAU_VAR_CITE "; seed 002 Eqs. (83)-(84)", MBS_FORM_INDEX2, 1, 0, 0, 0, 5, 5, 5,
-             radau_var_index1_params)
-RADAU_METHOD(mbs_method_index2_radau9_fixed, "index2/radau9-fixed",
-             "Radau IIA, 5 stages, order 9, fixed step, on the index-2 formulation",
-             RADAU_VAR_CITE "; seed 002 Eq. (79)", MBS_FORM_INDEX2, 0, 1, 0, 5, 9, 9, 5,
-             radau_params)
-RADAU_METHOD(mbs_method_index2_radau13_fixed, "index2/radau13-fixed",
-             "Radau IIA, 7 stages, order 13, fixed step, on the index-2 formulation",
-             RADAU_VAR_CITE "; seed 002 Eq. (79)", MBS_FORM_INDEX2, 0, 1, 0, 7, 13, 13, 7,
-             radau_params)
+#define RADAU_FLAGS (MBS_M_IMPLICIT | MBS_M_NEEDS_FULL_RANK)
+
+/* Nominal orders of Radau IIA with s stages, p = 2s - 1 (Hairer & Wanner II,
+ * Sect. VI.7, VII.4), by the algebraic index of the formulation: index 1 (an
+ * ODE) p in q, v and lambda; index 2: p in q, v and s in lambda; index 3: p in
+ * q, s in v and s - 1 in lambda. */
+#define RADAU_ORDERS(p, s) {[1] = {p, p, p}, [2] = {p, p, s}, [3] = {p, s, (s) - 1}}
+
+/* "SUMMARY (CODE), on TITLE" and "CITATION; seed 002 Eq(s). EQS".  On the
+ * index-3 form the integrator scales the constraint rows and the multipliers
+ * (seed 002 Eqs. (69)-(70)); the code name is shown where the method is
+ * Hairer's code, i.e. without a projection step. */
+static void radau_describe(const mbs_dae_integrator *in, const mbs_dae_formulation *f,
+                           char *summary, size_t ns, char *citation, size_t nc)
+{
+    const radau_integrator *ri = in->variant;
+    int scaled = f->index == 3, code = ri->code && !(f->provides & MBS_DAE_PROJECTION);
+    snprintf(summary, ns, "%s%s%s%s, on %s%s", in->summary, code ? " (" : "",
+             code ? ri->code : "", code ? ")" : "", f->title, scaled ? " with scaling" : "");
+    char eqs[64];
+    snprintf(eqs, sizeof eqs, "%s%s", f->eqs, scaled ? ", (69)-(70)" : "");
+    snprintf(citation, nc, "%s; seed 002 %s %s", in->citation, mbs_dae_eq_word(eqs), eqs);
+}
+
+const mbs_dae_integrator mbs_dae_integrators_radau[] = {
+    {
+        .name = "radau5",
+        .runs_on = MBS_DAE_EF | MBS_DAE_ACCEL,
+        .handles = MBS_DAE_PROJECTION | MBS_DAE_EXTENDED,
+        .max_index = 3,
+        .flags = MBS_M_ADAPTIVE | RADAU_FLAGS,
+        .order = RADAU_ORDERS(5, 3),
+        .params = MBS_PARAM_LIST(radau5_newton_params),
+        .form_params = MBS_PARAM_LIST(radau_linsol_params),
+        .ops = &mbs_radau_ops,
+        .variant = &(const radau_integrator){.stages = 3, .code = "RADAU5"},
+        .summary = "Radau IIA order 5, adaptive",
+        .citation = RADAU_CITE,
+        .describe = radau_describe,
+    },
+    {
+        .name = "radau5-fixed",
+        .runs_on = MBS_DAE_EF | MBS_DAE_ACCEL,
+        .handles = MBS_DAE_EXTENDED,
+        .max_index = 3,
+        .flags = MBS_M_FIXED_STEP | RADAU_FLAGS,
+        .order = RADAU_ORDERS(5, 3),
+        .params = MBS_PARAM_LIST(radau5_newton_params),
+        .form_params = MBS_PARAM_LIST(radau_linsol_params),
+        .ops = &mbs_radau_ops,
+        .variant = &(const radau_integrator){.stages = 3},
+        .summary = "Radau IIA order 5, fixed step",
+        .citation = RADAU_CITE,
+        .describe = radau_describe,
+    },
+    {
+        .name = "radau",
+        .runs_on = MBS_DAE_EF | MBS_DAE_ACCEL,
+        .handles = MBS_DAE_EXTENDED,
+        .max_index = 3,
+        .flags = MBS_M_ADAPTIVE | RADAU_FLAGS,
+        .order = RADAU_ORDERS(5, 3), /* at the first order, s = 3 */
+        .params = MBS_PARAM_LIST(radau_var_newton_params),
+        .form_params = MBS_PARAM_LIST(radau_linsol_params),
+        .tail_params = MBS_PARAM_LIST(radau_ns_params),
+        .ops = &mbs_radau_ops,
+        .variant = &(const radau_integrator){.stages = 0},
+        .summary = "Radau IIA of variable order 5/9/13 (RADAU), adaptive",
+        .citation = RADAU_VAR_CITE,
+        .describe = radau_describe,
+    },
+    /* The orders 9 and 13 at fixed steps, on the index-2 form. */
+    {
+        .name = "radau9-fixed",
+        .runs_on = MBS_DAE_EF,
+        .handles = MBS_DAE_EXTENDED,
+        .max_index = 3,
+        .only = "index2",
+        .flags = MBS_M_FIXED_STEP | RADAU_FLAGS,
+        .order = RADAU_ORDERS(9, 5),
+        .params = MBS_PARAM_LIST(radau5_newton_params),
+        .form_params = MBS_PARAM_LIST(radau_linsol_params),
+        .ops = &mbs_radau_ops,
+        .variant = &(const radau_integrator){.stages = 5},
+        .summary = "Radau IIA, 5 stages, order 9, fixed step",
+        .citation = RADAU_VAR_CITE,
+        .describe = radau_describe,
+    },
+    {
+        .name = "radau13-fixed",
+        .runs_on = MBS_DAE_EF,
+        .handles = MBS_DAE_EXTENDED,
+        .max_index = 3,
+        .only = "index2",
+        .flags = MBS_M_FIXED_STEP | RADAU_FLAGS,
+        .order = RADAU_ORDERS(13, 7),
+        .params = MBS_PARAM_LIST(radau5_newton_params),
+        .form_params = MBS_PARAM_LIST(radau_linsol_params),
+        .ops = &mbs_radau_ops,
+        .variant = &(const radau_integrator){.stages = 7},
+        .summary = "Radau IIA, 7 stages, order 13, fixed step",
+        .citation = RADAU_VAR_CITE,
+        .describe = radau_describe,
+    },
+    {.name = NULL},
+};
+
+void mbs_radau_variant(const mbs_method_def *m, radau_variant *v)
+{
+    const mbs_dae_method *dm = m->variant;
+    const mbs_dae_formulation *f = dm->formulation;
+    const int index1 = !(f->provides & MBS_DAE_EF);
+    *v = (radau_variant){
+        /* index1: an index-2 form sizes the work arrays */
+        .kind = index1 ? MBS_FORM_INDEX2 : f->kind,
+        .index1 = index1,
+        .fixed = (dm->integrator->flags & MBS_M_FIXED_STEP) != 0,
+        .project = (f->provides & MBS_DAE_PROJECTION) != 0,
+        .stages = ((const radau_integrator *)dm->integrator->variant)->stages,
+    };
+}
