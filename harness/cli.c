@@ -25,6 +25,11 @@
      .def = "the problem's t_end ('mbsbench list problems')",                                \
      .range = "a finite number above the problem's t0", .lo = -INF, .hi = INF,               \
      .lo_open = 1, .hi_open = 1}
+#define OPT_OUTPUT_STEPS                                                                     \
+    {.name = "--output-steps", .kind = MBS_OPT_INT, .arg = "N",                              \
+     .doc = "output grid of the errors along the trajectory (record field traj): N + 1 "    \
+            "equally spaced times on [t0, t_end]",                                           \
+     .def = "the problem's, 100 unless it sets another", .lo = 1, .hi = 10000000}
 #define OPT_TOL_MODE                                                                         \
     {.name = "--tol-mode", .kind = MBS_OPT_STR, .arg = "local|global",                       \
      .doc = "local: TOL bounds the method's error per step; global: TOL is a target for "   \
@@ -107,6 +112,11 @@ static const mbs_opt run_opts[] = {
      .doc = "the record as a table, one JSON object (docs/results-schema.md) or a CSV header "
             "and row",
      .def = "table", .range = "table, json, csv"},
+    OPT_OUTPUT_STEPS,
+    {.name = "--trajectory", .kind = MBS_OPT_STR, .arg = "FILE.csv",
+     .doc = "write t, every state component (q1.., v1.., lambda1..) and the problem's "
+            "reported quantities at each time of the output grid, one row per time, as CSV",
+     .def = "none", .range = "a writable file"},
     {.name = "--inject-failure", .kind = MBS_OPT_NUM, .arg = "T",
      .doc = "the problem's callbacks fail for t >= T, to test how a failed run is recorded",
      .def = "off", .lo = 0, .hi = INF, .lo_open = 1, .hi_open = 1, .hook = 1},
@@ -135,6 +145,7 @@ static const mbs_opt converge_opts[] = {
             "or one JSON object",
      .def = "table", .range = "table, json"},
     OPT_TOL_MODE,
+    OPT_OUTPUT_STEPS,
     OPT_BUDGETS(""),
 };
 
@@ -339,14 +350,14 @@ static const mbs_cli_cmd commands[] = {
      .synopsis = "run -p PROBLEM[:k=v,...] -m METHOD[:k=v,...] (--h H | --tol TOL)\n"
                  "    [--atol A] [--tol-mode local|global] [--t-end T] [--repeat K]\n"
                  "    [--max-steps N] [--max-cpu S] [--max-wall S] [--max-mem BYTES]\n"
-                 "    [--format table|json|csv]",
+                 "    [--format table|json|csv] [--output-steps N] [--trajectory FILE.csv]",
      .notes = PARAMS_NOTE, .opts = run_opts, .n_opts = N(run_opts)},
     {.name = "converge",
      .summary = "refinement study: observed orders (fixed step) or tolerance proportionality",
      .synopsis = "converge -p PROBLEM[:k=v,...] -m METHOD[:k=v,...] (--h0 H | --tol0 TOL)\n"
                  "    [--levels L] [--ratio R] [--t-end T] [--format table|json]\n"
-                 "    [--tol-mode local|global] [--max-steps N] [--max-cpu S] [--max-wall S]\n"
-                 "    [--max-mem BYTES]",
+                 "    [--tol-mode local|global] [--output-steps N] [--max-steps N]\n"
+                 "    [--max-cpu S] [--max-wall S] [--max-mem BYTES]",
      .notes = PARAMS_NOTE, .opts = converge_opts, .n_opts = N(converge_opts)},
     {.name = "sweep",
      .summary = "run the grid of a suite file, one record per run, into a results directory",

@@ -193,12 +193,12 @@ static int cmd_list(int argc, char **argv)
 }
 
 typedef struct cli {
-    const char *problem, *method, *format, *out, *resume, *history, *baseline;
+    const char *problem, *method, *format, *out, *resume, *history, *baseline, *trajectory;
     int series, no_history;
     int tol_mode; /* MBS_TOL_LOCAL / MBS_TOL_GLOBAL (harness/run.h) */
     double h, tol, atol, t_end, h0, tol0, ratio, max_cpu, budget, inject, max_wall, max_mem;
     int ratio_given;
-    long repeat, levels, max_steps, jobs;
+    long repeat, levels, max_steps, jobs, output_steps;
     const char *positional;
 } cli;
 
@@ -250,6 +250,10 @@ static int parse_cli(const char *name, int argc, char **argv, cli *c, mbs_cluste
             c->resume = a.str;
         else if (mbs_cli_is(&a, "--baseline"))
             c->baseline = a.str;
+        else if (mbs_cli_is(&a, "--trajectory"))
+            c->trajectory = a.str;
+        else if (mbs_cli_is(&a, "--output-steps"))
+            c->output_steps = a.integer;
         else if (mbs_cli_is(&a, "--max-cpu"))
             c->max_cpu = a.num;
         else if (mbs_cli_is(&a, "--max-wall"))
@@ -321,7 +325,8 @@ static int cmd_run(int argc, char **argv)
                          .t_end = c.t_end, .repeat = (int)c.repeat, .max_steps = c.max_steps,
                          .max_cpu = c.max_cpu, .inject_fail_t = c.inject, .measure = 1,
                          .atol = c.atol, .tol_mode = c.tol_mode, .max_wall = c.max_wall,
-                         .max_mem = c.max_mem};
+                         .max_mem = c.max_mem, .output_steps = c.output_steps,
+                         .trajectory = c.trajectory};
     mbs_record rec;
     if (mbs_run(&spec, &rec, err, sizeof err) != MBS_OK)
         return bad("%s%s", err, "");
@@ -372,7 +377,7 @@ static int cmd_converge(int argc, char **argv)
     mbs_run_spec base = {.problem = c.problem, .method = c.method, .t_end = c.t_end,
                          .repeat = 0, .max_steps = c.max_steps, .max_cpu = c.max_cpu,
                          .measure = 1, .tol_mode = c.tol_mode, .max_wall = c.max_wall,
-                         .max_mem = c.max_mem};
+                         .max_mem = c.max_mem, .output_steps = c.output_steps};
     if (fixed && c.tol_mode == MBS_TOL_GLOBAL)
         return bad("converge: --tol-mode global needs an adaptive method; %s is fixed-step%s",
                    m->name, "");

@@ -8,6 +8,7 @@
 #include "../core/gslalloc.h"
 #include "../methods/formulations/kkt_eval.h"
 #include "../problems/triplets.h"
+#include "traj.h"
 
 
 /* max_i |a_i - b_i| / (1 + |b_i|) */
@@ -71,6 +72,8 @@ void mbs_observer_free(observer *o)
         o->series = NULL;
     }
     mbs_ctx_free(&o->dctx);
+    mbs_traj_free(o->traj);
+    o->traj = NULL;
     free(o->ex);
     if (o->B)
         gsl_matrix_free(o->B);
@@ -119,6 +122,8 @@ int mbs_observe(void *data, double t, const double *q, const double *v, const do
     observer *o = data;
     const mbs_problem *pb = o->pb;
     size_t nq = pb->nq, nv = pb->nv, nl = pb->nl;
+    if (o->traj) /* q is the start of the contiguous state q | v | lambda (| x) */
+        mbs_traj_step(o->traj, o->mctx, t, q, vdot);
     if (o->exact) {
         if (pb->def->exact(pb, t, o->ex, o->ex + nq, o->ex + nq + nv) != MBS_OK)
             return MBS_CALLBACK_FAILED;

@@ -32,6 +32,8 @@ typedef struct observer {
     double s_g, s_gv, s_e;   /* maxima in the current bin */
     double s_t;
     int s_pending;
+    struct mbs_traj *traj;   /* trajectory measures (harness/traj.h; NULL: off) */
+    const mbs_ctx *mctx;     /* the method's context (its dense output) */
 } observer;
 
 double mbs_max_mixed_diff(const double *a, const double *b, size_t n);

@@ -27,6 +27,18 @@ static json_t *err3(mbs_err3 e)
     return json_pack("{s:o,s:o,s:o}", "q", num(e.q), "v", num(e.v), "lambda", num(e.lambda));
 }
 
+/* Errors along the trajectory (harness/traj.h); null when not measured. */
+static json_t *traj_object(const mbs_record *r)
+{
+    const mbs_traj_rec *t = &r->traj;
+    if (!t->measured)
+        return json_null();
+    return json_pack("{s:I,s:s,s:s,s:o,s:o,s:o,s:o}", "n", (json_int_t)t->n, "interp",
+                     t->interp, "reference", t->reference, "reason",
+                     t->reason[0] ? json_string(t->reason) : json_null(), "err_max",
+                     err3(t->err_max), "err_rms", err3(t->err_rms), "digits", err3(t->digits));
+}
+
 /* "k=v,k=v" -> {"k": v, ...}; numbers where the value parses as one. */
 static json_t *params_object(const char *text)
 {
@@ -114,6 +126,7 @@ char *mbs_record_json(const mbs_record *r)
     json_object_set_new(o, "scd", num(r->scd));
     json_object_set_new(o, "mescd", num(r->mescd));
     json_object_set_new(o, "err_mixed_qv", num(r->err_mixed_qv));
+    json_object_set_new(o, "traj", traj_object(r));
     json_object_set_new(o, "residual",
                         json_pack("{s:o,s:o,s:o,s:o,s:o}", "pos_max", num(r->res_pos_max),
                                   "vel_max", num(r->res_vel_max), "acc_max",
@@ -160,7 +173,8 @@ static void csv_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* CSV columns: header name and JSON path (object key, optional sub-key). */
+/* CSV columns: header name and JSON path (object key, optional sub-key, which
+ * may name a key of a nested object after a dot: "err_max.q"). */
 static const struct {
     const char *name, *key, *sub;
 } csv_columns[] = {
@@ -218,6 +232,20 @@ static const struct {
     {"threads", "threads", NULL},
     {"jacobians", "counters", "jacobians"}, /* issue 16: appended, older columns keep place */
     {"deriv_evals", "counters", "deriv_evals"},
+    /* errors along the trajectory (harness/traj.h), appended */
+    {"traj_n", "traj", "n"},
+    {"traj_interp", "traj", "interp"},
+    {"traj_reference", "traj", "reference"},
+    {"traj_err_max_q", "traj", "err_max.q"},
+    {"traj_err_max_v", "traj", "err_max.v"},
+    {"traj_err_max_lambda", "traj", "err_max.lambda"},
+    {"traj_err_rms_q", "traj", "err_rms.q"},
+    {"traj_err_rms_v", "traj", "err_rms.v"},
+    {"traj_err_rms_lambda", "traj", "err_rms.lambda"},
+    {"traj_digits_q", "traj", "digits.q"},
+    {"traj_digits_v", "traj", "digits.v"},
+    {"traj_digits_lambda", "traj", "digits.lambda"},
+    {"traj_reason", "traj", "reason"},
 };
 
 void mbs_record_csv_header(FILE *f)
@@ -233,8 +261,14 @@ void mbs_csv_row_json(json_t *o, FILE *f)
         if (i)
             fputc(',', f);
         json_t *x = json_object_get(o, csv_columns[i].key);
-        if (csv_columns[i].sub)
-            x = json_object_get(x, csv_columns[i].sub);
+        const char *sub = csv_columns[i].sub, *dot = sub ? strchr(sub, '.') : NULL;
+        if (dot) {
+            char first[32];
+            snprintf(first, sizeof first, "%.*s", (int)(dot - sub), sub);
+            x = json_object_get(json_object_get(x, first), dot + 1);
+        } else if (sub) {
+            x = json_object_get(x, sub);
+        }
         if (json_is_string(x))
             csv_string(f, json_string_value(x));
         else if (json_is_integer(x))

@@ -6,18 +6,29 @@
 #include <string.h>
 
 #include "io.h"
+#include "traj.h"
 
-void mbs_reference_path(const char *problem, char *buf, size_t len)
+static void ref_path(const char *problem, const char *ext, char *buf, size_t len)
 {
     /* $MBSBENCH_REFDIR, else problems/ref found as harness/io.h says */
     const char *dir = getenv("MBSBENCH_REFDIR");
     if (dir && *dir) {
-        snprintf(buf, len, "%s/%s.ref", dir, problem);
+        snprintf(buf, len, "%s/%s.%s", dir, problem, ext);
         return;
     }
     char rel[1024];
-    snprintf(rel, sizeof rel, "problems/ref/%s.ref", problem);
+    snprintf(rel, sizeof rel, "problems/ref/%s.%s", problem, ext);
     mbs_data_path(rel, buf, len);
+}
+
+void mbs_reference_path(const char *problem, char *buf, size_t len)
+{
+    ref_path(problem, "ref", buf, len);
+}
+
+void mbs_reference_traj_path(const char *problem, char *buf, size_t len)
+{
+    ref_path(problem, "traj", buf, len);
 }
 
 static char *trim(char *s)
@@ -192,6 +203,173 @@ int mbs_reference_store(const mbs_problem *pb, double t_end, const double *y,
     for (size_t i = 0; i < mbs_ny(pb); i++)
         fprintf(out, " %.17g", y[i]);
     fputc('\n', out);
+    fclose(out);
+    int r = mbs_write_atomic(path, buf, len);
+    free(buf);
+    return r;
+}
+
+/* ---- stored trajectories (problems/ref/<name>.traj) ---------------------------- */
+
+/* One entry of a .traj text: its header and where its text lies. */
+typedef struct traj_entry {
+    char params[1024], prov[1024];
+    double t_end, horizon;
+    long steps, rows;
+    const char *data;        /* first row line (rows > 0) */
+    const char *begin, *end; /* the entry's text */
+} traj_entry;
+
+static const char *next_line(const char *p)
+{
+    const char *e = strchr(p, '\n');
+    return e ? e + 1 : p + strlen(p);
+}
+
+/* Parse the entry starting at *p (skipping comments and blank lines); 1 and *p
+ * after it, or 0 at the end of the text or on a malformed entry. */
+static int traj_next(const char **p, traj_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    e->t_end = e->horizon = NAN;
+    e->steps = -1;
+    e->begin = *p;
+    const char *l = *p;
+    while (*l) {
+        const char *n = next_line(l);
+        char line[1100];
+        size_t len = (size_t)(n - l);
+        if (len >= sizeof line)
+            len = sizeof line - 1;
+        memcpy(line, l, len);
+        line[len] = '\0';
+        char *t = trim(line), *eq = strchr(t, '=');
+        size_t tl = strlen(t);
+        if (tl && t[tl - 1] == '\n')
+            t[--tl] = '\0';
+        l = n;
+        if (*t == '#' || !eq)
+            continue;
+        *eq = '\0';
+        char *key = trim(t), *val = trim(eq + 1);
+        if (strcmp(key, "params") == 0)
+            snprintf(e->params, sizeof e->params, "%s", val);
+        else if (strcmp(key, "t_end") == 0)
+            e->t_end = strtod(val, NULL);
+        else if (strcmp(key, "steps") == 0)
+            e->steps = strtol(val, NULL, 10);
+        else if (strcmp(key, "provenance") == 0)
+            snprintf(e->prov, sizeof e->prov, "%s", val);
+        else if (strcmp(key, "horizon") == 0) {
+            e->horizon = strtod(val, NULL);
+            *p = e->end = l;
+            return 1;
+        } else if (strcmp(key, "rows") == 0) {
+            e->rows = strtol(val, NULL, 10);
+            e->data = l;
+            for (long k = 0; k < e->rows && *l; k++)
+                l = next_line(l);
+            *p = e->end = l;
+            return e->rows > 0;
+        }
+    }
+    *p = l;
+    return 0;
+}
+
+static int traj_matches(const traj_entry *e, const char *params, double t_end, long steps)
+{
+    return strcmp(e->params, params) == 0 && e->steps == steps &&
+           fabs(e->t_end - t_end) <= 1e-12 * fmax(1.0, fabs(t_end));
+}
+
+int mbs_reference_traj_find(const mbs_problem *pb, double t_end, long steps, double *rows,
+                            double *horizon, char *prov, size_t provlen)
+{
+    char path[1024], params[1024];
+    mbs_reference_traj_path(pb->def->name, path, sizeof path);
+    char *text = mbs_read_file(path, NULL);
+    if (!text)
+        return MBS_REFTRAJ_NONE;
+    mbs_params_format(&pb->params, 1, params, sizeof params);
+    size_t ny = mbs_ny(pb);
+    int found = MBS_REFTRAJ_NONE;
+    traj_entry e;
+    for (const char *p = text; found == MBS_REFTRAJ_NONE && traj_next(&p, &e);) {
+        if (!traj_matches(&e, params, t_end, steps))
+            continue;
+        if (!isnan(e.horizon)) {
+            *horizon = e.horizon;
+            found = MBS_REFTRAJ_HORIZON;
+        } else if (e.rows == steps + 1) {
+            int ok = 1;
+            const char *r = e.data;
+            for (long k = 0; ok && k <= steps; k++) {
+                char *x;
+                strtod(r, &x); /* t_k */
+                ok = x != r;
+                for (size_t i = 0; ok && i < ny; i++) {
+                    const char *a = x;
+                    rows[(size_t)k * ny + i] = strtod(a, &x);
+                    ok = x != a;
+                }
+                r = next_line(r);
+            }
+            found = ok ? MBS_REFTRAJ_ROWS : MBS_REFTRAJ_NONE;
+        }
+        if (found && prov)
+            snprintf(prov, provlen, "%s", e.prov);
+    }
+    free(text);
+    return found;
+}
+
+int mbs_reference_traj_store(const mbs_problem *pb, double t_end, long steps,
+                             const double *rows, double horizon, const char *provenance)
+{
+    char path[1024], params[1024];
+    mbs_reference_traj_path(pb->def->name, path, sizeof path);
+    mbs_params_format(&pb->params, 1, params, sizeof params);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (!out)
+        return -1;
+    char *text = mbs_read_file(path, NULL);
+    if (text) { /* keep the leading comments and every other entry */
+        const char *p = text;
+        while (*p == '#') {
+            const char *n = next_line(p);
+            fwrite(p, 1, (size_t)(n - p), out);
+            p = n;
+        }
+        traj_entry e;
+        while (*p) {
+            const char *start = p;
+            if (!traj_next(&p, &e))
+                break;
+            if (!traj_matches(&e, params, t_end, steps))
+                fwrite(start, 1, (size_t)(p - start), out);
+        }
+        free(text);
+    } else {
+        fprintf(out, "# Reference trajectories of problem %s (see harness/reference.h).\n",
+                pb->def->name);
+    }
+    fprintf(out, "params = %s\nt_end = %.17g\nsteps = %ld\nprovenance = %s\n", params, t_end,
+            steps, provenance);
+    if (!rows) {
+        fprintf(out, "horizon = %.17g\n", horizon);
+    } else {
+        size_t ny = mbs_ny(pb);
+        fprintf(out, "rows = %ld\n", steps + 1);
+        for (long k = 0; k <= steps; k++) {
+            fprintf(out, "%.17g", mbs_traj_time(pb->t0, t_end, steps, k));
+            for (size_t i = 0; i < ny; i++)
+                fprintf(out, " %.15g", rows[(size_t)k * ny + i]);
+            fputc('\n', out);
+        }
+    }
     fclose(out);
     int r = mbs_write_atomic(path, buf, len);
     free(buf);

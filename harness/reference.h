@@ -36,4 +36,36 @@ double mbs_reference_digits(const char *provenance, double *digits_q);
 /* Path of the problem's reference file. */
 void mbs_reference_path(const char *problem, char *buf, size_t len);
 
+/* Stored reference trajectories (harness/traj.h): problems/ref/<problem>.traj
+ * (same directory), entries of
+ *
+ *     params = N=10,l=1,...        (canonical text of ALL parameters)
+ *     t_end = 5
+ *     steps = 100                  (output steps: the grid t0 + k (t_end - t0)/steps)
+ *     provenance = index1/rk8pd tol=1e-13 vs ..., agree to ... digits, ...
+ *     rows = 101
+ *     t y1 y2 ...                  (rows lines: t_k and q | v | lambda (| x) there)
+ *
+ * or, for a trajectory that two tight computations do not agree on (beyond the
+ * predictability horizon), the same header ending in
+ *
+ *     horizon = 3.2                (the first grid time where they part)
+ *
+ * instead of rows.  `make reference-trajectories` regenerates them. */
+enum { MBS_REFTRAJ_NONE = 0, MBS_REFTRAJ_ROWS = 1, MBS_REFTRAJ_HORIZON = 2 };
+
+/* Look up the entry of the instance's parameters, t_end (relative 1e-12) and
+ * steps.  MBS_REFTRAJ_ROWS: rows ((steps + 1) x ny, the states without t) are
+ * filled; MBS_REFTRAJ_HORIZON: *horizon is set; prov gets the provenance. */
+int mbs_reference_traj_find(const mbs_problem *pb, double t_end, long steps, double *rows,
+                            double *horizon, char *prov, size_t provlen);
+
+/* Store an entry (replacing a matching one) atomically: rows ((steps + 1) x ny)
+ * or, with rows = NULL, the horizon.  Returns 0 or -1. */
+int mbs_reference_traj_store(const mbs_problem *pb, double t_end, long steps,
+                             const double *rows, double horizon, const char *provenance);
+
+/* Path of the problem's stored-trajectory file. */
+void mbs_reference_traj_path(const char *problem, char *buf, size_t len);
+
 #endif

@@ -17,6 +17,7 @@
 #include "fit.h"
 #include "observe.h"
 #include "reference.h"
+#include "traj.h"
 
 double mbs_cpu_seconds(void)
 {
@@ -63,6 +64,7 @@ static void record_init(mbs_record *rec)
     rec->energy_drift = rec->drift_exponent = rec->drift_rms = NAN;
     rec->cpu_min = rec->cpu_median = rec->cpu_iqr = NAN;
     rec->global_est = rec->global_tol_final = NAN;
+    rec->traj.err_max = rec->traj.err_rms = rec->traj.digits = (mbs_err3){NAN, NAN, NAN};
     strcpy(rec->ref_kind, "none");
     rec->run_index = -1;
 }
@@ -172,6 +174,12 @@ static int validate(const mbs_run_spec *spec, const mbs_problem *pb, const mbs_m
     if (!isnan(spec->t_end) && !(isfinite(spec->t_end) && spec->t_end > pb->t0)) {
         snprintf(err, errlen, "--t-end %g must be finite and greater than t0 = %g", spec->t_end,
                  pb->t0);
+        return MBS_BAD_INPUT;
+    }
+    if (spec->output_steps < -1 || spec->output_steps > MBS_MAX_OUTPUT_STEPS ||
+        (spec->output_steps < 0 && spec->trajectory)) {
+        snprintf(err, errlen, "--output-steps %ld must lie in [1, %ld]", spec->output_steps,
+                 (long)MBS_MAX_OUTPUT_STEPS);
         return MBS_BAD_INPUT;
     }
     if (m->flags & MBS_M_FIXED_STEP) {
@@ -335,10 +343,31 @@ static void linsol_take(mbs_record *rec, const mbs_ctx *ctx, mbs_linsol_stats *s
     *seen = st;
 }
 
+/* The measuring run's integration: to t_end, or with spec->stops (reference
+ * generation, run.h) to each stop in turn, restarting the method there and
+ * keeping the state at each. */
+static int integrate_stops(const mbs_run_spec *spec, void *state, const mbs_method_def *m,
+                           mbs_ctx *ctx, const mbs_settings *set, double *t, double *y)
+{
+    if (!spec->stops)
+        return m->ops->integrate(state, ctx, set, t, y);
+    size_t ny = mbs_ny(ctx->pb);
+    int s = MBS_OK;
+    for (size_t k = 0; k < spec->n_stops && s == MBS_OK; k++) {
+        mbs_settings sk = *set;
+        sk.t_end = spec->stops[k];
+        if (sk.t_end > *t)
+            s = m->ops->integrate(state, ctx, &sk, t, y);
+        if (s == MBS_OK)
+            memcpy(spec->stop_states + k * ny, y, ny * sizeof(double));
+    }
+    return s;
+}
+
 /* Measuring run: integrate with the observer and fill the accuracy fields. */
-static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_ctx *ctx,
-                    const mbs_settings *set, const double *y0, observer *o,
-                    mbs_linsol_stats *seen)
+static void measure(const mbs_run_spec *spec, mbs_record *rec, void *state,
+                    const mbs_method_def *m, mbs_ctx *ctx, const mbs_settings *set,
+                    const double *y0, observer *o, mbs_linsol_stats *seen)
 {
     const mbs_problem *pb = ctx->pb;
     size_t ny = mbs_ny(pb), nq = pb->nq, nv = pb->nv, nl = pb->nl;
@@ -350,9 +379,10 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
     mbs_ctx_reset(ctx);
     ctx->observer = mbs_observe;
     ctx->observer_data = o;
+    o->mctx = ctx;
     int s = mbs_observe(o, t, y, y + nq, NULL, y + nq + nv);
     if (s == MBS_OK)
-        s = m->ops->integrate(state, ctx, set, &t, y);
+        s = integrate_stops(spec, state, m, ctx, set, &t, y);
     ctx->observer = NULL;
     ctx->observer_data = NULL;
     rec->t_final = t;
@@ -372,6 +402,8 @@ static void measure(mbs_record *rec, void *state, const mbs_method_def *m, mbs_c
     mbs_drift_fit_compute(&o->drift, &df);
     rec->drift_exponent = df.ok ? df.k : NAN;
     rec->drift_rms = df.ok ? df.rms : NAN;
+    if (rec->status == MBS_OK)
+        mbs_traj_result(o->traj, &rec->traj);
     if (o->exact) {
         rec->have_ref = 1;
         strcpy(rec->ref_kind, "exact");
@@ -632,7 +664,21 @@ int mbs_run_local(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t e
             obs.s_factor = pow(10.0, 1.0 / 50.0);
             obs.s_next = (t_end - pb.t0) * 1e-6;
         }
-        measure(rec, state, m, &ctx, &set, y0, &obs, &linsol_seen);
+        long steps = mbs_traj_steps(&pb, spec->output_steps);
+        if (spec->output_steps >= 0 && !spec->stops &&
+            mbs_traj_init(&obs.traj, &pb, steps, spec->trajectory != NULL) != MBS_OK) {
+            mbs_fail(&ctx, MBS_NO_MEMORY, pb.t0,
+                     "out-of-memory: allocating the trajectory measures (%ld output steps)",
+                     steps);
+            fail_record(rec, &ctx, MBS_NO_MEMORY);
+            goto done;
+        }
+        measure(spec, rec, state, m, &ctx, &set, y0, &obs, &linsol_seen);
+        if (spec->trajectory && obs.traj &&
+            mbs_traj_write_csv(obs.traj, spec->trajectory, err, errlen) != 0) {
+            series_err = 1;
+            goto done;
+        }
     }
     if (rec->status == MBS_OK && spec->repeat > 0)
         time_runs(rec, state, m, &ctx, &set, y0, spec->repeat, spec->measure, &linsol_seen);
@@ -654,6 +700,7 @@ int mbs_run_local(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t e
             rec->fail_t = rec->t_final;
         }
         if (rec->status != MBS_OK) {
+            rec->traj.measured = 0;
             rec->err = (mbs_err3){NAN, NAN, NAN};
             rec->scd = rec->mescd = rec->err_mixed_qv = NAN;
             rec->cpu_min = rec->cpu_median = rec->cpu_iqr = NAN;

@@ -36,12 +36,29 @@ typedef struct mbs_run_spec {
      * "out-of-memory: ..."). */
     double max_wall;
     double max_mem;
+    /* Trajectory measures (docs/results-schema.md, `traj`): the number of output
+     * steps of the grid (0: the problem's, default MBS_OUTPUT_STEPS; -1: no
+     * trajectory measurement), and an optional path to which the measuring run
+     * writes the state (and the problem's reported quantities) at every grid
+     * time as CSV (NULL: none; harness/traj.h). */
+    long output_steps;
+    const char *trajectory;
+    /* Reference generation (harness/refgen.c; NULL: off): integrate to each of
+     * the n_stops increasing times stops[] in turn, the method restarted there
+     * from the state reached (no dense output or interpolation involved), and
+     * write the state at each to stop_states (n_stops x (n_q + n_v + n_l + n_x)). */
+    const double *stops;
+    size_t n_stops;
+    double *stop_states;
 } mbs_run_spec;
 
 /* Fixed-step runs may take at most this many steps ((t_end - t0) / h): beyond,
  * t0 + i h no longer advances reliably in double precision and the step count
  * overflows the counters.  Larger counts are bad input. */
 #define MBS_MAX_FIXED_STEPS 1e15
+
+/* The largest number of output steps of the trajectory grid (mbs_run_spec). */
+#define MBS_MAX_OUTPUT_STEPS 10000000L
 
 /* Meaning of the tolerance (docs/results-schema.md, "Tolerance modes"): local is the
  * method's own error-per-step control; global makes tol a target for the error
@@ -53,6 +70,16 @@ enum { MBS_CPU_TIMES_MAX = 64 };
 typedef struct mbs_err3 {
     double q, v, lambda; /* NaN: not available */
 } mbs_err3;
+
+/* Errors along the trajectory (harness/traj.h; docs/results-schema.md `traj`). */
+typedef struct mbs_traj_rec {
+    int measured;         /* 0: JSON "traj": null (failed run, no measuring run, off) */
+    long n;               /* grid points (output steps + 1) */
+    char interp[8];       /* "dense", "hermite" or "grid": the least accurate used */
+    char reference[8];    /* "exact", "stored" or "none" */
+    char reason[256];     /* with reference "none": why */
+    mbs_err3 err_max, err_rms, digits; /* NaN: no reference or no components */
+} mbs_traj_rec;
 
 typedef struct mbs_record {
     char problem[64], method[64];
@@ -97,6 +124,7 @@ typedef struct mbs_record {
     int global_levels;    /* global mode: levels run (else 0) */
     double global_est;    /* global mode: last level difference / tolerance (else NaN) */
     double global_tol_final; /* global mode: local tolerance of the returned level */
+    mbs_traj_rec traj;
 } mbs_record;
 
 /* Validate the spec and run it.  Bad input returns MBS_BAD_INPUT with a one-line

@@ -24,9 +24,10 @@ typedef struct grid {
     double inject_fail_t; /* testing the harness: callbacks fail for t >= this */
     double atol;          /* absolute tolerance of adaptive methods; 0: the same as tol */
     int tol_mode;         /* MBS_TOL_LOCAL or MBS_TOL_GLOBAL (run.h) */
+    long output_steps;    /* output grid of the trajectory measures; 0: the problems' */
     unsigned seen; /* bit per key, to reject duplicates */
-    int line[8];   /* line of each key (problems, methods, h, tol, t_end, inject_failure, atol,
-                      tol_mode) */
+    int line[9];   /* line of each key (problems, methods, h, tol, t_end, inject_failure, atol,
+                      tol_mode, output_steps) */
 } grid;
 
 typedef struct parse_state {
@@ -320,7 +321,7 @@ static int handler(void *user, const char *section, const char *name, const char
         g->t_end = NAN;
     }
     static const char *const keys[] = {"problems", "methods", "h", "tol", "t_end",
-                                       "inject_failure", "atol", "tol_mode"};
+                                       "inject_failure", "atol", "tol_mode", "output_steps"};
     int k = key_index(name, keys, sizeof keys / sizeof keys[0]);
     if (k < 0) {
         add_error(ps, "%s: unknown key '%s'", where, name);
@@ -369,6 +370,14 @@ static int handler(void *user, const char *section, const char *name, const char
             g->tol_mode = MBS_TOL_GLOBAL;
         else if (strcmp(value, "local") != 0)
             add_error(ps, "%s: tol_mode '%s' is not one of local, global", where, value);
+        break;
+    case 8:
+        if (mbs_parse_long(value, &g->output_steps) != 0 ||
+            !(g->output_steps >= 1 && g->output_steps <= MBS_MAX_OUTPUT_STEPS)) {
+            add_error(ps, "%s: output_steps '%s' must be an integer in [1, %ld]", where, value,
+                      (long)MBS_MAX_OUTPUT_STEPS);
+            g->output_steps = 0;
+        }
         break;
     }
     return 1;
@@ -428,7 +437,8 @@ static void expand_grid(parse_state *ps, const grid *g)
                                   .inject_fail_t = g->inject_fail_t, .measure = 1,
                                   .atol = fixed ? 0.0 : g->atol,
                                   .tol_mode = fixed ? MBS_TOL_LOCAL : g->tol_mode,
-                                  .max_wall = ps->max_wall, .max_mem = ps->max_mem};
+                                  .max_wall = ps->max_wall, .max_mem = ps->max_mem,
+                                  .output_steps = g->output_steps};
                 if (!fixed && !(g->tol[k] < 1.0)) {
                     add_error(ps, "%s: tol %g must be below 1", where, g->tol[k]);
                     continue;

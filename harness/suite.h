@@ -19,6 +19,8 @@
  *   atol = 1e-6             ; optional absolute tolerance of adaptive methods (one value
  *                           ; in (0, 1); default: atol = tol, i.e. rtol = atol = tol)
  *   t_end = 10              ; optional override of the problems' t_end
+ *   output_steps = 4000     ; optional output grid of the trajectory measures (default:
+ *                           ; the problem's, 100 unless it sets another)
  *   inject_failure = 0.5    ; testing the harness: problem callbacks fail for t >= 0.5
  *
  * Lines are limited to 190 characters; continue a list on indented lines:

@@ -199,6 +199,22 @@ static double energy(const mbs_problem *pb, double t, const double *q, const dou
     return 0.5 * m * (v[0] * v[0] + v[1] * v[1]) + m * PAR(P_G) * q[1];
 }
 
+/* Reported quantities (problem.h): the point mass P, as the IFToMM benchmark A01
+ * reports it (position and velocity), and the angle from the downward vertical. */
+static const char *const reported_names[] = {"x_P", "y_P", "vx_P", "vy_P", "phi", NULL};
+
+static int reported(const mbs_problem *pb, double t, const double *q, const double *v,
+                    double *out)
+{
+    (void)pb, (void)t;
+    out[0] = q[0];
+    out[1] = q[1];
+    out[2] = v[0];
+    out[3] = v[1];
+    out[4] = atan2(q[0], -q[1]);
+    return MBS_OK;
+}
+
 const mbs_problem_def mbs_problem_pendulum = {
     .name = "pendulum",
     .title = "mathematical pendulum, Cartesian coordinates",
@@ -225,4 +241,6 @@ const mbs_problem_def mbs_problem_pendulum = {
     .force_v = mbs_zero_force_derivative,
     .gtlambda_q = gtlambda_q,
     .gw_q = gw_q,
+    .reported_names = reported_names,
+    .reported = reported,
 };

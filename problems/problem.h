@@ -56,7 +56,17 @@ typedef struct mbs_problem {
     unsigned flags;     /* the definition's flags, possibly adjusted by setup() */
     double t0, t_end;   /* t_end may be overridden by the harness */
     void *data;         /* derived data owned by the problem (setup/teardown) */
+    /* Reported quantities of this instance (def->reported below): the definition's
+     * names, set before setup(), which may point them at a list of its own in
+     * pb->data when they depend on the parameters; n_reported is counted after
+     * setup() (0: none). */
+    const char *const *reported_names;
+    size_t n_reported;
 } mbs_problem;
+
+/* Default output grid of the trajectory measures: t0 + k (t_end - t0) / steps,
+ * k = 0..steps, i.e. 101 equally spaced times (def->output_steps below). */
+#define MBS_OUTPUT_STEPS 100
 
 /* Sparse matrix as triplets (0-based), for problems flagged MBS_PB_SPARSE.  A
  * callback sets nnz and grows row/col/val with realloc when cap is too small
@@ -219,6 +229,21 @@ struct mbs_problem_def {
                       gsl_matrix *K);
     int (*gw_q)(const mbs_problem *pb, double t, const double *q, const double *w,
                 gsl_matrix *Z);
+
+    /* Optional: the output grid of the trajectory measures (errors along the
+     * trajectory, `run --trajectory`): the number of output steps on [t0, t_end],
+     * i.e. steps + 1 equally spaced times including both ends (0 = MBS_OUTPUT_STEPS;
+     * a suite grid or `run --output-steps` overrides it). */
+    long output_steps;
+    /* Optional: named reported quantities, e.g. the coordinates and velocities of
+     * a point B0 (x_B0, y_B0, vx_B0, vy_B0), written as extra columns of `run
+     * --trajectory` after the state.  reported_names is a NULL-terminated list of
+     * names of [A-Za-z0-9_.] that starts with a letter (setup() may replace it
+     * per instance, see mbs_problem); reported(pb, t, q, v, out) writes their
+     * values at (t, q, v) in that order.  Both or neither. */
+    const char *const *reported_names;
+    int (*reported)(const mbs_problem *pb, double t, const double *q, const double *v,
+                    double *out);
 };
 
 /* force_q or force_v of a force that does not depend on q (v): K = 0. */

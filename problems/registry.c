@@ -100,9 +100,11 @@ int mbs_problem_register(const mbs_problem_def *d, const char *owner, char *err,
         ((d->flags & MBS_PB_EXACT) && !d->exact) ||
         ((d->flags & MBS_PB_CONSERVATIVE) && !d->energy) ||
         ((d->flags & MBS_PB_SPARSE) && (!d->mass_sparse || !d->jacobian_sparse)) ||
-        ((d->flags & MBS_PB_LIEGROUP) && !d->lie)) {
+        ((d->flags & MBS_PB_LIEGROUP) && !d->lie) || !d->reported != !d->reported_names ||
+        d->output_steps < 0) {
         snprintf(err, errlen, "problem '%s': a flag without its callback (exact, energy, "
-                 "sparse, extended, non-holonomic or Lie group)", name);
+                 "sparse, extended, non-holonomic or Lie group), reported names without "
+                 "their callback or a negative output_steps", name);
         return MBS_BAD_INPUT;
     }
     for (size_t i = 0; i < mbs_problem_count(); i++)
@@ -129,6 +131,32 @@ void mbs_problem_registry_truncate(size_t n)
         n_extra = n - N_BUILTIN;
 }
 
+/* Count and check the instance's reported-quantity names (problem.h): they
+ * become CSV column names next to t, q1, v1, lambda1, x1. */
+static int reported_names(mbs_problem *pb, char *err, size_t errlen)
+{
+    static const char alnum[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.";
+    pb->n_reported = 0;
+    for (const char *const *n = pb->reported_names; n && *n; n++, pb->n_reported++) {
+        const char *s = *n;
+        int letter = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z');
+        if (!letter || strspn(s, alnum) != strlen(s) || strlen(s) >= 64) {
+            snprintf(err, errlen, "%s: reported quantity name '%s' must be a letter followed "
+                     "by at most 62 of [A-Za-z0-9_.]", pb->def->name, s);
+            mbs_problem_close(pb);
+            return MBS_BAD_INPUT;
+        }
+    }
+    if (pb->n_reported > 0 && !pb->def->reported) {
+        snprintf(err, errlen, "%s: reported quantity names without a reported callback",
+                 pb->def->name);
+        mbs_problem_close(pb);
+        return MBS_BAD_INPUT;
+    }
+    return MBS_OK;
+}
+
 int mbs_problem_open(mbs_problem *pb, const char *spec, char *err, size_t errlen)
 {
     memset(pb, 0, sizeof *pb);
@@ -151,6 +179,7 @@ int mbs_problem_open(mbs_problem *pb, const char *spec, char *err, size_t errlen
     pb->flags = def->flags;
     pb->t0 = def->t0;
     pb->t_end = def->t_end;
+    pb->reported_names = def->reported_names;
     if (mbs_params_init(&pb->params, def->params, def->n_params) != 0 ||
         mbs_params_parse(&pb->params, colon ? colon + 1 : NULL, def->name, err, errlen) != 0)
         return MBS_BAD_INPUT;
@@ -193,7 +222,7 @@ int mbs_problem_open(mbs_problem *pb, const char *spec, char *err, size_t errlen
         mbs_problem_close(pb);
         return MBS_BAD_INPUT;
     }
-    return MBS_OK;
+    return reported_names(pb, err, errlen);
 }
 
 void mbs_problem_close(mbs_problem *pb)

@@ -60,6 +60,8 @@ void mbs_ctx_reset(mbs_ctx *ctx)
     ctx->linsol_kind = -1;
     memset(&ctx->linsol, 0, sizeof ctx->linsol);
     ctx->threads = 0;
+    ctx->dense = NULL;
+    ctx->dense_data = NULL;
     ctx->fail_t = NAN;
     ctx->reason[0] = '\0';
     ctx->cpu_start = cpu_now();

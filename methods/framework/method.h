@@ -50,6 +50,13 @@ typedef struct mbs_counters {
 typedef int (*mbs_observer_fn)(void *data, double t, const double *q, const double *v,
                                const double *vdot, const double *lambda);
 
+/* Dense output of the step just accepted (optional): writes the method's own
+ * continuous solution at t in [t_prev, t_acc] (the last two accepted times) as a
+ * state y = q | v | lambda (| x) and returns 0.  It evaluates stored data only:
+ * no problem callback, no change to the method's state or counters, so that
+ * measuring along the trajectory leaves the run as it is. */
+typedef int (*mbs_dense_fn)(void *data, double t, double *y);
+
 /* Run context: everything a method may touch besides its own workspace. */
 typedef struct mbs_ctx {
     const mbs_problem *pb;
@@ -76,6 +83,14 @@ typedef struct mbs_ctx {
      * assembly/disassembly passes), set by the method during integrate(); 0
      * (reset by mbs_ctx_reset) for methods that do not report one. */
     int threads;
+    /* Dense output (optional; mbs_dense_fn above): a method that can evaluate
+     * its continuous solution over the step it accepts sets dense and
+     * dense_data before mbs_accept and sets dense to NULL for steps it cannot
+     * (mbs_ctx_reset clears both).  The harness's observer uses it for the
+     * output grid of the trajectory measures; NULL: the harness interpolates
+     * (cubic Hermite on q and v between the accepted steps). */
+    mbs_dense_fn dense;
+    void *dense_data;
 } mbs_ctx;
 
 /* Integration settings given by the harness. */
