@@ -20,15 +20,24 @@
 #define MBS_DAE_FORMULATION(sym) extern const mbs_dae_formulation mbs_dae_formulation_##sym;
 #define MBS_DAE_INTEGRATORS(sym) extern const mbs_dae_integrator mbs_dae_integrators_##sym[];
 #define MBS_ODE_FORMULATION(sym) extern const mbs_ode_formulation mbs_ode_formulation_##sym;
+#define MBS_ODE_FORMULATIONS(sym)                                                           \
+    extern const mbs_ode_formulation *const mbs_ode_formulations_##sym[];
 #define MBS_METHODS(sym) extern const mbs_method_def *const mbs_methods_##sym[];
 #include "registry.def"
 #undef MBS_METHODS
+#undef MBS_ODE_FORMULATIONS
 #undef MBS_ODE_FORMULATION
 #undef MBS_DAE_INTEGRATORS
 #undef MBS_DAE_FORMULATION
 
 /* The lines of registry.def, in order. */
-typedef enum { DAE_FORMULATION, DAE_INTEGRATORS, ODE_FORMULATION, METHODS } line_kind;
+typedef enum {
+    DAE_FORMULATION,
+    DAE_INTEGRATORS,
+    ODE_FORMULATION,
+    ODE_FORMULATIONS,
+    METHODS
+} line_kind;
 static const struct line {
     line_kind kind;
     const void *item;
@@ -36,54 +45,36 @@ static const struct line {
 #define MBS_DAE_FORMULATION(sym) {DAE_FORMULATION, &mbs_dae_formulation_##sym},
 #define MBS_DAE_INTEGRATORS(sym) {DAE_INTEGRATORS, mbs_dae_integrators_##sym},
 #define MBS_ODE_FORMULATION(sym) {ODE_FORMULATION, &mbs_ode_formulation_##sym},
+#define MBS_ODE_FORMULATIONS(sym) {ODE_FORMULATIONS, mbs_ode_formulations_##sym},
 #define MBS_METHODS(sym) {METHODS, mbs_methods_##sym},
 #include "registry.def"
 #undef MBS_METHODS
+#undef MBS_ODE_FORMULATIONS
 #undef MBS_ODE_FORMULATION
 #undef MBS_DAE_INTEGRATORS
 #undef MBS_DAE_FORMULATION
 };
 enum { N_LINES = sizeof lines / sizeof lines[0] };
 
-/* The ODE formulations, in registry order. */
-static const mbs_ode_formulation *const formulations[] = {
-#define MBS_DAE_FORMULATION(sym)
-#define MBS_DAE_INTEGRATORS(sym)
-#define MBS_ODE_FORMULATION(sym) &mbs_ode_formulation_##sym,
-#define MBS_METHODS(sym)
-#include "registry.def"
-#undef MBS_METHODS
-#undef MBS_ODE_FORMULATION
-#undef MBS_DAE_INTEGRATORS
-#undef MBS_DAE_FORMULATION
-};
-
-size_t mbs_ode_formulation_count(void)
-{
-    return sizeof formulations / sizeof formulations[0];
-}
-
-const mbs_ode_formulation *mbs_ode_formulation_at(size_t i)
-{
-    return i < mbs_ode_formulation_count() ? formulations[i] : NULL;
-}
-
 #define MBS_COUNT_(...) +1
 enum {
     N_EXPLICIT = 0 MBS_EXPLICIT_INTEGRATORS(MBS_COUNT_, ~),
-    N_ODE_PAIRS = N_EXPLICIT * (sizeof formulations / sizeof formulations[0]),
     N_DAE_FORMULATIONS = 0
 #define MBS_DAE_FORMULATION(sym) +1
 #define MBS_DAE_INTEGRATORS(sym)
 #define MBS_ODE_FORMULATION(sym)
+#define MBS_ODE_FORMULATIONS(sym)
 #define MBS_METHODS(sym)
 #include "registry.def"
 #undef MBS_METHODS
+#undef MBS_ODE_FORMULATIONS
 #undef MBS_ODE_FORMULATION
 #undef MBS_DAE_INTEGRATORS
 #undef MBS_DAE_FORMULATION
     ,
-    /* Capacities; compose() stops the program when one is too small. */
+    /* Capacities; builtin() stops the program when one is too small. */
+    N_ODE_FORMULATIONS = 32,
+    N_ODE_PAIRS = N_EXPLICIT * N_ODE_FORMULATIONS,
     N_DAE_PAIRS = 16 * N_DAE_FORMULATIONS,
     N_BUILTIN_MAX = 1024,
     PAIR_TEXT = 640, /* name, summary and citation of an ODE pair */
@@ -100,7 +91,8 @@ enum {
 static struct {
     size_t n; /* 0: not composed yet */
     const mbs_method_def *def[N_BUILTIN_MAX];
-    size_t n_ode, n_dae;
+    size_t n_ode, n_dae, n_odef;
+    const mbs_ode_formulation *odef[N_ODE_FORMULATIONS]; /* in registry order */
     struct ode_pair {
         mbs_method_def def;
         mbs_explicit_variant var;
@@ -135,6 +127,16 @@ static void ode_pair(const mbs_ode_formulation *f, const mbs_explicit_integrator
     if (mbs_explicit_pair(f, in, &p->var, &p->def, p->text, sizeof p->text) > sizeof p->text)
         too_small("PAIR_TEXT", f->name);
     add(&p->def);
+}
+
+/* FORMULATION/INTEGRATOR with every explicit integrator. */
+static void ode_formulation(const mbs_ode_formulation *f)
+{
+    if (built.n_odef == N_ODE_FORMULATIONS)
+        too_small("N_ODE_FORMULATIONS", f->name);
+    built.odef[built.n_odef++] = f;
+    for (const mbs_explicit_integrator *in = mbs_explicit_integrators; in->name; in++)
+        ode_pair(f, in);
 }
 
 /* Does integrator `in` run formulation `f`?  On one of its evaluation paths,
@@ -205,8 +207,10 @@ static size_t builtin(void)
             for (const mbs_method_def *const *m = l->item; *m; m++)
                 add(*m);
         else if (l->kind == ODE_FORMULATION)
-            for (const mbs_explicit_integrator *in = mbs_explicit_integrators; in->name; in++)
-                ode_pair(l->item, in);
+            ode_formulation(l->item);
+        else if (l->kind == ODE_FORMULATIONS)
+            for (const mbs_ode_formulation *const *f = l->item; *f; f++)
+                ode_formulation(*f);
         else if (l->kind == DAE_FORMULATION) /* with the integrators of earlier lines */
             for (size_t j = 0; j < i; j++)
                 for (const mbs_dae_integrator *in = lines[j].item;
@@ -219,6 +223,17 @@ static size_t builtin(void)
                         dae_pair(lines[j].item, in);
     }
     return built.n;
+}
+
+size_t mbs_ode_formulation_count(void)
+{
+    builtin();
+    return built.n_odef;
+}
+
+const mbs_ode_formulation *mbs_ode_formulation_at(size_t i)
+{
+    return i < mbs_ode_formulation_count() ? built.odef[i] : NULL;
 }
 
 /* Methods added by plugins (harness/plugin.c), after the built-in ones.

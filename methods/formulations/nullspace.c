@@ -530,16 +530,7 @@ int mbs_ns_diag_get(const mbs_accel_def *acc, const void *ws, mbs_ns_diag *d)
 static const mbs_param_def ns_params[] = {MBS_NS_RANK_TOL_PARAM};
 
 #define NS_METHODS(fm, acc, title, cite, fflags)                                             \
-    const mbs_ode_formulation mbs_ode_formulation_##fm = {                                   \
-        .name = #fm,                                                                         \
-        .accel = &acc,                                                                       \
-        .summary = title,                                                                    \
-        .citation = cite,                                                                    \
-        .flags = fflags,                                                                     \
-        .lambda = 1,                                                                         \
-        .params = ns_params,                                                                 \
-        .n_params = sizeof ns_params / sizeof ns_params[0],                                  \
-    };
+    MBS_NS_FORMULATION(fm, acc, ns_params, title, cite, fflags)
 
 NS_METHODS(qr, mbs_accel_qr, "null space from a column-pivoted QR of B^T (GSL)",
            "seed 004, Eqs. (58)-(65)", 0)
@@ -554,3 +545,8 @@ NS_METHODS(svd, mbs_accel_svd, "null space from the SVD of B^T (GSL)",
 NS_METHODS(schur, mbs_accel_schur,
            "null space from the Schur vectors of B^T B (GSL nonsymmetric Schur)",
            "seed 004, Eqs. (78)-(80)", 0)
+
+/* The formulations of this file, for methods/registry.def (MBS_ODE_FORMULATIONS). */
+const mbs_ode_formulation *const mbs_ode_formulations_nullspace[] = {
+    &mbs_ode_formulation_qr,  &mbs_ode_formulation_putd,  &mbs_ode_formulation_zeroeig,
+    &mbs_ode_formulation_svd, &mbs_ode_formulation_schur, NULL};

@@ -76,6 +76,18 @@ extern const mbs_accel_def mbs_accel_qr, mbs_accel_putd, mbs_accel_zeroeig, mbs_
 int mbs_ns_diag_get(const mbs_accel_def *acc, const void *ws, mbs_ns_diag *d);
 
 /* Helpers shared by the formulation files. */
+/* The ODE formulation mbs_ode_formulation_<fm> named "fm" (they all yield lambda). */
+#define MBS_NS_FORMULATION(fm, acc, prm, title, cite, fflags)                                 \
+    const mbs_ode_formulation mbs_ode_formulation_##fm = {                                   \
+        .name = #fm,                                                                         \
+        .accel = &acc,                                                                       \
+        .summary = title,                                                                    \
+        .citation = cite,                                                                    \
+        .flags = fflags,                                                                     \
+        .lambda = 1,                                                                         \
+        .params = prm,                                                                       \
+        .n_params = sizeof prm / sizeof prm[0],                                              \
+    };
 void mbs_ns_diag_reset(mbs_ns_diag *d);
 void mbs_ns_diag_note(mbs_ns_diag *d, size_t rank, double cond);
 

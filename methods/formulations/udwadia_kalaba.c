@@ -291,16 +291,7 @@ static const mbs_param_def ukb_params[] = {
                 0},
 };
 
-#define UK_METHODS(fm, acc, prm, title, cite)                                                \
-    const mbs_ode_formulation mbs_ode_formulation_##fm = {                                   \
-        .name = #fm,                                                                         \
-        .accel = &acc,                                                                       \
-        .summary = title,                                                                    \
-        .citation = cite,                                                                    \
-        .lambda = 1,                                                                         \
-        .params = prm,                                                                       \
-        .n_params = sizeof prm / sizeof prm[0],                                              \
-    };
+#define UK_METHODS(fm, acc, prm, title, cite) MBS_NS_FORMULATION(fm, acc, prm, title, cite, 0)
 
 UK_METHODS(uk, mbs_accel_uk, uk_params,
            "Udwadia-Kalaba with the pseudo-inverse of B M^-1/2 (GSL SVD)",
@@ -308,3 +299,7 @@ UK_METHODS(uk, mbs_accel_uk, uk_params,
 UK_METHODS(ukb, mbs_accel_ukb, ukb_params,
            "Udwadia-Kalaba with Baumgarte terms (GSL SVD)",
            "seed 004, Eq. (90); Baumgarte (1972)")
+
+/* The formulations of this file, for methods/registry.def (MBS_ODE_FORMULATIONS). */
+const mbs_ode_formulation *const mbs_ode_formulations_udwadia_kalaba[] = {
+    &mbs_ode_formulation_uk, &mbs_ode_formulation_ukb, NULL};

@@ -460,3 +460,7 @@ const mbs_ode_formulation mbs_ode_formulation_dca_proj = {
     .params = dca_params,
     .n_params = sizeof dca_params / sizeof dca_params[0],
 };
+
+/* The formulations of this file, for methods/registry.def (MBS_ODE_FORMULATIONS). */
+const mbs_ode_formulation *const mbs_ode_formulations_dca[] = {
+    &mbs_ode_formulation_dca, &mbs_ode_formulation_dca_proj, NULL};
