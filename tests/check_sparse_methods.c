@@ -24,12 +24,12 @@
 static const double REL_FIXED = 1e-10; /* round-off only: same iteration, other LU */
 
 /* Index-3 generalized-alpha / HHT: the backends run the same simplified Newton
- * iteration as the full path, but an iteration is accepted once its scaled
- * increments stagnate below max(10 newton_tol, 1e-6 first increment,
- * eps c / h^2) (genalpha.c), and the unknown is h lambda, so lambda is only
- * determined to that level: 1e-6 times a first increment <= 1e-2 on these runs
- * gives 1e-8 (measured on chain:N=20, h = 0.005: up to 1.2e-9; pendulum 5e-11;
- * q 6e-15, v 2e-12).  GGL's lambda agrees to 7e-13: REL_FIXED. */
+ * iteration as the full path, but the unknown is h lambda, whose round-off is
+ * O(eps / h^2) relative in lambda, and the iteration stops at newton_tol in the
+ * index-scaled norm (genalpha_step.c, increment_norm: lambda relative to
+ * (1 + |lambda|) / h^2), so lambda is determined to about newton_tol / h^2 =
+ * 4e-9 at h = 0.005 (measured on chain:N=20: up to 5.1e-10; pendulum 1.3e-10;
+ * q 2e-16, v 2e-12).  GGL's lambda agrees to 1e-12: REL_FIXED. */
 static const double REL_LAMBDA_INDEX3 = 1e-8;
 
 typedef struct cmp_case {

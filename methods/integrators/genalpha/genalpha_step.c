@@ -230,19 +230,96 @@ static int residual(ga_state *st, mbs_ctx *ctx, double t1, double h, const doubl
     return MBS_OK;
 }
 
-/* Scaled norm of the Newton increment: Delta q and mu relative to 1 + |x|,
- * h lambda relative to h (1 + |lambda|), i.e. lambda itself. */
-static double increment_norm(const ga_state *st, double h, const double *x,
-                             const gsl_vector *dx)
+/* Scaled norm of a Newton increment d at the iterate x.  The iteration matrix of
+ * the scaled system (Arnold 2016 [arnold2016dae], Eqs. (69)-(70) and (94); Arnold
+ * and Brüls 2007 [arnold2007convergence]) and its inverse stay bounded as h -> 0,
+ * so a perturbation of size eps in g/h moves every unknown by O(eps/h): in the
+ * index-3 forms Delta q (a velocity, index 2) by O(eps/h) and lambda (index 3) by
+ * O(eps/h^2); in the GGL form, where G v = 0 fixes the normal part of Delta q to
+ * O(eps), Delta q (index 1) by O(eps), lambda and mu (index 2) by O(eps/h).  As
+ * RADAU5 weights its error and Newton norms (Hairer and Wanner 1996
+ * [hairer1996solving], Sect. VII.4: the scale of an index-2 variable divided by
+ * h, of an index-3 variable by h^2), an unknown of index k is measured relative
+ * to (1 + |value|) / h^(k-1), so that newton_tol means the same at every h and
+ * round-off lies at O(eps) in this norm.  The unknown h lambda is lambda scaled by
+ * h: relative to 1 + |lambda| its increment is |d| / (h + |x|). */
+static double increment_norm(const ga_state *st, double h, const double *x, const double *d)
 {
     size_t n = st->n, nl = st->nl;
+    int ggl = st->kind == GA_GGL;
+    double wq = ggl ? 1.0 : h, wl = ggl ? h : h * h;
     double e = 0.0;
     for (size_t i = 0; i < st->nx; i++) {
-        double d = fabs(gsl_vector_get(dx, i));
-        double sc = (i >= n && i < n + nl) ? h + fabs(x[i]) : 1.0 + fabs(x[i]);
-        e = fmax(e, d / sc);
+        double r;
+        if (i < n)
+            r = wq * fabs(d[i]) / (1.0 + fabs(x[i]));
+        else if (i < n + nl)
+            r = wl * fabs(d[i]) / (h + fabs(x[i]));
+        else
+            r = h * fabs(d[i]) / (1.0 + fabs(x[i])); /* mu */
+        if (r > e || isnan(r))
+            e = r;
     }
     return e;
+}
+
+/* The round-off floor of the scaled increments at the iterate st->x (residual()
+ * just evaluated there, and the current factorisation): the increment that a
+ * residual perturbation of the size of its rounding errors causes, i.e. K^-1
+ * applied to eps times the magnitudes of the residual's terms (momentum rows:
+ * |M| |h q''| + h |f| + |G^T| |h lambda|; position constraints: the rounding of
+ * q_{n+1} through G, |G| |q_{n+1}| / h; GGL velocity constraints: |G| |v| +
+ * |g_t|), in the norm of increment_norm.  Uses st->F0 and st->F as scratch. */
+static int roundoff_floor(ga_state *st, mbs_ctx *ctx, double t, double h, double *out)
+{
+    size_t n = st->n, nl = st->nl;
+    double *r = st->F0->data, *z = st->F->data;
+    double qmax = 0.0;
+    for (size_t j = 0; j < st->nq; j++)
+        qmax = fmax(qmax, fabs(st->q1[j]));
+    memset(r, 0, st->nx * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        r[i] = h * fabs(st->f[i]);
+    if (st->ls) {
+        const mbs_triplets *M = &st->ke.M, *B = &st->ke.B;
+        for (size_t p = 0; p < M->nnz; p++)
+            r[M->row[p]] += fabs(M->val[p] * h * st->qdd1[M->col[p]]);
+        for (size_t p = 0; p < B->nnz; p++) {
+            size_t k = B->row[p], j = B->col[p];
+            r[j] += fabs(B->val[p] * st->x[n + k]);
+            r[n + k] += fabs(B->val[p]) * (st->lie ? qmax : fabs(st->q1[j])) / h;
+            if (st->kind == GA_GGL)
+                r[n + nl + k] += fabs(B->val[p] * st->v1[j]);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++)
+                r[i] += fabs(gsl_matrix_get(st->M, i, j) * h * st->qdd1[j]);
+        for (size_t k = 0; k < nl; k++)
+            for (size_t j = 0; j < n; j++) {
+                double gkj = gsl_matrix_get(st->G, k, j);
+                r[j] += fabs(gkj * st->x[n + k]);
+                r[n + k] += fabs(gkj) * (st->lie ? qmax : fabs(st->q1[j])) / h;
+                if (st->kind == GA_GGL)
+                    r[n + nl + k] += fabs(gkj * st->v1[j]);
+            }
+    }
+    if (st->kind == GA_GGL)
+        for (size_t k = 0; k < nl; k++)
+            r[n + nl + k] += fabs(st->gt[k]);
+    for (size_t i = 0; i < st->nx; i++)
+        r[i] *= DBL_EPSILON;
+    int s;
+    if (st->ls) {
+        if ((s = solve_ls(st, ctx, t, r, z)) != MBS_OK)
+            return s;
+    } else {
+        mbs_count_solve(ctx);
+        if (gsl_linalg_LU_solve(st->K, st->perm, st->F0, st->F) != GSL_SUCCESS)
+            return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "LU solve failed");
+    }
+    *out = increment_norm(st, h, st->x, z);
+    return MBS_OK;
 }
 
 /* Fallback when the iteration with the matrix of Eq. (70) stops contracting (its
@@ -283,7 +360,6 @@ int mbs_ga_step(ga_state *st, mbs_ctx *ctx, double t, double h)
 {
     size_t n = st->n, nl = st->nl;
     double t1 = t + h;
-    double c = (1.0 - st->am) / (st->beta * (1.0 - st->af));
     int s;
     /* Iteration matrix at (t_n, q_n), Eq. (70). */
     if (st->ls) {
@@ -301,15 +377,15 @@ int mbs_ga_step(ga_state *st, mbs_ctx *ctx, double t, double h)
         if (st->kind == GA_GGL)
             st->x[n + nl + k] = 0.0;
     }
-    /* Simplified Newton.  The increments of lambda carry the index-3 round-off
-     * floor ~ eps c / h^2 (round-off of g/h in the scaled system; measured 0.05 eps c
-     * / h^2 on the pendulum) times the conditioning of the iteration matrix, so an
-     * iteration that stops contracting after it has come within
-     * max(10 newton_tol, 1e-6 first increment, eps c / h^2) has converged to
-     * round-off level; one that contracts slower than 1/2 earlier switches to the
-     * difference Jacobian (fd_factor) and is declared divergent if it still fails to
-     * contract. */
-    double prev = INFINITY, prev2 = INFINITY, err = INFINITY, err0 = INFINITY;
+    /* Simplified Newton, stopped when the scaled increment (increment_norm) is at
+     * most newton_tol.  An iteration that contracts slower than 1/2 has either
+     * reached the round-off floor of the scaled unknowns (roundoff_floor): then it
+     * has converged and keeps its last iterate (so does one that stalls within 10
+     * newton_tol); or it switches once to the difference Jacobian (fd_factor;
+     * the structured backends have none and continue); an increment that still
+     * grows above 10 times the floor (on the backends: grows past both previous
+     * ones, see the header) is a divergence. */
+    double prev = INFINITY, prev2 = INFINITY, err = INFINITY;
     int refactored = 0, converged = 0;
     for (long it = 0; it < st->nmaxit && !converged; it++) {
         if ((s = residual(st, ctx, t1, h, st->x)) != MBS_OK)
@@ -324,29 +400,33 @@ int mbs_ga_step(ga_state *st, mbs_ctx *ctx, double t, double h)
             if (gsl_linalg_LU_solve(st->K, st->perm, st->F, st->dx) != GSL_SUCCESS)
                 return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t, "LU solve failed");
         }
-        err = increment_norm(st, h, st->x, st->dx);
+        err = increment_norm(st, h, st->x, st->dx->data);
         if (!isfinite(err))
             return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t, "non-finite Newton increment at t=%g",
                             t);
-        if (it == 0)
-            err0 = err;
-        double floor_ = fmax(fmax(10.0 * st->ntol, 1e-6 * err0), DBL_EPSILON * c / (h * h));
-        if (err >= 0.5 * prev && prev <= floor_) {
-            converged = 1; /* round-off level: keep the last iterate */
-            break;
-        }
-        if (err >= 0.5 * prev && !refactored && !st->ls) {
-            /* Slow or no contraction: exact Newton from the last iterate. */
-            refactored = 1;
-            memcpy(st->x, st->xold, st->nx * sizeof(double));
-            if ((s = fd_factor(st, ctx, t1, h, st->x)) != MBS_OK)
+        if (err >= 0.5 * prev) {
+            double fl = NAN;
+            if ((s = roundoff_floor(st, ctx, t, h, &fl)) != MBS_OK)
                 return s;
-            prev = INFINITY;
-            continue;
+            if (err <= 10.0 * fmax(st->ntol, fl)) {
+                converged = 1; /* round-off level: keep the last iterate */
+                break;
+            }
+            if (!refactored && !st->ls) {
+                /* Slow or no contraction: exact Newton from the last iterate. */
+                refactored = 1;
+                memcpy(st->x, st->xold, st->nx * sizeof(double));
+                if ((s = fd_factor(st, ctx, t1, h, st->x)) != MBS_OK)
+                    return s;
+                prev = INFINITY;
+                continue;
+            }
+            if (err >= prev && (!st->ls || err >= prev2))
+                return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
+                                "Newton iteration diverged at t=%g (h=%g): contraction rate "
+                                "%.3g, scaled increment %.3g above its round-off floor %.3g",
+                                t, h, err / prev, err, fl);
         }
-        if (err >= prev && (!st->ls || err >= prev2))
-            return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
-                            "Newton iteration diverged at t=%g (h=%g, increment %g)", t, h, err);
         memcpy(st->xold, st->x, st->nx * sizeof(double));
         for (size_t i = 0; i < st->nx; i++)
             st->x[i] += gsl_vector_get(st->dx, i);
