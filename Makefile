@@ -297,22 +297,26 @@ MUTANTS ?= 60
 mutate:
 	python3 tools/mutate --count $(MUTANTS)
 
-# Fuzzing (clang + libFuzzer): the suite parser and the spec parser, FUZZ_SECONDS each.
+# Fuzzing (clang + libFuzzer): the suite parser, the spec parser and the mechanism-file
+# reader, FUZZ_SECONDS each.
 # Crashing inputs go to fuzz/regressions/, which the test suite replays.
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 fuzz:
 	$(MAKE) O=build-fuzz/ CC=clang OPENMP= CFLAGS="$(FUZZ_FLAGS)" build-fuzz/lib/libmbsbench.a
-	@mkdir -p build-fuzz/bin build-fuzz/corpus-suite build-fuzz/corpus-spec
+	@mkdir -p build-fuzz/bin build-fuzz/corpus-suite build-fuzz/corpus-spec build-fuzz/corpus-mech
 	cp suites/*.suite fuzz/regressions/* build-fuzz/corpus-suite/ 2>/dev/null || true
 	cp fuzz/corpus-spec/* build-fuzz/corpus-spec/
-	for t in suite spec; do \
+	cp mechanisms/*.mech build-fuzz/corpus-mech/
+	for t in suite spec mech; do \
 	  clang $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined fuzz/fuzz_$$t.c \
 	    build-fuzz/lib/libmbsbench.a $(LDLIBS) -o build-fuzz/bin/fuzz_$$t || exit 1; done
 	cd build-fuzz && ./bin/fuzz_suite -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=../fuzz/regressions/suite- \
 	  -print_final_stats=1 corpus-suite
 	cd build-fuzz && ./bin/fuzz_spec -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=../fuzz/regressions/spec- \
 	  -print_final_stats=1 corpus-spec
+	cd build-fuzz && ./bin/fuzz_mech -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=../fuzz/regressions/mech- \
+	  -print_final_stats=1 corpus-mech
 
 PREFIX ?= /usr/local
 # The binary, its data (stored references, reproductions, suites: found through
@@ -337,6 +341,8 @@ install: $(BIN) $(LIBA) $(LIBSO)
 	install -m 644 problems/ref/*.ref $(SHARE)/problems/ref/
 	install -m 644 reproductions/*.expect reproductions/README.md $(SHARE)/reproductions/
 	install -m 644 suites/*.suite $(SHARE)/suites/
+	install -d $(SHARE)/mechanisms
+	install -m 644 mechanisms/*.mech $(SHARE)/mechanisms/
 	install -m 644 docs/mbsbench.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md references.bib docs/*.md $(DESTDIR)$(PREFIX)/share/doc/mbsbench/
 	install -m 644 docs/results-schema.md $(DESTDIR)$(PREFIX)/share/doc/mbsbench/results-schema.md

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../harness/run.h"
+#include "../problems/mech.h"
 
 double mbs_bench_time(const char *problem, const char *method, double h, double tol,
                       double t_end, int repeat, mbs_counters *cnt)
@@ -128,6 +129,10 @@ static int selected(const char *fn, int argc, char **argv)
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
+    char err[1024]; /* the shipped mechanism files, as the executable registers them */
+    if (mbs_mech_register_dir("mechanisms", err, sizeof err) > 0)
+        fprintf(stderr, "mbsbench-bench: %s\n", err);
+    atexit(mbs_mech_unload_all);
     int bad = 0;
     for (int i = 1; i < argc; i++) {
         int ok = 0;

@@ -1,6 +1,7 @@
 /* mbsbench command line: list, run, converge, sweep, summary.
  * Exit status: 0 success, 1 a run failed numerically, 2 bad input or I/O error. */
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,9 @@
 #include "plugin.h"
 #include "probcheck.h"
 #include "../methods/registry.h"
+#include "../problems/mech.h"
 #include "../problems/registry.h"
+#include "io.h"
 #include "run.h"
 #include "shard.h"
 #include "slurm.h"
@@ -111,6 +114,45 @@ static int method_table(void)
     return 0;
 }
 
+/* n_lambda - rank G(t0, q0) by SVD (singular values below 1e-10 of the largest
+ * count as zero); -1 when it cannot be computed or the problem is large. */
+static long rank_defect(const mbs_problem *pb)
+{
+    size_t nq = pb->nq, nl = pb->nl;
+    if (nl == 0)
+        return 0;
+    if ((double)nl * (double)nl * (double)nq > 3e8)
+        return -1;
+    size_t big = nl >= nq ? nl : nq, sm = nl >= nq ? nq : nl;
+    long rd = -1;
+    double *y = calloc(mbs_ny(pb) + 1, sizeof *y);
+    gsl_matrix *G = gsl_matrix_alloc(nl, nq), *U = gsl_matrix_alloc(big, sm),
+               *V = gsl_matrix_alloc(sm, sm);
+    gsl_vector *S = gsl_vector_alloc(sm), *w = gsl_vector_alloc(sm);
+    int have = 0;
+    if (y && G && U && V && S && w &&
+        pb->def->initial(pb, y, y + nq, y + nq + pb->nv, &have) == MBS_OK &&
+        pb->def->jacobian(pb, pb->t0, y, G) == MBS_OK) {
+        if (nl >= nq)
+            gsl_matrix_memcpy(U, G);
+        else
+            gsl_matrix_transpose_memcpy(U, G);
+        if (gsl_linalg_SV_decomp(U, V, S, w) == 0) {
+            size_t rk = 0;
+            for (size_t i = 0; i < sm; i++)
+                rk += gsl_vector_get(S, i) > 1e-10 * gsl_vector_get(S, 0);
+            rd = (long)(nl - rk);
+        }
+    }
+    free(y);
+    gsl_matrix_free(G);
+    gsl_matrix_free(U);
+    gsl_matrix_free(V);
+    gsl_vector_free(S);
+    gsl_vector_free(w);
+    return rd;
+}
+
 static int cmd_list(int argc, char **argv)
 {
     const mbs_cli_cmd *cmd = mbs_cli_find("list");
@@ -160,6 +202,14 @@ static int cmd_list(int argc, char **argv)
             printf("      reference: %s\n", d->reference ? d->reference : "none (no reference)");
             if (mbs_problem_owner(i))
                 printf("      plugin: %s\n", mbs_problem_owner(i));
+            char desc[512];
+            long rd = rank_defect(&pb);
+            if (mbs_mech_describe(&pb, desc, sizeof desc) == MBS_OK)
+                printf("      mechanism: %s\n", desc);
+            else if (rd >= 0)
+                printf("      rank defect of G at t0: %ld\n", rd);
+            else
+                printf("      rank defect of G at t0: not computed\n");
             print_params(d->params, d->n_params);
             mbs_problem_close(&pb);
         }
@@ -578,7 +628,13 @@ static const struct {
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
-    /* plugins first (any position): every command sees their entries */
+    /* the shipped mechanism files (mechanisms/ *.mech), then the plugins (any
+     * position): every command sees their entries */
+    char mdir[4096], merr[1024];
+    mbs_data_path("mechanisms", mdir, sizeof mdir);
+    if (mbs_mech_register_dir(mdir, merr, sizeof merr) > 0)
+        fprintf(stderr, "mbsbench: warning: %s (that mechanism is not available)\n", merr);
+    atexit(mbs_mech_unload_all);
     if (argc >= 2 && mbs_plugin_take_options(&argc, argv) != 0)
         return 2;
     if (argc < 2) {

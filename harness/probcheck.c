@@ -571,8 +571,10 @@ static void check_energy(inst *s)
         return;
     }
     /* a method that can run the problem: null-space (SVD) for redundant
-     * constraints, Radau IIA on the GGL form for a singular mass matrix */
-    const char *method = s->pb.flags & MBS_PB_REDUNDANT       ? "svd/rk8pd"
+     * constraints and through singular configurations (G loses rank there),
+     * Radau IIA on the GGL form for a singular mass matrix */
+    const char *method = s->pb.flags & (MBS_PB_REDUNDANT | MBS_PB_SINGULAR_CONFIG)
+                             ? "svd/rk8pd"
                          : s->pb.flags & MBS_PB_SINGULAR_MASS ? "ggl/radau5"
                                                               : "index1/rk8pd";
     /* non-holonomic constraints: the energy-preserving scheme (seed 001 Eq. (22)),

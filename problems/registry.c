@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../core/status.h"
+#include "mech.h"
 #include "problem.h"
 #include "registry.h"
 
@@ -30,17 +31,25 @@ static struct {
 } extra[MBS_MAX_PLUGIN_PROBLEMS];
 static size_t n_extra;
 
+/* Problems from mechanism files (problems/mech.h), between the built-in and the
+ * plugin problems; process-wide and append-only like the plugin table. */
+static const mbs_problem_def *mech[MBS_MAX_MECH_PROBLEMS];
+static size_t n_mech;
+
 enum { N_BUILTIN = sizeof registry / sizeof registry[0] };
 
 size_t mbs_problem_count(void)
 {
-    return N_BUILTIN + n_extra;
+    return N_BUILTIN + n_mech + n_extra;
 }
 
 const mbs_problem_def *mbs_problem_at(size_t i)
 {
-    return i < N_BUILTIN ? registry[i] : i < mbs_problem_count() ? extra[i - N_BUILTIN].def
-                                                                 : NULL;
+    if (i < N_BUILTIN)
+        return registry[i];
+    if (i < N_BUILTIN + n_mech)
+        return mech[i - N_BUILTIN];
+    return i < mbs_problem_count() ? extra[i - N_BUILTIN - n_mech].def : NULL;
 }
 
 const mbs_problem_def *mbs_problem_find(const char *name)
@@ -53,12 +62,13 @@ const mbs_problem_def *mbs_problem_find(const char *name)
 
 const char *mbs_problem_owner(size_t i)
 {
-    return i < N_BUILTIN || i >= mbs_problem_count() ? NULL : extra[i - N_BUILTIN].owner;
+    return i < N_BUILTIN + n_mech || i >= mbs_problem_count() ? NULL
+                                                             : extra[i - N_BUILTIN - n_mech].owner;
 }
 
 size_t mbs_problem_builtin_count(void)
 {
-    return N_BUILTIN;
+    return N_BUILTIN + n_mech;
 }
 
 /* A name as the specification parser reads it: [A-Za-z0-9._/+-], no ':' or ','. */
@@ -70,7 +80,8 @@ int mbs_registry_name_ok(const char *name)
            strlen(name);
 }
 
-int mbs_problem_register(const mbs_problem_def *d, const char *owner, char *err, size_t errlen)
+/* The checks every run-time definition passes (plugins and mechanism files). */
+static int check_def(const mbs_problem_def *d, char *err, size_t errlen)
 {
     const char *name = d && d->name ? d->name : "(null)";
     if (!d || !mbs_registry_name_ok(d->name)) {
@@ -109,11 +120,21 @@ int mbs_problem_register(const mbs_problem_def *d, const char *owner, char *err,
     }
     for (size_t i = 0; i < mbs_problem_count(); i++)
         if (strcmp(mbs_problem_at(i)->name, name) == 0) {
-            const char *by = mbs_problem_owner(i);
+            const char *by = mbs_problem_owner(i), *file = mbs_mech_file(mbs_problem_at(i));
             snprintf(err, errlen, "problem '%s' is already registered (%s%s)", name,
-                     by ? "by plugin " : "built-in", by ? by : "");
+                     by ? "by plugin " : file ? "by mechanism file " : "built-in",
+                     by ? by : file ? file : "");
             return MBS_BAD_INPUT;
         }
+    return MBS_OK;
+}
+
+int mbs_problem_register(const mbs_problem_def *d, const char *owner, char *err, size_t errlen)
+{
+    const char *name = d && d->name ? d->name : "(null)";
+    int st = check_def(d, err, errlen);
+    if (st != MBS_OK)
+        return st;
     if (n_extra >= MBS_MAX_PLUGIN_PROBLEMS) {
         snprintf(err, errlen, "problem '%s': more than %d plugin problems", name,
                  MBS_MAX_PLUGIN_PROBLEMS);
@@ -125,10 +146,28 @@ int mbs_problem_register(const mbs_problem_def *d, const char *owner, char *err,
     return MBS_OK;
 }
 
+int mbs_problem_register_mechanism(const mbs_problem_def *d, char *err, size_t errlen)
+{
+    int st = check_def(d, err, errlen);
+    if (st != MBS_OK)
+        return st;
+    if (n_mech >= MBS_MAX_MECH_PROBLEMS) {
+        snprintf(err, errlen, "more than %d mechanism problems", MBS_MAX_MECH_PROBLEMS);
+        return MBS_BAD_INPUT;
+    }
+    mech[n_mech++] = d;
+    return MBS_OK;
+}
+
+void mbs_problem_mechanisms_clear(void)
+{
+    n_mech = 0;
+}
+
 void mbs_problem_registry_truncate(size_t n)
 {
-    if (n >= N_BUILTIN && n < mbs_problem_count())
-        n_extra = n - N_BUILTIN;
+    if (n >= N_BUILTIN + n_mech && n < mbs_problem_count())
+        n_extra = n - N_BUILTIN - n_mech;
 }
 
 /* Count and check the instance's reported-quantity names (problem.h): they
@@ -170,6 +209,8 @@ int mbs_problem_open(mbs_problem *pb, const char *spec, char *err, size_t errlen
     }
     memcpy(name, spec, len);
     name[len] = '\0';
+    if (strcmp(name, "model") == 0) /* a mechanism file: model:file=PATH,... */
+        return mbs_mech_open_spec(pb, colon ? colon + 1 : "", err, errlen);
     const mbs_problem_def *def = mbs_problem_find(name);
     if (!def) {
         snprintf(err, errlen, "unknown problem '%s' (see 'mbsbench list problems')", name);

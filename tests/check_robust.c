@@ -13,6 +13,7 @@
 #include "../harness/io.h"
 #include "../harness/run.h"
 #include "../harness/sweep.h"
+#include "../problems/mech.h"
 #include "testutil.h"
 
 static const struct {
@@ -270,7 +271,7 @@ START_TEST(killed_worker_is_recorded)
 }
 END_TEST
 
-/* Inputs that once crashed a fuzzer target (fuzz/regressions/suite-*, spec-*)
+/* Inputs that once crashed a fuzzer target (fuzz/regressions/suite-*, spec-*, mech-*)
  * are parsed again: a clean status, never a crash. */
 START_TEST(fuzz_regressions_replay)
 {
@@ -289,6 +290,11 @@ START_TEST(fuzz_regressions_replay)
             char err[4096];
             if (mbs_suite_parse(data, len, path, &s, err, sizeof err) == MBS_OK)
                 mbs_suite_free(&s);
+            free(data);
+        } else if (strncmp(e->d_name, "mech-", 5) == 0) {
+            char *data = mbs_read_file(path, &len), err[4096];
+            ck_assert_ptr_nonnull(data);
+            (void)mbs_mech_check_text(data, len, path, err, sizeof err);
             free(data);
         } else if (strncmp(e->d_name, "spec-", 5) == 0) {
             char *data = mbs_read_file(path, &len);
