@@ -41,11 +41,4 @@ const char *mbs_mech_file(const mbs_problem_def *def);
 /* One line on an open mechanism instance: how far the completion moved the given
  * initial values, the rank defect of G at t0. */
 int mbs_mech_describe(const mbs_problem *pb, char *buf, size_t len);
-/* Reported quantities of an open mechanism instance (its [report] section):
- * their number, name i, and the values at (t, q, v) into out. */
-size_t mbs_mech_output_count(const mbs_problem *pb);
-const char *mbs_mech_output_name(const mbs_problem *pb, size_t i);
-int mbs_mech_outputs(const mbs_problem *pb, double t, const double *q, const double *v,
-                     double *out);
-
 #endif

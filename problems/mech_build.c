@@ -29,7 +29,7 @@
 #include "mech_build.h"
 
 static const char *const K_MECH[] = {"title", "citation", "dim", "gravity", "t0", "t_end",
-                                     "singular", NULL};
+                                     "singular", "output_steps", NULL};
 static const char *const K_PARAM[] = {"value", "min", "max", "integer", "doc", NULL};
 static const char *const K_POINT[] = {"at", "ground", "velocity", NULL};
 
@@ -208,6 +208,15 @@ static void do_mechanism(builder *b, const mech_section *s)
     }
     b->m->t0 = t0;
     b->m->t_end = t1;
+    double steps = 0;
+    if ((v = mech_key(b, s, "output_steps", &line)) &&
+        mech_numbers(b, v, line, "output_steps", &steps, 1, 1, NULL))
+        return;
+    if (steps < 0 || steps > 1e7 || steps != floor(steps)) {
+        mech_berr(b, line, "output_steps must be a whole number in [0, 1e7], got %g", steps);
+        return;
+    }
+    b->m->output_steps = (long)steps;
     if ((v = mech_key(b, s, "singular", &line))) { /* the motion passes singular configurations */
         if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
             mech_berr(b, line, "singular: expected yes or no, got '%s'", v);
@@ -501,6 +510,11 @@ int mech_build(const mech_text *tx, const mbs_param_def *pd, const double *pv, s
         m->mb = b->mb;
         m->nmb = w;
         b->mb = NULL;
+        m->out_names = calloc(m->nout + 1, sizeof *m->out_names);
+        if (!m->out_names)
+            mech_nomem(b);
+        for (size_t i = 0; m->out_names && i < m->nout; i++)
+            m->out_names[i] = m->out[i].name;
         m->q0 = calloc(nq, sizeof *m->q0);
         m->v0 = calloc(nq, sizeof *m->v0);
         if (!m->q0 || !m->v0)
@@ -569,6 +583,7 @@ void mech_model_free(mech_model *m)
     free(m->spr);
     free(m->trq);
     free(m->out);
+    free(m->out_names);
     free(m->q0);
     free(m->v0);
     free(m->lambda0);

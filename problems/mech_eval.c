@@ -518,3 +518,29 @@ int mech_cb_gw_q(const mbs_problem *pb, double t, const double *q, const double 
         }
     return MBS_OK;
 }
+
+/* The [report] quantities (problem.h reported): point coordinates and velocities,
+ * and joint angles atan2(b . w_A, b . a_A) from the reference configuration. */
+int mech_cb_reported(const mbs_problem *pb, double t, const double *q, const double *v,
+                     double *out)
+{
+    (void)t;
+    const mech_model *m = MODEL(pb);
+    for (size_t i = 0; i < m->nout; i++) {
+        const mech_output *o = &m->out[i];
+        double a[3], b[3], w[3];
+        if (o->kind == MECH_OUT_POS) {
+            mech_aff_eval(&o->a, m->dim, q, a);
+            out[i] = a[o->comp];
+        } else if (o->kind == MECH_OUT_VEL) {
+            mech_aff_apply(&o->a, m->dim, v, a);
+            out[i] = a[o->comp];
+        } else {
+            mech_aff_eval(&o->a, m->dim, q, a);
+            mech_aff_eval(&o->b, m->dim, q, b);
+            mech_aff_eval(&o->w, m->dim, q, w);
+            out[i] = atan2(dot(b, w), dot(b, a));
+        }
+    }
+    return MBS_OK;
+}

@@ -156,6 +156,8 @@ typedef struct mech_model {
     size_t nexpr, capexpr;
     mech_output *out;
     size_t nout;
+    const char **out_names; /* NULL-terminated names of out (problem.h reported_names) */
+    long output_steps;      /* [mechanism] output_steps (0: the default grid) */
     double *q0, *v0;          /* completed initial values */
     double *lambda0;          /* NULL: the harness computes it */
     double moved_q, moved_v;  /* how far the completion moved q0, v0 (max norm) */
@@ -200,5 +202,7 @@ int mech_cb_gtlambda_q(const mbs_problem *pb, double t, const double *q, const d
                        gsl_matrix *K);
 int mech_cb_gw_q(const mbs_problem *pb, double t, const double *q, const double *w,
                  gsl_matrix *Z);
+int mech_cb_reported(const mbs_problem *pb, double t, const double *q, const double *v,
+                     double *out);
 
 #endif

@@ -23,6 +23,7 @@ typedef struct mech_entry {
     mbs_param_def params[MBS_MAX_PARAMS];
     char pname[MBS_MAX_PARAMS][32], pdoc[MBS_MAX_PARAMS][DOC_LEN];
     mech_text text;
+    mech_model *defaults; /* the model with the default parameters (its reported names) */
 } mech_entry;
 
 /* Process-wide and append-only, like the plugin table (harness/plugin.c): filled
@@ -51,6 +52,7 @@ static int mech_setup(mbs_problem *pb, char *err, size_t errlen)
     pb->data = m;
     pb->t0 = m->t0;
     pb->t_end = m->t_end;
+    pb->reported_names = m->out_names;
     unsigned f = MBS_PB_SPARSE;
     if (m->rank_defect > 0)
         f |= MBS_PB_REDUNDANT;
@@ -151,6 +153,7 @@ static int read_params(mech_entry *e, char *err, size_t errlen)
 static void entry_free(mech_entry *e)
 {
     if (e) {
+        mech_model_free(e->defaults);
         mech_text_free(&e->text);
         free(e);
     }
@@ -256,8 +259,11 @@ static int entry_from_text(mech_entry *e, const char *path, const char *text, si
         .force_v = mech_cb_force_v,
         .gtlambda_q = mech_cb_gtlambda_q,
         .gw_q = mech_cb_gw_q,
+        .output_steps = m->output_steps,
+        .reported_names = m->out_names, /* per instance: setup() */
+        .reported = mech_cb_reported,
     };
-    mech_model_free(m);
+    e->defaults = m;
     return MBS_OK;
 }
 
@@ -404,42 +410,6 @@ int mbs_mech_describe(const mbs_problem *pb, char *buf, size_t len)
     return MBS_OK;
 }
 
-size_t mbs_mech_output_count(const mbs_problem *pb)
-{
-    return mbs_mech_file(pb->def) && pb->data ? ((const mech_model *)pb->data)->nout : 0;
-}
-
-const char *mbs_mech_output_name(const mbs_problem *pb, size_t i)
-{
-    return i < mbs_mech_output_count(pb) ? ((const mech_model *)pb->data)->out[i].name : NULL;
-}
-
-int mbs_mech_outputs(const mbs_problem *pb, double t, const double *q, const double *v,
-                     double *out)
-{
-    (void)t;
-    size_t n = mbs_mech_output_count(pb);
-    const mech_model *m = pb->data;
-    for (size_t i = 0; i < n; i++) {
-        const mech_output *o = &m->out[i];
-        double a[3], b[3], w[3];
-        if (o->kind == MECH_OUT_POS) {
-            mech_aff_eval(&o->a, m->dim, q, a);
-            out[i] = a[o->comp];
-        } else if (o->kind == MECH_OUT_VEL) {
-            mech_aff_apply(&o->a, m->dim, v, a);
-            out[i] = a[o->comp];
-        } else {
-            mech_aff_eval(&o->a, m->dim, q, a);
-            mech_aff_eval(&o->b, m->dim, q, b);
-            mech_aff_eval(&o->w, m->dim, q, w);
-            out[i] = atan2(b[0] * w[0] + b[1] * w[1] + b[2] * w[2],
-                           b[0] * a[0] + b[1] * a[1] + b[2] * a[2]);
-        }
-    }
-    return MBS_OK;
-}
-
 int mbs_mech_check_text(const char *text, size_t len, const char *path, char *err,
                         size_t errlen)
 {
@@ -450,8 +420,10 @@ int mbs_mech_check_text(const char *text, size_t len, const char *path, char *er
     }
     snprintf(e->path, sizeof e->path, "%s", path);
     int st = entry_from_text(e, path, text, len, err, errlen);
-    if (st == MBS_OK)
+    if (st == MBS_OK) {
+        mech_model_free(e->defaults);
         mech_text_free(&e->text);
+    }
     free(e);
     return st;
 }
