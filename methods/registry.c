@@ -239,7 +239,7 @@ const mbs_ode_formulation *mbs_ode_formulation_at(size_t i)
 /* Methods added by plugins (harness/plugin.c), after the built-in ones.
  *
  * Why a process-wide, append-only table and not a registry object passed to every
- * caller (issue 20): methods and problems are looked up by name from ~15 places
+ * caller: methods and problems are looked up by name from ~15 places
  * (mbs_method_parse / mbs_problem_open in run, converge, suite validation,
  * reproductions, references, the benchmarks, the tests), and sweep workers are
  * fork()ed children that must see the same entries.  A registry object would have

@@ -1,11 +1,11 @@
-/* Baumgarte-stabilised index-1 formulation (seed 004, Section 4, Eqs. (9)-(10);
+/* Baumgarte-stabilised index-1 formulation ([pennestri_coordinate_reduction], Section 4, Eqs. (9)-(10);
  * Baumgarte 1972): the acceleration constraint B v' = gamma of the index-1 KKT
- * system (seed 002 Eqs. (83)-(84)) is replaced by
+ * system ([arnold2016dae] Eqs. (83)-(84)) is replaced by
  *     B v' = gamma - 2 alpha Phi' - beta^2 Phi,   Phi = g(t, q), Phi' = B v + g_t,
  * so that the constraint residual obeys Phi'' + 2 alpha Phi' + beta^2 Phi = 0
- * instead of Phi'' = 0 (no quadratic drift, seed 002 Fig. 14).  The exact
+ * instead of Phi'' = 0 (no quadratic drift, [arnold2016dae] Fig. 14).  The exact
  * solution of the original problem is a solution of the stabilised ODE, so the
- * integrator keeps its order.  seed 004 notes that alpha = beta is the usual
+ * integrator keeps its order.  [pennestri_coordinate_reduction] notes that alpha = beta is the usual
  * choice (critical damping); the defaults are alpha = beta = 10 [1/s].  The
  * solve reuses mbs_index1 through its alpha/beta fields. */
 #include <math.h>
@@ -17,10 +17,10 @@
 enum { BG_ALPHA, BG_BETA, BG_LINSOL };
 static const mbs_param_def baumgarte_params[] = {
     [BG_ALPHA] = {"alpha", 10.0, 0.0, 1e6,
-                  "Baumgarte damping gain alpha [1/s] >= 0 (term -2 alpha Phi', seed 004 Eq. (9))",
+                  "Baumgarte damping gain alpha [1/s] >= 0 (term -2 alpha Phi', Pennestri & Valentini [pennestri_coordinate_reduction] Eq. (9))",
                   NULL, 0},
     [BG_BETA] = {"beta", 10.0, 0.0, 1e6,
-                 "Baumgarte stiffness gain beta [1/s] >= 0 (term -beta^2 Phi, seed 004 Eq. (9))",
+                 "Baumgarte stiffness gain beta [1/s] >= 0 (term -beta^2 Phi, Pennestri & Valentini [pennestri_coordinate_reduction] Eq. (9))",
                  NULL, 0},
     [BG_LINSOL] = MBS_INDEX1_LINSOL_PARAM,
 };
@@ -67,7 +67,7 @@ const mbs_accel_def mbs_accel_baumgarte = {
     .free_ws = bg_free,
 };
 
-#define CITE "seed 004, Eqs. (9)-(10); seed 002, Eqs. (83)-(84)"
+#define CITE "Pennestri & Valentini [pennestri_coordinate_reduction], Eqs. (9)-(10); Arnold 2016 [arnold2016dae], Eqs. (83)-(84)"
 const mbs_ode_formulation mbs_ode_formulation_baumgarte = {
     .name = "baumgarte",
     .accel = &mbs_accel_baumgarte,

@@ -1,4 +1,4 @@
-/* Coordinate partitioning (Wehage & Haug 1982; seed 004, Sect. 7.2, Eqs.
+/* Coordinate partitioning (Wehage & Haug 1982; [pennestri_coordinate_reduction], Sect. 7.2, Eqs.
  * (47)-(57)) as the acceleration evaluator `cp`.
  *
  * Partition: q = (u, v) with u the n_lambda dependent coordinates, chosen as the
@@ -18,7 +18,7 @@
  * rho = min_i |U_ii(G_u)| / max |G| is monitored at every accepted step; when it
  * falls below `pivot_ratio` times its value at the last partitioning, the
  * partition is re-chosen (counted in the diagnostics, nullspace.h).
- * Needs q' = v (H = I) and full-rank constraints (seed 004, footnote 2). */
+ * Needs q' = v (H = I) and full-rank constraints ([pennestri_coordinate_reduction], footnote 2). */
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
@@ -371,7 +371,7 @@ static const mbs_param_def cp_params[] = {
                       "position recovery: stop when |du| <= newton_tol (1 + |u|)", NULL, 0},
 };
 
-#define CITE "seed 004, Eqs. (47)-(57); Wehage & Haug (1982)"
+#define CITE "Pennestri & Valentini [pennestri_coordinate_reduction], Eqs. (47)-(57); Wehage & Haug (1982)"
 const mbs_ode_formulation mbs_ode_formulation_cp = {
     .name = "cp",
     .accel = &mbs_accel_cp,

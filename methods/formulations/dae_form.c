@@ -1,5 +1,5 @@
 /* The DAE formulation layer (see dae_form.h): E(y) y' = F(t, y) for the
- * index-3, index-2, GGL and index-2 Baumgarte forms of seed 002 Section 4.2. */
+ * index-3, index-2, GGL and index-2 Baumgarte forms of [arnold2016dae] Section 4.2. */
 #include "../../core/gslalloc.h"
 #include "dae_form.h"
 #include "../../problems/triplets.h"
@@ -249,7 +249,7 @@ static int velocity_constraint_triplets(mbs_dae_form *f, mbs_ctx *ctx, double t,
 
 /* F(t, y) of sparse mode with the problem's triplet callbacks (H = I, so G = B):
  * the same rows as the dense code below, products over the triplets of B. */
-/* Baumgarte2 (seed 002 Eq. (87c)): Fc += alpha0 g(t, q), alpha0 = C / h. */
+/* Baumgarte2 ([arnold2016dae] Eq. (87c)): Fc += alpha0 g(t, q), alpha0 = C / h. */
 static int add_baumgarte_term(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *q,
                               double *Fc)
 {
@@ -472,7 +472,7 @@ void mbs_dae_form_to_state(const mbs_dae_form *f, const double *y, double *state
     memcpy(state, y, (f->nq + f->nv + f->nl + f->nx) * sizeof(double));
 }
 
-/* ---- sparse mode (issue 10; the algebra is in dae_form.h) ------------------- */
+/* ---- sparse mode (the algebra is in dae_form.h) ------------------- */
 
 int mbs_dae_form_alloc_sparse(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind,
                               int ls_kind)
@@ -676,10 +676,10 @@ const mbs_dae_formulation mbs_dae_formulation_ggl = {
 };
 
 static const mbs_param_def baumgarte2_params[] = {
-    {"C", 1.0, 1e-8, 1e8, "Baumgarte constant, alpha0 = C/h (seed 002 Eq. (87))", NULL, 0},
+    {"C", 1.0, 1e-8, 1e8, "Baumgarte constant, alpha0 = C/h (Arnold 2016 [arnold2016dae] Eq. (87))", NULL, 0},
 };
 
-/* Simeon et al. (seed 002) give alpha0 = C/h for fixed step sizes (after Eq. (87)). */
+/* Simeon et al. ([arnold2016dae]) give alpha0 = C/h for fixed step sizes (after Eq. (87)). */
 const mbs_dae_formulation mbs_dae_formulation_baumgarte2 = {
     .name = "baumgarte2",
     .kind = MBS_FORM_BAUMGARTE2,

@@ -1,16 +1,16 @@
 /* The equations of motion as a linearly implicit DAE  E(y) y' = F(t, y)
- * (seed 002, Section 4.2, Eqs. (71), (77), (79), (87), (92)), shared by the
+ * ([arnold2016dae], Section 4.2, Eqs. (71), (77), (79), (87), (92)), shared by the
  * implicit DAE integrators (Radau IIA, BDF).
  *
  * y = (q, v, lambda [, mu]),  E = diag(I_nq, M(q), 0 [, 0]):
- *   index-3 (seed 002 Eq. (77)):  F = (H v, f - B^T lambda, g)
+ *   index-3 ([arnold2016dae] Eq. (77)):  F = (H v, f - B^T lambda, g)
  *   index-2 (Eq. (79)):           F = (H v, f - B^T lambda, B v + g_t)
  *   GGL (Eq. (92)):               F = (H v - G^T mu, f - B^T lambda, g, B v + g_t)
  *   Baumgarte2 (Eq. (87)):        F = (H v, f - B^T lambda, B v + g_t + (C/h) g)
  * with B = G H (problems/problem.h).  The problem is called only through the
  * counting wrappers of methods/framework/method.h.
  *
- * The index-3 scaling of seed 002 Eqs. (69)-(70) (iteration matrix bounded as
+ * The index-3 scaling of [arnold2016dae] Eqs. (69)-(70) (iteration matrix bounded as
  * h -> 0) is done by the integrator (scale the constraint rows and the
  * multiplier unknowns); the form only provides E, F and dF/dy. */
 #ifndef MBS_DAE_FORM_H
@@ -37,7 +37,7 @@ typedef struct mbs_dae_form {
                                    or 2 (index-2, GGL, Baumgarte2); for mu 2.  Integrators use it
                                    for index-aware error scaling (Radau: scale by h^(index-1)) or to
                                    exclude algebraic components from the error test (BDF). */
-    double baumgarte_C;         /* Baumgarte2 only: alpha0 = C / h (seed 002 Eq. (87));
+    double baumgarte_C;         /* Baumgarte2 only: alpha0 = C / h ([arnold2016dae] Eq. (87));
                                    default 1, set by the integrator from its parameter */
     double h;                   /* current step size, set by the integrator (Baumgarte2, scaling) */
     size_t nx;                  /* extended problems (problems/problem.h, MBS_PB_EXTENDED): the
@@ -80,7 +80,7 @@ int mbs_dae_form_rhs(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, d
  * forward finite differences for f_q, f_v, (B^T lambda)_q, (B v)_q, (H v)_q,
  * (G^T mu)_q; counted through the ctx wrappers.  When H = I and the problem
  * provides derivative callbacks (problem.h: force_q, force_v, gtlambda_q,
- * gw_q; issue 16) these terms come from them, each missing one from forward
+ * gw_q) these terms come from them, each missing one from forward
  * differences of its own term only (f_q, f_v: n_q, n_v force evaluations;
  * the Hessian terms: n_q constraint-Jacobian evaluations), no evaluation of
  * the whole F.  Counted as one Jacobian (ctx->cnt.jacobians).  Does not
@@ -107,7 +107,7 @@ const char *mbs_dae_form_kind_name(mbs_form_kind kind);
  * i.e. a row the integrator scales by 1/h in the index-3 scaling; else 0. */
 int mbs_dae_form_position_row(const mbs_dae_form *f, size_t i);
 
-/* ---- sparse mode (issue 10) ----------------------------------------------------
+/* ---- sparse mode ----------------------------------------------------
  * A structured simplified Newton for the BDF-type corrector  A dy = -R,
  * A = c0 E - dF/dy, R = E y' - F, without any n x n matrix.  dF/dy is
  * approximated by dropping f_q, f_v and the second-derivative terms
@@ -119,7 +119,7 @@ int mbs_dae_form_position_row(const mbs_dae_form *f, size_t i);
  *   Baumgarte2 (87c):  -(B dv + alpha0 G dq) = r_c,
  *   GGL (92c, d):   -G dq = r_g,  -B dv = r_c,
  * and, substituting dq = (r_q + dv)/c0 (GGL: after dv), reduce to the KKT
- * systems of seed 002 Eq. (17), which do not depend on c0 or h:
+ * systems of [arnold2016dae] Eq. (17), which do not depend on c0 or h:
  *   [M B^T; B 0] (dv, dlambda/c0) = (r_v/c0, b),  b = -r_c (index-2, GGL),
  *     -c0 r_c - B r_q (index-3), (-r_c - beta B r_q)/(1 + beta), beta = alpha0/c0
  *     (Baumgarte2);
@@ -138,7 +138,7 @@ int mbs_dae_form_alloc_sparse(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind ki
  * coordinates no constraint involves) are ordinary differential components.
  * seen[j] (j < nv) gets 1 or 0.  Integrators scale the error of the index-2
  * velocities by h (RADAU5, Hairer & Wanner II Sect. VII.8) and test the others
- * unscaled: scaling those by h let their error grow like tol/h (issue 16: crank
+ * unscaled: scaling those by h let their error grow like tol/h (crank
  * ended "ok" with scd -2.9 under index3/bdf). */
 int mbs_dae_form_index2_velocities(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *q,
                                    int *seen);
@@ -179,7 +179,7 @@ int mbs_dae_form_kkt_solve_complex(mbs_dae_form *f, mbs_ctx *ctx, double t, doub
 int mbs_dae_form_kkt_solve_stages(mbs_dae_form *f, mbs_ctx *ctx, double t, double c0, size_t np,
                                   const double *cr, const double *ci, size_t n, const double *W,
                                   double *w);
-/* linsol=auto of radau5 and bdf (issue 16): 1 when the structured iteration
+/* linsol=auto of radau5 and bdf: 1 when the structured iteration
  * matrix above suits ctx->pb, i.e. sparse mode is supported (H = I, no extended
  * variables, no non-holonomic rows, constraints, a regular M), the system is
  * not small (n_v + n_l >= 20) and the matrix drops only the Hessian terms

@@ -1,5 +1,5 @@
-/* dF/dy from the problem's analytic derivative callbacks (problems/problem.h,
- * issue 16) for methods/formulations/dae_form.c (mbs_dae_form_jac with f->deriv set). */
+/* dF/dy from the problem's analytic derivative callbacks (problems/problem.h)
+ * for methods/formulations/dae_form.c (mbs_dae_form_jac with f->deriv set). */
 #include <math.h>
 #include <string.h>
 

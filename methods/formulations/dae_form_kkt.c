@@ -1,7 +1,7 @@
 /* The sparse KKT path of the DAE formulation layer (dae_form.h): the
  * saddle-point matrix [M B^T; B 0] assembled from triplets, factorised once per
  * Jacobian, and the real (c0) and complex (cr + i ci) shifted systems of the
- * Radau IIA and BDF Newton iterations solved through it (seed 002 Sect. 4.2). */
+ * Radau IIA and BDF Newton iterations solved through it ([arnold2016dae] Sect. 4.2). */
 #include "dae_form.h"
 #include "../../problems/triplets.h"
 
@@ -83,7 +83,7 @@ static void cdiv(double ar, double ai, double br, double bi, double *xr, double 
  * with the last factorisation, all columns in one mbs_linsol_solve_k call per
  * KKT matrix.  Column c of the right-hand sides is R[c] -> dy[c]: the real
  * block first (if any), then the real and imaginary part of each complex block.
- * With r = -R (seed 002 Eq. (17) for the KKT systems), for a shift c:
+ * With r = -R ([arnold2016dae] Eq. (17) for the KKT systems), for a shift c:
  *   [M B^T; B 0] (dv, dlambda/c) = (r_v/c, b),
  *   b = -r_c (index-2; GGL: its velocity rows), -c r_c - B r_q (index-3),
  *       (-r_c - beta B r_q)/(1 + beta), beta = alpha0/c (Baumgarte2),

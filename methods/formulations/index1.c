@@ -101,7 +101,7 @@ static int constraint_rhs(mbs_index1 *w, mbs_ctx *ctx, double t, const double *q
     int s = mbs_gamma(ctx, t, q, v, w->gam);
     if (s != MBS_OK || (w->alpha == 0.0 && w->beta == 0.0))
         return s;
-    /* seed 004 Eq. (9): gamma - 2 alpha Phi' - beta^2 Phi, Phi' = B v + g_t. */
+    /* [pennestri_coordinate_reduction] Eq. (9): gamma - 2 alpha Phi' - beta^2 Phi, Phi' = B v + g_t. */
     if ((s = mbs_constraint(ctx, t, q, w->g)) != MBS_OK ||
         (s = mbs_constraint_t(ctx, t, q, w->gt)) != MBS_OK)
         return s;
@@ -152,7 +152,7 @@ static int solve_chol(mbs_index1 *w, mbs_ctx *ctx, double t, double *vdot)
     gsl_vector_memcpy(w->w, &f.vector);
     gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->M, w->w);
     if (nl > 0) {
-        /* Hc = L^-1 B^T (seed 004 Eq. (5)), S = Hc^T Hc = B M^-1 B^T. */
+        /* Hc = L^-1 B^T ([pennestri_coordinate_reduction] Eq. (5)), S = Hc^T Hc = B M^-1 B^T. */
         gsl_matrix_view B = gsl_matrix_submatrix(w->B, 0, 0, nl, nv);
         gsl_matrix_view Hc = gsl_matrix_submatrix(w->Hc, 0, 0, nv, nl);
         gsl_matrix_view S = gsl_matrix_submatrix(w->S, 0, 0, nl, nl);
@@ -250,7 +250,7 @@ const mbs_accel_def mbs_accel_index1 = {
     .free_ws = accel_free,
 };
 
-#define CITE "seed 002, Eqs. (83)-(84); seed 004, Eqs. (2)-(8)"
+#define CITE "Arnold 2016 [arnold2016dae], Eqs. (83)-(84); Pennestri & Valentini [pennestri_coordinate_reduction], Eqs. (2)-(8)"
 const mbs_ode_formulation mbs_ode_formulation_index1 = {
     .name = "index1",
     .accel = &mbs_accel_index1,

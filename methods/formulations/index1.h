@@ -1,16 +1,16 @@
-/* The index-1 formulation (seed 002, Eqs. (83)-(84); seed 004, Eq. (2)): for
+/* The index-1 formulation ([arnold2016dae], Eqs. (83)-(84); [pennestri_coordinate_reduction], Eq. (2)): for
  * given (t, q, v) the accelerations v' and multipliers lambda solve
  *     [ M  B^T ] [ v'     ]   [ f     ]
- *     [ B  0   ] [ lambda ] = [ gamma ]                     (seed 002 Eq. (17)),
+ *     [ B  0   ] [ lambda ] = [ gamma ]                     ([arnold2016dae] Eq. (17)),
  * with B = G H.  Two dense solvers (parameter `linsol`):
- *   lu   - GSL LU with partial pivoting of the KKT matrix (seed 002, Eq. (84c));
- *   chol - the block Cholesky solve of seed 004, Eqs. (3)-(8): M = L L^T,
+ *   lu   - GSL LU with partial pivoting of the KKT matrix ([arnold2016dae], Eq. (84c));
+ *   chol - the block Cholesky solve of [pennestri_coordinate_reduction], Eqs. (3)-(8): M = L L^T,
  *          Hc = L^-1 B^T, L1 L1^T = Hc^T Hc, lambda = (Hc^T Hc)^-1 (Hc^T L^-1 f - gamma),
  *          v' = L^-T (L^-1 f - Hc lambda); needs M positive definite.
  * The first-order right-hand side y' = (H v, v') feeds any ODE integrator.
  * Sparse backends (linsol.h): umfpack - UMFPACK LU of the KKT matrix; cholmod -
  * CHOLMOD range-space solve (M, then B M^-1 B^T).
- * Baumgarte stabilisation (seed 004 Eq. (9)) replaces gamma by
+ * Baumgarte stabilisation ([pennestri_coordinate_reduction] Eq. (9)) replaces gamma by
  * gamma - 2 alpha (B v + g_t) - beta^2 g through the fields alpha and beta. */
 #ifndef MBS_INDEX1_H
 #define MBS_INDEX1_H
@@ -63,7 +63,7 @@ int mbs_index1_rhs(mbs_index1 *w, mbs_ctx *ctx, double t, const double *y, doubl
 /* Parameter definition shared by index-1 based formulations. */
 #define MBS_INDEX1_LINSOL_PARAM                                                         \
     {"linsol", MBS_LINSOL_LU, 0, 3, "KKT solver: lu (dense KKT LU), chol (dense block "  \
-     "Cholesky, seed 004 Eqs. (3)-(8)), umfpack (sparse KKT LU), cholmod (sparse "      \
+     "Cholesky, Pennestri & Valentini [pennestri_coordinate_reduction] Eqs. (3)-(8)), umfpack (sparse KKT LU), cholmod (sparse "      \
      "range space)", MBS_LINSOL_CHOICES, 1}
 
 /* Sparse backends (index1_sparse.c), called by index1.c. */
@@ -75,7 +75,7 @@ int mbs_index1_sparse_accel(mbs_index1 *w, mbs_ctx *ctx, double t, const double 
 const struct mbs_linsol *mbs_index1_linsol(const mbs_index1 *w);
 
 /* Report the statistics of the sparse backend (umfpack, cholmod) to
- * ctx->linsol through mbs_ctx_report_linsol (issue 10): drivers built on
+ * ctx->linsol through mbs_ctx_report_linsol: drivers built on
  * mbs_index1 call it once at the end of every integrate(), on every exit.  The
  * statistics are those of the workspace's whole life (linsol.h); the harness
  * turns them into per-run numbers (harness/run.c).  No-op for w == NULL and the

@@ -124,7 +124,7 @@ int mbs_index1_sparse_accel(mbs_index1 *w, mbs_ctx *ctx, double t, const double 
         if ((s = mbs_gamma(ctx, t, q, v, sp->gam)) != MBS_OK)
             return s;
         if (w->alpha != 0.0 || w->beta != 0.0) {
-            /* seed 004 Eq. (9): gamma - 2 alpha (B v + g_t) - beta^2 g */
+            /* [pennestri_coordinate_reduction] Eq. (9): gamma - 2 alpha (B v + g_t) - beta^2 g */
             if ((s = mbs_constraint(ctx, t, q, w->g)) != MBS_OK ||
                 (s = mbs_constraint_t(ctx, t, q, w->gt)) != MBS_OK)
                 return s;

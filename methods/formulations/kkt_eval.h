@@ -1,6 +1,6 @@
 /* M and B = G H of a problem as triplets for the linear-solver backends
  * (methods/linsol/linsol.h), shared by the methods that hand a KKT matrix
- * [M B^T; B 0] to mbs_linsol (projection.c, hem.c, genalpha.c; issue 10).
+ * [M B^T; B 0] to mbs_linsol (projection.c, hem.c, genalpha.c).
  *
  * Problems with the triplet callbacks mass_sparse and jacobian_sparse and H = I
  * ("native", the chain) are evaluated through mbs_mass_sparse /

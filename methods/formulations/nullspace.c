@@ -1,4 +1,4 @@
-/* Null-space formulations qr, putd, zeroeig, svd, schur (seed 004, Sects. 5,
+/* Null-space formulations qr, putd, zeroeig, svd, schur ([pennestri_coordinate_reduction], Sects. 5,
  * 7.3-7.6 and the appendix code); see nullspace.h.
  *
  * At every evaluation (as in the appendix code, V is recomputed each time):
@@ -533,18 +533,18 @@ static const mbs_param_def ns_params[] = {MBS_NS_RANK_TOL_PARAM};
     MBS_NS_FORMULATION(fm, acc, ns_params, title, cite, fflags)
 
 NS_METHODS(qr, mbs_accel_qr, "null space from a column-pivoted QR of B^T (GSL)",
-           "seed 004, Eqs. (58)-(65)", 0)
+           "Pennestri & Valentini [pennestri_coordinate_reduction], Eqs. (58)-(65)", 0)
 NS_METHODS(putd, mbs_accel_putd,
            "null space from the Householder transform of B^T and D2 (PUTD)",
-           "seed 004, Eqs. (66)-(67); Amirouche & Ider (1988)", MBS_M_NEEDS_FULL_RANK)
+           "Pennestri & Valentini [pennestri_coordinate_reduction], Eqs. (66)-(67); Amirouche & Ider (1988)", MBS_M_NEEDS_FULL_RANK)
 NS_METHODS(zeroeig, mbs_accel_zeroeig,
            "null space from the zero eigenvalues of B^T B (GSL symmetric eigensolver)",
-           "seed 004, Eqs. (68)-(71); Walton & Steeves (1969)", 0)
+           "Pennestri & Valentini [pennestri_coordinate_reduction], Eqs. (68)-(71); Walton & Steeves (1969)", 0)
 NS_METHODS(svd, mbs_accel_svd, "null space from the SVD of B^T (GSL)",
-           "seed 004, Eqs. (72)-(77); Singh & Likins (1985)", 0)
+           "Pennestri & Valentini [pennestri_coordinate_reduction], Eqs. (72)-(77); Singh & Likins (1985)", 0)
 NS_METHODS(schur, mbs_accel_schur,
            "null space from the Schur vectors of B^T B (GSL nonsymmetric Schur)",
-           "seed 004, Eqs. (78)-(80)", 0)
+           "Pennestri & Valentini [pennestri_coordinate_reduction], Eqs. (78)-(80)", 0)
 
 /* The formulations of this file, for methods/registry.def (MBS_ODE_FORMULATIONS). */
 const mbs_ode_formulation *const mbs_ode_formulations_nullspace[] = {

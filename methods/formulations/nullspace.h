@@ -1,9 +1,9 @@
-/* Coordinate reduction / null-space formulations (seed 004, Sects. 5 and 7).
+/* Coordinate reduction / null-space formulations ([pennestri_coordinate_reduction], Sects. 5 and 7).
  *
  * Each is an acceleration evaluator (methods/framework/ode_axis.h) that eliminates the
  * multipliers and integrates an ODE: for a basis V of ker B (B = G H, the
  * velocity-level constraint matrix) and a particular solution x_p of B x = gamma,
- *     v' = x_p + V a,   (V^T M V) a = V^T (f - M x_p)          (seed 004 Eq. (17)),
+ *     v' = x_p + V a,   (V^T M V) a = V^T (f - M x_p)          ([pennestri_coordinate_reduction] Eq. (17)),
  * where the paper's [S]{gamma} (Eq. (33), (65), (76)) is the particular
  * solution orthogonal to V.  Formulations (names FORMULATION/INTEGRATOR):
  *   qr      - V = Q2 of a column-pivoted QR of B^T (GSL QRPT)      Eqs. (58)-(65)
@@ -50,7 +50,7 @@ typedef struct mbs_ns_diag {
 /* Number of the n values s_i (any order, >= 0) with s_i > rank_tol * max s. */
 size_t mbs_ns_rank(const double *s, size_t n, double rank_tol);
 
-/* Null-space bases (for tests and the gear train of seed 004 Sect. 6.1). */
+/* Null-space bases (for tests and the gear train of [pennestri_coordinate_reduction] Sect. 6.1). */
 typedef enum {
     MBS_NS_QR,
     MBS_NS_PUTD,

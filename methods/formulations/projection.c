@@ -1,6 +1,6 @@
-/* Mass-orthogonal projection (seed 002, Eqs. (88)-(91)); see projection.h.
+/* Mass-orthogonal projection ([arnold2016dae], Eqs. (88)-(91)); see projection.h.
  * Also the projected index-1 formulation `proj-index1/...`: the index-1 KKT
- * solve (seed 002 Eqs. (83)-(84)) with a projection of (q, v) after every
+ * solve ([arnold2016dae] Eqs. (83)-(84)) with a projection of (q, v) after every
  * accepted step through the accel def's post_step hook; and the projected
  * index-2 formulation `proj-index2/...` of the DAE axis. */
 #include "../../core/gslalloc.h"
@@ -388,7 +388,7 @@ const mbs_accel_def mbs_accel_proj_index1 = {
     .free_ws = pi_free,
 };
 
-#define CITE "seed 002, Eqs. (83)-(84) and projection Eqs. (88)-(91)"
+#define CITE "Arnold 2016 [arnold2016dae], Eqs. (83)-(84) and projection Eqs. (88)-(91)"
 const mbs_ode_formulation mbs_ode_formulation_proj_index1 = {
     .name = "proj-index1",
     .accel = &mbs_accel_proj_index1,

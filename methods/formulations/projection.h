@@ -1,5 +1,5 @@
 /* Mass-orthogonal projection onto the constraint manifold and its tangent space
- * (seed 002, Section 4.2, Eqs. (88)-(91)), for use after accepted steps of
+ * ([arnold2016dae], Section 4.2, Eqs. (88)-(91)), for use after accepted steps of
  * index-1 and index-2 integrations (`proj-` methods).
  *
  * Position stage (Eqs. (88)-(89)): if ||g(t, q_n)||_inf > eps_g, solve
@@ -15,7 +15,7 @@
  * Velocity stage (Eqs. (90)-(91)), always: with M, B = G H and g_t at q^,
  *     [M B^T; B 0] (v^ - v, mu~) = (0, -(B v + g_t)).
  *
- * Linear algebra (issue 10): the KKT matrix [M B^T; B 0] is factorised either
+ * Linear algebra: the KKT matrix [M B^T; B 0] is factorised either
  * by the original dense GSL LU code (MBS_PROJECT_GSL_LU, mbs_project_alloc) or
  * by an mbs_linsol backend (methods/linsol/linsol.h: MBS_LS_DENSE, MBS_LS_UMFPACK,
  * MBS_LS_CHOLMOD; mbs_project_alloc_backend).  On the backends M and B come as
@@ -38,7 +38,7 @@ enum { MBS_PROJECT_MAXIT = 10 };
 #define MBS_PROJECT_EPS_PARAM                                                           \
     {"eps_g", 1e-10, 1e-14, 1e-1,                                                       \
      "projection tolerance: q is projected when ||g(q)||_inf > eps_g and the "          \
-     "simplified Newton iteration stops at ||g||_inf <= eps_g (seed 002 Eq. (89))",     \
+     "simplified Newton iteration stops at ||g||_inf <= eps_g (Arnold 2016 [arnold2016dae] Eq. (89))",     \
      NULL, 0}
 
 typedef struct mbs_projection mbs_projection;

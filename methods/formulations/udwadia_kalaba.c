@@ -1,4 +1,4 @@
-/* Udwadia-Kalaba formulation (seed 004, Sect. 7.7, Eqs. (82)-(90)) as
+/* Udwadia-Kalaba formulation ([pennestri_coordinate_reduction], Sect. 7.7, Eqs. (82)-(90)) as
  * acceleration evaluators `uk` and `ukb` (with Baumgarte terms, Eq. (90)):
  *     q''_f = M^-1 f                                               (82)
  *     D = B M^-1/2                                                 (86)
@@ -295,10 +295,10 @@ static const mbs_param_def ukb_params[] = {
 
 UK_METHODS(uk, mbs_accel_uk, uk_params,
            "Udwadia-Kalaba with the pseudo-inverse of B M^-1/2 (GSL SVD)",
-           "seed 004, Eqs. (82)-(89); Udwadia & Kalaba (1996)")
+           "Pennestri & Valentini [pennestri_coordinate_reduction], Eqs. (82)-(89); Udwadia & Kalaba (1996)")
 UK_METHODS(ukb, mbs_accel_ukb, ukb_params,
            "Udwadia-Kalaba with Baumgarte terms (GSL SVD)",
-           "seed 004, Eq. (90); Baumgarte (1972)")
+           "Pennestri & Valentini [pennestri_coordinate_reduction], Eq. (90); Baumgarte (1972)")
 
 /* The formulations of this file, for methods/registry.def (MBS_ODE_FORMULATIONS). */
 const mbs_ode_formulation *const mbs_ode_formulations_udwadia_kalaba[] = {

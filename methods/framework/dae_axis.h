@@ -59,7 +59,7 @@ struct mbs_dae_formulation {
     int mu;                     /* 1: the GGL multipliers mu besides lambda */
     /* Text for the integrators' summaries and citations: the formulation in a
      * sentence ("the index-2 formulation") and its short name ("the index-2
-     * form"); its equations in seed 002 (Simeon et al.), "(79)" or "(79),
+     * form"); its equations in Arnold 2016 [arnold2016dae] (Simeon et al.), "(79)" or "(79),
      * (88)-(91)"; MBS_DAE_PROJECTION: the formulation projected and what the
      * projection does. */
     const char *title, *form, *eqs;

@@ -38,7 +38,7 @@ typedef struct mbs_counters {
     long factorizations; /* linear-system factorizations */
     long solves;         /* linear-system solves (one right-hand side each) */
     long newton_iters;   /* Newton iterations */
-    long jacobians;      /* iteration-matrix Jacobians dF/dy assembled (issue 16; implicit
+    long jacobians;      /* iteration-matrix Jacobians dF/dy assembled (implicit
                             methods on methods/formulations/dae_form.h, index1/radau5, the genalpha
                             family; 0 for methods that build none) */
     long deriv_evals;    /* analytic derivative callbacks (problem.h: force_q, force_v,
@@ -70,16 +70,16 @@ typedef struct mbs_ctx {
     gsl_matrix *G_full;   /* n_lambda x n_q scratch, only when H != I */
     gsl_matrix *H;        /* n_q x n_v scratch, only when H != I */
     /* Linear-solver backend statistics (methods/linsol/linsol.h) of the run, summed
-     * over every mbs_linsol a method used (issue 10); reported by the method
+     * over every mbs_linsol a method used; reported by the method
      * through mbs_ctx_report_linsol() at the end of integrate().  linsol_kind
      * is -1 when the method used no mbs_linsol backend. */
     int linsol_kind;
     mbs_linsol_stats linsol;
     double fail_t;        /* time of failure (set by mbs_fail) */
     char reason[256];     /* failure detail (set by mbs_fail) */
-    double max_wall;      /* wall-clock budget of one integration [s] (issue 17) */
+    double max_wall;      /* wall-clock budget of one integration [s] */
     double wall_start;    /* monotonic clock at the start (mbs_ctx_reset) */
-    /* Threads the method's parallel parts ran on (issue 22; dca/...: the
+    /* Threads the method's parallel parts ran on (dca/...: the
      * assembly/disassembly passes), set by the method during integrate(); 0
      * (reset by mbs_ctx_reset) for methods that do not report one. */
     int threads;
@@ -114,8 +114,8 @@ enum mbs_method_flags {
     MBS_M_EXTENDED_OK = 1u << 9,         /* supports MBS_PB_EXTENDED problems (else declined) */
     MBS_M_EXTERNAL_ALLOC = 1u << 10,     /* allocates inside an external library whose own
                                             allocation-failure paths leak or crash (GSL 2.7
-                                            msadams/msbdf/bsimp, SUNDIALS 6.4): the peers of
-                                            issue 9; skipped by tests/alloc/allocfail.c */
+                                            msadams/msbdf/bsimp, SUNDIALS 6.4): peer methods;
+                                            skipped by tests/alloc/allocfail.c */
     MBS_M_NONHOLONOMIC_OK = 1u << 11     /* supports MBS_PB_NONHOLONOMIC problems (else
                                             declined) */
 };
@@ -202,7 +202,7 @@ static inline void mbs_count_newton(mbs_ctx *ctx) { ctx->cnt.newton_iters++; }
 static inline void mbs_count_rejected(mbs_ctx *ctx) { ctx->cnt.rejected++; }
 static inline void mbs_count_jacobian(mbs_ctx *ctx) { ctx->cnt.jacobians++; }
 
-/* Analytic derivatives (problem.h, issue 16), counted in deriv_evals.  Callers
+/* Analytic derivatives (problem.h), counted in deriv_evals.  Callers
  * check that the problem provides the callback (NULL: finite differences). */
 int mbs_force_q(mbs_ctx *ctx, double t, const double *q, const double *v, gsl_matrix *K);
 int mbs_force_v(mbs_ctx *ctx, double t, const double *q, const double *v, gsl_matrix *D);

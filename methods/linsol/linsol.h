@@ -1,5 +1,5 @@
 /* Linear-solver backends for the saddle-point (KKT) system of the index-1
- * formulation (seed 002 Eq. (17), Eq. (84c)):
+ * formulation ([arnold2016dae] Eq. (17), Eq. (84c)):
  *
  *     [ M  B^T ] [ a      ]   [ f     ]
  *     [ B  0   ] [ lambda ] = [ gamma ],
@@ -16,7 +16,7 @@
  *   cholmod - range-space solve: CHOLMOD Cholesky of A and of the Schur
  *             complement S = B A^-1 B^T, A = M, or the augmented-Lagrangian
  *             A = M + w B^T B (right-hand side f + w B^T gamma) when M is only
- *             positive definite on ker B (seed 003 Sect. 2 / seed 004 Eq. (3)-(8)
+ *             positive definite on ker B ([dca_augmented_lagrangian] Sect. 2 / [pennestri_coordinate_reduction] Eq. (3)-(8)
  *             with L L^T replaced by a sparse factorisation):
  *               lambda = S^-1 (B A^-1 f~ - gamma),  a = A^-1 (f~ - B^T lambda).
  *             With A = P^T L D L^T P (simplicial, AMD order) the Schur complement

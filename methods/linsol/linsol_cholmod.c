@@ -1,7 +1,7 @@
 /* The CHOLMOD backend of linsol.h: the KKT system solved in the range space,
  * M = L L^T (CHOLMOD), the Schur complement S = B M^-1 B^T from Y = L^-1 P B^T
- * by columns and rows, factored again by CHOLMOD (seed 004, Eqs. (3)-(8) in
- * sparse form).  Split from linsol.c (issue 19). */
+ * by columns and rows, factored again by CHOLMOD ([pennestri_coordinate_reduction], Eqs. (3)-(8) in
+ * sparse form).  Split from linsol.c. */
 #include <float.h>
 #include <gsl/gsl_errno.h>
 #include <math.h>
@@ -42,7 +42,7 @@ static int chm_status(mbs_linsol *ls, const char *what, char *msg, size_t len)
 
 /* A = M (+ w B^T B): upper-triangle triplets (stored transposed, as the lower
  * triangle); the B^T B products are listed as
- * pairs of B triplets (seed 003 Sect. 2: augmented Lagrangian; any w > 0 leaves
+ * pairs of B triplets ([dca_augmented_lagrangian] Sect. 2: augmented Lagrangian; any w > 0 leaves
  * the solution unchanged because B a = gamma). */
 int mbs_ls_chm_analyse_A(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets *B,
                          char *msg, size_t len)

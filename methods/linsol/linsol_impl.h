@@ -1,4 +1,4 @@
-/* Private to methods/linsol*.c (issue 19 split): the solver object and the
+/* Private to methods/linsol*.c: the solver object and the
  * compressed-column patterns shared by linsol.c (interface, dense and UMFPACK
  * backends) and linsol_cholmod.c (the CHOLMOD range-space backend). */
 #ifndef MBS_LINSOL_IMPL_H

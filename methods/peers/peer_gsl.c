@@ -1,5 +1,5 @@
 /* GSL's ODE steppers not wrapped by methods/integrators/explicit/explicit.c, as peers on the index-1
- * formulation (seed 002, Eqs. (83)-(84); the KKT solve of methods/formulations/index1.h):
+ * formulation ([arnold2016dae], Eqs. (83)-(84); the KKT solve of methods/formulations/index1.h):
  *   index1/gsl-rkck    - Cash-Karp 4(5), explicit;
  *   index1/gsl-msadams - variable-order Adams (orders 1-12), predictor-corrector
  *                        with functional iteration;
@@ -264,7 +264,7 @@ static int peer_gsl_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, do
 
 static const mbs_param_def peer_gsl_params[] = {MBS_INDEX1_LINSOL_PARAM};
 
-#define CITE "seed 002, Eqs. (83)-(84); GSL 2.7 gsl_odeiv2_step_"
+#define CITE "Arnold 2016 [arnold2016dae], Eqs. (83)-(84); GSL 2.7 gsl_odeiv2_step_"
 /* gsl_odeiv2_step_* are `const gsl_odeiv2_step_type *` variables, not constant
  * expressions, so each method has a small alloc wrapper that passes its type. */
 #define PEER_GSL(sym, nm, summ, stepper, p, extra)                                         \

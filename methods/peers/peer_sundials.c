@@ -1,9 +1,9 @@
-/* SUNDIALS 6.4 (Debian libsundials-dev) as peers inside the harness (issue 9).
+/* SUNDIALS 6.4 (Debian libsundials-dev) as peers inside the harness.
  *
  *   index1/cvode-bdf, index1/cvode-adams - CVODE (variable-order BDF 1-5 /
  *       Adams 1-12, Newton with SUNDIALS' dense LU and its difference-quotient
  *       Jacobian) on the index-1 ODE y = (q, v), y' = (H v, v') with v' from
- *       the KKT solve of methods/formulations/index1.h (seed 002, Eqs. (83)-(84));
+ *       the KKT solve of methods/formulations/index1.h ([arnold2016dae], Eqs. (83)-(84));
  *   index1/arkode-dp5 - ARKODE ERKStep with the built-in Dormand-Prince 7-4-5
  *       table on the same ODE; parameter fixed_h > 0 switches to fixed steps
  *       (to check the observed order of the built-in table).  Verner 6(5)
@@ -12,10 +12,10 @@
  *       7.7, 7.8 per halving of h = 0.02 .. 0.0025, t_end = 2; DP5: 38, 35, 34),
  *       as /work/shared/PEERS.md warns;
  *   index1/ida - IDA on the index-1 DAE residual
- *       (q' - H v, M v' - f + B^T lambda, B v' - gamma) (seed 002 Eq. (17)),
+ *       (q' - H v, M v' - f + B^T lambda, B v' - gamma) ([arnold2016dae] Eq. (17)),
  *       IDA's difference-quotient Jacobian;
  *   index2/ida, ggl/ida - IDA on E(y) y' - F(t, y) = 0 with the forms of
- *       methods/formulations/dae_form.h (seed 002 Eqs. (79), (92)); Jacobian
+ *       methods/formulations/dae_form.h ([arnold2016dae] Eqs. (79), (92)); Jacobian
  *       cj E(y) - dF/dy from mbs_dae_form_mass/mbs_dae_form_jac.  index2/ida
  *       also runs extended problems (problem.h; the wheelset with form=index2):
  *       residual E(t, y) y' - F(t, y) of the problem's own system
@@ -138,7 +138,7 @@ static int ode_rhs(realtype t, N_Vector y, N_Vector ydot, void *data)
 }
 
 /* IDA residual of the index-1 DAE, y = (q, v, lambda):
- * (q' - H v, M v' - f + B^T lambda, B v' - gamma) (seed 002 Eq. (17)). */
+ * (q' - H v, M v' - f + B^T lambda, B v' - gamma) ([arnold2016dae] Eq. (17)). */
 static int res_index1(realtype t, N_Vector yy, N_Vector ypv, N_Vector rr, void *data)
 {
     peer_state *st = data;
@@ -259,7 +259,7 @@ static int jac_form(realtype t, realtype cj, N_Vector yy, N_Vector ypv, N_Vector
  * restarted once from t0 with lambda weighted by h as well (lambda_h).  crank
  * (index-2 and GGL, rtol 1e-8) failed at t = 0 with h = 1.6e-17 (corrector
  * convergence: the lambda corrections carry the rounding of the constraint
- * residual times cj = O(1/h)); with the restart it runs (issue 16 item 3). */
+ * residual times cj = O(1/h)); with the restart it runs. */
 static int ida_ewt(N_Vector yy, N_Vector ww, void *data)
 {
     peer_state *st = data;
@@ -539,7 +539,7 @@ static int peer_start(peer_state *st, const mbs_settings *set, double t0, const 
     } else if ((s = mbs_qdot(ctx, state, state + nq, yp)) != MBS_OK ||
                (s = mbs_index1_accel(st->w, ctx, t0, state, state + nq, yp + nq, NULL)) !=
                    MBS_OK) {
-        /* consistent y' = (H v, v', 0 [, 0]) from the index-1 solve (seed 002 Eq. (17)) */
+        /* consistent y' = (H v, v', 0 [, 0]) from the index-1 solve ([arnold2016dae] Eq. (17)) */
         return s;
     }
     st->rtol = set->rtol;
@@ -740,7 +740,7 @@ static const mbs_param_def peer_ark_params[] = {
         .ops = &peer_ops,                                                                  \
     };
 
-#define CITE1 "seed 002, Eqs. (83)-(84); SUNDIALS 6.4.1 "
+#define CITE1 "Arnold 2016 [arnold2016dae], Eqs. (83)-(84); SUNDIALS 6.4.1 "
 PEER(mbs_method_index1_cvode_bdf, "index1/cvode-bdf",
      "peer: SUNDIALS CVODE BDF 1-5, dense Newton, on the index-1 formulation",
      CITE1 "CVODE (CV_BDF, SUNLinSol_Dense)", PEER_CVODE_BDF, 0, MBS_M_IMPLICIT, peer_params)
@@ -759,7 +759,7 @@ const mbs_method_def *const mbs_methods_sundials[] = {
 
 /* "peer: SUNDIALS IDA (BDF 1-5) on FORM, ALGEBRAIC out of the error test" (IDASetId,
  * IDASetSuppressAlg); on the index-1 formulation IDA solves the residual of the
- * KKT system (seed 002 Eq. (17)) with its difference-quotient Jacobian. */
+ * KKT system ([arnold2016dae] Eq. (17)) with its difference-quotient Jacobian. */
 static void ida_describe(const mbs_dae_integrator *in, const mbs_dae_formulation *f,
                          char *summary, size_t ns, char *citation, size_t nc)
 {
@@ -770,7 +770,7 @@ static void ida_describe(const mbs_dae_integrator *in, const mbs_dae_formulation
              !ef ? "" : f->mu ? ", lambda and mu out of the error test"
                               : ", lambda out of the error test");
     const char *eqs = ef ? f->eqs : "(17)";
-    snprintf(citation, nc, "seed 002 %s %s; %s", mbs_dae_eq_word(eqs), eqs, in->citation);
+    snprintf(citation, nc, "Arnold 2016 [arnold2016dae] %s %s; %s", mbs_dae_eq_word(eqs), eqs, in->citation);
 }
 
 /* IDA as an implicit integrator of the DAE axis (methods/framework/dae_axis.h):

@@ -1,13 +1,13 @@
 /* Divide-and-conquer algorithm (DCA) with augmented-Lagrangian multipliers and
- * mass-orthogonal projections (seed 003, Sects. 2-3).
+ * mass-orthogonal projections ([dca_augmented_lagrangian], Sects. 2-3).
  *
  * Bodies are the diagonal blocks of M (connected components of its sparsity
  * pattern); a constraint row couples the bodies its row of B = G H touches.
  * The bodies, in index order, are the leaves of a balanced binary tree
- * (seed 003 Fig. 1); a row whose bodies lie in different subtrees is
+ * ([dca_augmented_lagrangian] Fig. 1); a row whose bodies lie in different subtrees is
  * eliminated at their lowest common node, a row within one body is local.
  *
- * Augmented Lagrangian (seed 003 Eqs. (6)-(8), (17)): every multiplier is
+ * Augmented Lagrangian ([dca_augmented_lagrangian] Eqs. (6)-(8), (17)): every multiplier is
  *     lambda = lambda* + alpha (B v' - gamma),
  * iterated from lambda* = 0 until |B v' - gamma| <= eps_a (Sect. 4.1: 1e-10)
  * or 10 iterations, penalty alpha = 1e6.  Each iteration is one assembly and
@@ -28,7 +28,7 @@
  * iteration limits 10 and tolerances eps_p = 1e-14, eps_v = 1e-12 (Sect. 4.1).
  * The structure (bodies, tree, row assignment; dca_tree.c) is analysed at the
  * first evaluation and again only when the pattern of M or B changes.  The
- * passes (dca_pass.c) run on `threads` OpenMP threads (issue 22): subtrees
+ * passes (dca_pass.c) run on `threads` OpenMP threads: subtrees
  * below the top few nodes in parallel, with results independent of the thread
  * count bit for bit.  M and B
  * are kept as triplets: problems with mass_sparse/jacobian_sparse and H = I
@@ -269,7 +269,7 @@ static int dca_eval(void *ws, mbs_ctx *ctx, double t, const double *q, const dou
     if (w->nl > 0 && (s = mbs_gamma(ctx, t, q, v, w->gam)) != MBS_OK)
         return s;
     if (w->nl > 0 && w->mu > 0.0) {
-        /* seed 003 Eqs. (6)-(8): lambda = lambda* + alpha (Phi'' + 2 Omega mu Phi' +
+        /* [dca_augmented_lagrangian] Eqs. (6)-(8): lambda = lambda* + alpha (Phi'' + 2 Omega mu Phi' +
          * mu^2 Phi), i.e. B v' = gamma - 2 Omega mu (B v + g_t) - mu^2 g */
         if ((s = mbs_constraint(ctx, t, q, w->gs)) != MBS_OK ||
             (s = mbs_constraint_t(ctx, t, q, w->gt)) != MBS_OK)
@@ -291,7 +291,7 @@ static int dca_eval(void *ws, mbs_ctx *ctx, double t, const double *q, const dou
     return MBS_OK;
 }
 
-/* Mass-orthogonal projections (seed 003 Sect. 3) with the DCA passes. */
+/* Mass-orthogonal projections ([dca_augmented_lagrangian] Sect. 3) with the DCA passes. */
 static int dca_post(void *ws, mbs_ctx *ctx, double t, double *q, double *v)
 {
     dca_ws *w = ws;
@@ -345,15 +345,15 @@ static int dca_post(void *ws, mbs_ctx *ctx, double t, double *q, double *v)
 }
 
 static const mbs_param_def dca_params[] = {
-    [P_ALPHA] = {"alpha", 1e6, 1.0, 1e12, "penalty of the augmented Lagrangian (seed 003 Sect. 4.1)",
+    [P_ALPHA] = {"alpha", 1e6, 1.0, 1e12, "penalty of the augmented Lagrangian ([dca_augmented_lagrangian] Sect. 4.1)",
                  NULL, 0},
     [P_MAXIT] = {"maxit", 10, 1, 100, "maximum multiplier iterations per solve", NULL, 1},
     [P_EPSA] = {"eps_a", 1e-10, 0.0, 1.0,
                 "stop when |B v' - gamma| <= eps_a (acceleration level, Sect. 4.1)", NULL, 0},
     [P_MU] = {"mu", 0.0, 0.0, 1e6,
-              "constraint stabilisation frequency of the multiplier approximation (seed 003 "
+              "constraint stabilisation frequency of the multiplier approximation ([dca_augmented_lagrangian] "
               "Eqs. (6)-(8); its examples: 1); 0: acceleration level only", NULL, 0},
-    [P_OMEGA] = {"omega", 1.0, 0.0, 1e3, "damping ratio of that stabilisation (seed 003: 1)",
+    [P_OMEGA] = {"omega", 1.0, 0.0, 1e3, "damping ratio of that stabilisation ([dca_augmented_lagrangian]: 1)",
                  NULL, 0},
     [P_THREADS] = {"threads", 0, 0, 256,
                    "threads of the assembly/disassembly passes (0: OMP_NUM_THREADS if set, "
@@ -437,7 +437,7 @@ int mbs_dca_level(void *ws, size_t l, size_t *nodes, double *work, double *maxwo
     return 0;
 }
 
-#define CITE "seed 003, Sects. 2-3 (augmented Lagrangian DCA, mass-orthogonal projections)"
+#define CITE "[dca_augmented_lagrangian], Sects. 2-3 (augmented Lagrangian DCA, mass-orthogonal projections)"
 const mbs_ode_formulation mbs_ode_formulation_dca = {
     .name = "dca",
     .accel = &mbs_accel_dca,

@@ -1,4 +1,4 @@
-/* Diagnostics of the divide-and-conquer formulation (methods/recursions/dca.c, seed 003)
+/* Diagnostics of the divide-and-conquer formulation (methods/recursions/dca.c, [dca_augmented_lagrangian])
  * for benchmarks and tests: the workspace is the `mbs_accel_def` workspace of
  * dca/... and dca-proj/... (mbs_accel_dca.alloc, or mbs_explicit_accel_ws of a
  * dca method's state). */
@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-/* The critical path of the passes, counted from the analysed tree (issue 22).
+/* The critical path of the passes, counted from the analysed tree.
  * Work is counted in multiply-adds of one assembly plus one disassembly pass
  * (the loops' trip counts; a Cholesky factorisation of order n as n^3/6 + n^2/2,
  * one pair of triangular solves as n^2).  The passes run level by level (level

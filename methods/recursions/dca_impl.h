@@ -1,4 +1,4 @@
-/* Private to methods/dca*.c (issue 22 split): the divide-and-conquer workspace,
+/* Private to methods/dca*.c: the divide-and-conquer workspace,
  * shared by dca.c (method glue: workspace, matrices, augmented-Lagrangian
  * iteration, projections, registration), dca_tree.c (structure analysis: bodies,
  * binary tree, row assignment, handles, level layout, work counts) and

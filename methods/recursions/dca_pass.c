@@ -1,10 +1,10 @@
 /* The assembly and disassembly passes of the divide-and-conquer formulation
- * (seed 003 Sects. 2.2-2.3, Eqs. (9)-(32) in the compliance form described at
+ * ([dca_augmented_lagrangian] Sects. 2.2-2.3, Eqs. (9)-(32) in the compliance form described at
  * the top of dca.c), run level by level over the tree of dca_tree.c:
  * assembly from the leaves (level 0) up to the root, disassembly from the root
  * down.  The nodes of one level are independent (none is an ancestor of
  * another), so with w->nthreads > 1 a level's nodes are split over an OpenMP
- * team (issue 22; seed 003 Sect. 4.4: O(k log2 n) on O(n) processors).
+ * team ([dca_augmented_lagrangian] Sect. 4.4: O(k log2 n) on O(n) processors).
  *
  * Results do not depend on the thread count, bit for bit: every node reads only
  * its children's (assembly) or its ancestors' (disassembly) numbers and writes
@@ -65,7 +65,7 @@ static int small_solve(double *D, double *X, size_t n, size_t m)
 
 /* Leaf (body b, local rows L, open rows O):
  *   (M_b + alpha B_L^T B_L) v_b' = f_b - B_L^T (lambda*_L - alpha gamma_L) - B_O^T lambda_O,
- * so v_b' = Phi_b lambda_O + b_b (seed 003 Eqs. (9), (10)). */
+ * so v_b' = Phi_b lambda_O + b_b ([dca_augmented_lagrangian] Eqs. (9), (10)). */
 static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
 {
     size_t d = n->nh, no = n->no;
@@ -116,7 +116,7 @@ static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
 
 /* Node (children 1, 2 joined by rows J, open rows O):
  *   D lambda_J = lambda*_J / alpha - gamma_J + sum_k B_Jk (Phi_k lambda_Ok + b_k),
- *   D = I / alpha - sum_k B_Jk Phi_kJ (the matrix C of seed 003 Eq. (20)),
+ *   D = I / alpha - sum_k B_Jk Phi_kJ (the matrix C of [dca_augmented_lagrangian] Eq. (20)),
  * lambda_J = c_J + E_J lambda_O, and the handle relations of the union
  * (Eqs. (21)-(32)). */
 static int assemble_node(const dca_ws *w, dnode *n, dca_scratch *sc)
@@ -191,7 +191,7 @@ static int assemble_one(const dca_ws *w, dnode *n, dca_scratch *sc)
 
 /* Disassembly of one node: its multipliers from its open ones (set by its
  * ancestors); at a leaf, v' and the local rows' multipliers
- * lambda = lambda* + alpha (B v' - gamma) (seed 003 Sect. 2.3). */
+ * lambda = lambda* + alpha (B v' - gamma) ([dca_augmented_lagrangian] Sect. 2.3). */
 static void disassemble_one(dca_ws *w, const dnode *n)
 {
     if (n->leaf >= 0) {

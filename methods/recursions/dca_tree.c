@@ -1,10 +1,10 @@
-/* Structure analysis of the divide-and-conquer formulation (seed 003 Fig. 1;
+/* Structure analysis of the divide-and-conquer formulation ([dca_augmented_lagrangian] Fig. 1;
  * the mathematics at the top of dca.c): bodies = connected components of the
  * pattern of M, the balanced binary tree over them, the node where each row of
  * B is eliminated, the open rows and handle coordinates of every node, and the
  * index maps the passes use.
  *
- * Layout for the parallel passes (issue 22): nodes are renumbered level by level
+ * Layout for the parallel passes: nodes are renumbered level by level
  * (level = height, leaves first, left to right within a level), and their arrays
  * are packed into two pools in that order, so a level is one contiguous stretch
  * of memory that a thread team splits into contiguous chunks.  Every index map

@@ -158,7 +158,7 @@ static void mulv(double *y, const double *A, int ta, size_t lda, const double *x
 }
 
 /* G^+ and ker G of the symmetric positive semi-definite n x n matrix G by SVD
- * (seed 000, Remark 1 of Appendix A).  Returns the rank. */
+ * ([arnold2013recursive], Remark 1 of Appendix A).  Returns the rank. */
 static size_t pinv(mbs_recursive *r, const double *G, size_t n, double *Gp, double *X)
 {
     gsl_matrix_view A = gsl_matrix_submatrix(r->svdA, 0, 0, n, n);
@@ -222,7 +222,7 @@ int mbs_recursive_eval(mbs_recursive *r, double t, const double *q, const double
         memset(w->accM, 0, d * d * sizeof *w->accM);
         memset(w->accf, 0, d * sizeof *w->accf);
     }
-    /* backward recursion, seed 000 Eq. (17) */
+    /* backward recursion, [arnold2013recursive] Eq. (17) */
     for (size_t ii = N; ii-- > 0;) {
         rbody *w = &r->w[ii];
         const mbs_tree_body *b = &r->b[ii];
@@ -305,7 +305,7 @@ int mbs_recursive_eval(mbs_recursive *r, double t, const double *q, const double
     if (deficient < N) {
         snprintf(msg, len,
                  "projected mass J^T Mbar J of body %zu has rank %zu < %zu: mixed first/second "
-                 "order system (seed 000 Sect. 3.4) needs a DAE integrator",
+                 "order system (Arnold 2013 [arnold2013recursive] Sect. 3.4) needs a DAE integrator",
                  deficient, r->w[deficient].rank, r->n[deficient]);
         return MBS_SINGULAR_MATRIX;
     }
@@ -397,7 +397,7 @@ static const mbs_param_def recursive_params[] = {
      "relative singular-value threshold of the pseudo-inverses G^+ (0: n eps)", NULL, 0},
 };
 
-#define CITE "seed 000, Sect. 3, Eqs. (17), (18), (24a,b); seed 002, Table 1"
+#define CITE "Arnold 2013 [arnold2013recursive], Sect. 3, Eqs. (17), (18), (24a,b); Arnold 2016 [arnold2016dae], Table 1"
 const mbs_ode_formulation mbs_ode_formulation_recursive = {
     .name = "recursive",
     .accel = &mbs_accel_recursive,

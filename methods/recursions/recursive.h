@@ -1,8 +1,8 @@
 /* The recursive O(N) multibody formalism for tree-structured systems in mixed
- * coordinates (seed 000, Sect. 3; seed 002, Sect. 3.3 and Table 1) with
+ * coordinates ([arnold2013recursive], Sect. 3; [arnold2016dae], Sect. 3.3 and Table 1) with
  * Moore-Penrose pseudo-inverses for rank-deficient body mass matrices.
  *
- * Backward recursion (leaves to root, seed 000 Eq. (17)):
+ * Backward recursion (leaves to root, [arnold2013recursive] Eq. (17)):
  *   Mbar_i = K_i^-T (M_i + sum_j H_j^T (Mbar_j - Mbar_j J_j G_j^+ J_j^T Mbar_j) H_j) K_i^-1,
  *   fbar_i = K_i^-T (f_i - sum_j H_j^T (I - Mbar_j J_j G_j^+ J_j^T)(fbar_j + Mbar_j k_j^(II))),
  * j over the successors of i, G_j = J_j^T Mbar_j J_j and G^+ its pseudo-inverse

@@ -1,5 +1,5 @@
 /* BDF (backward differentiation formulas) for the index-3, index-2, GGL and
- * index-2 Baumgarte formulations of the equations of motion (seed 002,
+ * index-2 Baumgarte formulations of the equations of motion ([arnold2016dae],
  * Section 4: Remark 8 b), Eqs. (74)-(76); formulations (77), (79), (87), (92)
  * through methods/formulations/dae_form.h).
  *
@@ -16,7 +16,7 @@
  * = rhs are eliminated with the approximation dq = (rhs - A_qr dr)/c_0 (exact
  * for H = I, where q_{n+1} is an affine function of v_{n+1}), leaving a system
  * in (v, lambda[, mu]) of size n_v + n_lambda (+ n_lambda).  It is scaled as in
- * seed 002 Eqs. (69)-(70)/(76): v rows by 1/c_0, position-level constraint rows
+ * [arnold2016dae] Eqs. (69)-(70)/(76): v rows by 1/c_0, position-level constraint rows
  * (index-3 and the g rows of GGL) by c_0, multiplier unknowns lambda as
  * lambda/c_0 (~ h lambda), so the iteration matrix tends to the bounded KKT
  * structure [[M, B^T], [G H, 0]] as h -> 0.  Simplified Newton (DASSL): the
@@ -33,7 +33,7 @@
  * unless measured in the current step (DASSL carries it over from earlier
  * steps, which accepted insufficiently converged iterates in our tests); at most
  * 4 iterations (10 for the fixed-step methods), rho > 0.9 is divergence.  kappa
- * is the parameter `kappa` (DASSL default 0.33; seed 002 Section 4.1 after
+ * is the parameter `kappa` (DASSL default 0.33; [arnold2016dae] Section 4.1 after
  * Example 10).
  *
  * Error estimate (adaptive methods).  LTE ~ (y_{n+1} - y^P) / (c_0 (t_{n+1} -
@@ -41,7 +41,7 @@
  * error constant 1/((k+1) sum_{j<=k} 1/j)); weighted RMS norm with
  * w_i = rtol |y_n,i| + atol over the differential components only: the
  * algebraic variables lambda, mu (var_index > 1) are excluded from the error
- * test as seed 002 Section 4.2 recommends for BDF (after Eq. (92), ref. [70]).
+ * test as [arnold2016dae] Section 4.2 recommends for BDF (after Eq. (92), ref. [70]).
  * For the index-3 form the velocities are index-2 variables of the DAE: their
  * estimate is O(h^k), not O(h^(k+1)), and unscaled it drives h to zero (measured:
  * step underflow at every tol); they are tested scaled by h as RADAU5 scales
@@ -54,12 +54,12 @@
  * raises the order and doubles h each step; initial step as DASSL,
  * h0 = min(1e-3 span, 0.5 / |y'_0|_W) with y'_0 from the index-1 system; a
  * remainder t_end - t below 2h is split in two equal steps (no tiny last step,
- * whose multipliers would not converge, seed 002 Example 9).
+ * whose multipliers would not converge, [arnold2016dae] Example 9).
  *
- * Accuracy versus tolerance (issue 4; pendulum, t_end = 10, rtol = atol =
+ * Accuracy versus tolerance (pendulum, t_end = 10, rtol = atol =
  * tol; measured 2026-11-22).  `converge --tol0 1e-3 --levels 8` gives err_q/tol
  * 6.3 4.0 9.7 11 8.2 17 37 24 (index2/bdf) and 3.1 0.4 5.7 8.8 24 21 40 47
- * (ggl/bdf) for tol = 1e-3 .. 1e-10: above the factor 10 of issue 4.  Checked:
+ * (ggl/bdf) for tol = 1e-3 .. 1e-10: above a factor 10.  Checked:
  *  - the estimate is the leading term of the local error in y of the
  *    variable-coefficient corrector (defect / c_0 on the actual grid; predictor
  *    through k + 1 points, weighted RMS norm over q, v only); measured by
@@ -90,18 +90,18 @@
  * Error-per-step control of a k-step BDF does not bound the global error by tol
  * on this problem; no safety factor is added to hide it.
  *
- * Problems without constraints (n_lambda = 0, e.g. smallmass, seed 000 Sect.
+ * Problems without constraints (n_lambda = 0, e.g. smallmass, [arnold2013recursive] Sect.
  * 2.2) run in every form (the forms reduce to M v' = f).  With a singular mass
  * matrix (smallmass at m1 = 0, Eq. (6)) y'_0 cannot come from the index-1
  * system: v'_0 solves the rows of M v' = f with non-zero mass rows together
  * with the time derivative of the algebraic rows (zero rows of M); M singular
  * without zero rows (smallmass coords=relative, m1 = 0) is declined with
- * MBS_SINGULAR_MATRIX and a reason.  Seed 000 Fig. 2 trend at tol 1e-6
+ * MBS_SINGULAR_MATRIX and a reason.  [arnold2013recursive] Fig. 2 trend at tol 1e-6
  * (index2/bdf): 2988, 10532, 34644, 131222 steps for m1/m2 = 1e-1..1e-4, 691
  * at m1 = 0 (tests/check_bdf2.c).
  *
  * Baumgarte2 (Eq. (87), alpha0 = C/h) is registered as a fixed-step method
- * (`baumgarte2/bdf`, order = parameter): seed 002 recommends it for fixed step
+ * (`baumgarte2/bdf`, order = parameter): [arnold2016dae] recommends it for fixed step
  * sizes.  With error control the constraint alpha0 g + B v = 0 couples v to
  * g/h: as the step controller reduces h, v must jump by ~ C g / h and the
  * error test fails ever more (measured: step underflow on the pendulum at
@@ -110,12 +110,12 @@
  * alpha0 = C/h_n with h_n the last accepted step.)
  *
  * proj-index2/bdf: index2/bdf with the mass-orthogonal projection of
- * methods/formulations/projection.h (seed 002 Eqs. (88)-(91)) applied to every accepted
+ * methods/formulations/projection.h ([arnold2016dae] Eqs. (88)-(91)) applied to every accepted
  * y_{n+1}; the projected q, v replace y_{n+1} in the BDF history.
  *
- * Linear algebra (parameter `linsol`, issue 10).  `full` is the condensed
+ * Linear algebra (parameter `linsol`).  `full` is the condensed
  * dense iteration matrix above with dF/dy (dae_form.h: derivative callbacks or
- * finite differences).  `auto` (default, issue 16) takes the structured path
+ * finite differences).  `auto` (default) takes the structured path
  * below where it drops only the Hessian terms (mbs_dae_form_auto_structured),
  * else `full`; the -fixed methods and ggl/bdf keep `full`.
  * `lu`, `umfpack`, `cholmod` use the structured simplified Newton of
@@ -518,7 +518,7 @@ static int bdf_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx,
         s = mbs_fail(ctx, MBS_BAD_INPUT, pb->t0, "%s: C=%g must be positive", m->name, C);
     else if (st->lsk < BDF_LS_FULL || st->lsk > BDF_LS_AUTO)
         s = mbs_fail(ctx, MBS_BAD_INPUT, pb->t0, "%s: linsol=%d unknown", m->name, st->lsk);
-    if (s == MBS_OK && st->lsk == BDF_LS_AUTO) { /* issue 16 */
+    if (s == MBS_OK && st->lsk == BDF_LS_AUTO) {
         /* not for GGL: there the structured matrix's slower contraction leaves
          * a larger Newton error in g and v under DASSL's test (pendulum tol
          * 1e-7: v error 1.2e-5 against 2.3e-6 with full, |g| 1.14 tol at 1e-6) */
@@ -583,7 +583,7 @@ static int bdf_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx,
         bdf_free(st);
         return MBS_NO_MEMORY;
     }
-    /* error test over the differential components (seed 002 Section 4.2) */
+    /* error test over the differential components ([arnold2016dae] Section 4.2) */
     for (size_t i = 0; i < n; i++)
         st->errmask[i] = st->form->var_index[i] == 1;
     /* In the index-3 form v is an index-2 variable: its error estimate is
@@ -607,7 +607,7 @@ static const mbs_method_ops bdf_ops = {
 #define KAPPA_PARAM                                                                        \
     {"kappa", 0.33, 1e-10, 1.0,                                                            \
      "Newton stopping factor: stop when rho/(1-rho)|dy| <= kappa (weighted norm; DASSL "   \
-     "default 0.33, seed 002 Sect. 4.1)", NULL, 0}
+     "default 0.33, Arnold 2016 [arnold2016dae] Sect. 4.1)", NULL, 0}
 #define MAXORD_PARAM {"maxord", 5, 1, 5, "maximum BDF order", NULL, 1}
 #define ORDER_PARAM {"order", 2, 1, 5, "BDF order k (fixed)", NULL, 1}
 #define NTOL_PARAM                                                                         \
@@ -625,7 +625,7 @@ static const mbs_param_def adaptive_params[] = {KAPPA_PARAM, MAXORD_PARAM};
 static const mbs_param_def fixed_params[] = {ORDER_PARAM, KAPPA_PARAM, NTOL_PARAM};
 static const mbs_param_def linsol_params[] = {LINSOL_PARAM};
 
-#define BDF_CITE "seed 002, Remark 8 b), Eqs. (74)-(76)"
+#define BDF_CITE "Arnold 2016 [arnold2016dae], Remark 8 b), Eqs. (74)-(76)"
 #define BDF_FLAGS (MBS_M_IMPLICIT | MBS_M_NEEDS_FULL_RANK)
 #define BDF_ORDERS(p) {[1] = {p, p, p}, [2] = {p, p, p}, [3] = {p, p, p}}
 

@@ -1,7 +1,7 @@
 /* BDF (methods/integrators/bdf/bdf.c): error weights and norms, the variable-step BDF
  * coefficients from Lagrange weights, divided differences, the estimates of
  * the local error at neighbouring orders and the order selection (after DASSL,
- * Brenan, Campbell & Petzold, Sect. 5.2).  Split from bdf.c (issue 19). */
+ * Brenan, Campbell & Petzold, Sect. 5.2).  Split from bdf.c. */
 #include <float.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>

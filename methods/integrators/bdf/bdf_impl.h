@@ -1,4 +1,4 @@
-/* Private to methods/bdf*.c (issue 19 split): the state of the BDF methods,
+/* Private to methods/bdf*.c: the state of the BDF methods,
  * shared by bdf.c (methods, allocation, starter, fixed and adaptive step
  * loops), bdf_coeffs.c (error weights, variable-step BDF coefficients, divided
  * differences, order estimates and selection) and bdf_newton.c (iteration

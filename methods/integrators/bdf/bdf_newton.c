@@ -1,7 +1,7 @@
 /* BDF (methods/integrators/bdf/bdf.c): the iteration matrix (Jacobian, scaled LU or the
  * structured KKT backends), the residual, the Newton corrector with DASSL's
  * convergence test, one step attempt (predictor, corrector, error estimate)
- * and the consistent initial derivative.  Split from bdf.c (issue 19). */
+ * and the consistent initial derivative.  Split from bdf.c. */
 #include <float.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
@@ -33,7 +33,7 @@ static int new_jacobian(bdf_state *st, double t, const double *y)
 }
 
 /* Condensed, scaled iteration matrix for c0 and its LU factorisation:
- * S = A_rr - A_rq A_qr / c0 with A = c0 E - J (seed 002 Eq. (76)). */
+ * S = A_rr - A_rq A_qr / c0 with A = c0 E - J ([arnold2016dae] Eq. (76)). */
 static int factor(bdf_state *st, double c0, double t)
 {
     size_t nq = st->nq, nr = st->nr, nv = st->nv, nl = st->nl;
@@ -321,7 +321,7 @@ int mbs_bdf_report(bdf_state *st, double t)
 }
 
 /* v'_0 without constraints and with a singular mass matrix (smallmass at
- * m1 = 0, the first-order DAE of seed 000 Eq. (6)), where M v' = f does not
+ * m1 = 0, the first-order DAE of [arnold2013recursive] Eq. (6)), where M v' = f does not
  * determine v': the rows of M that vanish are algebraic equations 0 = F_i(t, q, v);
  * they are replaced by their time derivative
  *     dF_i/dt + dF_i/dq q'_0 + dF_i/dv v'_0 = 0
@@ -377,7 +377,7 @@ static int initial_derivative_singular(bdf_state *st, double t, const double *y)
     return MBS_OK;
 }
 
-/* y'_0 for the differential components from the index-1 system (seed 002
+/* y'_0 for the differential components from the index-1 system ([arnold2016dae]
  * Eqs. (83)-(84)); zero for the multipliers. */
 int mbs_bdf_initial_derivative(bdf_state *st, double t, const double *y)
 {

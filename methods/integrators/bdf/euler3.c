@@ -1,14 +1,14 @@
-/* Implicit (backward) Euler on the index-3 formulation (seed 002, Eq. (77)),
+/* Implicit (backward) Euler on the index-3 formulation ([arnold2016dae], Eq. (77)),
  * kept to reproduce Example 9 (variable steps destroy the convergence of lambda).
- * Step t_n -> t_{n+1} = t_n + h_n (seed 002 Example 9, general M, f, H):
+ * Step t_n -> t_{n+1} = t_n + h_n ([arnold2016dae] Example 9, general M, f, H):
  *     q_{n+1} = q_n + h_n H(q_{n+1}) v_{n+1}   (fixed point in q for H != I),
  *     M(q_{n+1}) (v_{n+1} - v_n) = h_n (f(t_{n+1}, q_{n+1}, v_{n+1}) - B(q_{n+1})^T lambda_{n+1}),
  *     0 = g(t_{n+1}, q_{n+1}),
  * solved for (v_{n+1}, h_n lambda_{n+1}) with q_{n+1} eliminated and the
- * constraint scaled by 1/h_n (seed 002 Eq. (76) with k = 1, scaling of Eqs.
+ * constraint scaled by 1/h_n ([arnold2016dae] Eq. (76) with k = 1, scaling of Eqs.
  * (69)-(70)), so that the iteration matrix
  *     [ M(q)  B(q)^T ]
- *     [ B(q)  0      ]      (the leading blocks of the Jacobian, seed 002 after Eq. (76))
+ *     [ B(q)  0      ]      (the leading blocks of the Jacobian, [arnold2016dae] after Eq. (76))
  * stays bounded as h -> 0.  Newton's method uses this matrix with the upper
  * left block replaced by the full dr1/dv (r1 = M (v - v_n) - h f + B^T h lambda,
  * q = q_n + h H v), by forward differences, so the O(h) terms (f_v, f_q, the
@@ -37,7 +37,7 @@ enum { STEPS_CONSTANT = 0, STEPS_ALTERNATE = 1, STEPS_LAST = 2 };
 static const mbs_param_def euler_params[] = {
     [E_STEPS] = {"steps", STEPS_CONSTANT, 0, 2,
                  "step sequence: constant h; alternate h, r h, ...; last: final step r h "
-                 "(seed 002 Example 9)",
+                 "(Arnold 2016 [arnold2016dae] Example 9)",
                  "constant,alternate,last", 1},
     [E_HRATIO] = {"hratio", 0.5, 1e-9, 1.0, "step ratio r of the alternate/last sequences",
                   NULL, 0},
@@ -201,7 +201,7 @@ static int euler_step(euler_state *st, mbs_ctx *ctx, double t, double h, double 
             (nl && (s = mbs_constraint(ctx, tn, q, st->g)) != MBS_OK))
             goto fail;
         /* Iteration matrix [dr1/dv B^T; B 0]; dr1/dv by forward differences
-         * through q = q_n + h H v (seed 002 after Eq. (76): alpha_0 M + O(h)). */
+         * through q = q_n + h H v ([arnold2016dae] after Eq. (76): alpha_0 M + O(h)). */
         gsl_matrix_set_zero(st->K);
         memcpy(st->vp, v, nv * sizeof(double));
         for (size_t j = 0; j < nv; j++) {
@@ -332,7 +332,7 @@ const mbs_method_def mbs_method_index3_euler = {
     .name = "index3/euler",
     .summary = "implicit (backward) Euler on the index-3 formulation, prescribed variable "
                "step sequences (Example 9)",
-    .citation = "seed 002, Eq. (77), Eqs. (75)-(76) with k = 1, Example 9",
+    .citation = "Arnold 2016 [arnold2016dae], Eq. (77), Eqs. (75)-(76) with k = 1, Example 9",
     .order = {1, 1, 1},
     .flags = MBS_M_FIXED_STEP | MBS_M_IMPLICIT | MBS_M_NEEDS_FULL_RANK,
     .params = euler_params,

@@ -1,8 +1,8 @@
 /* Energy-preserving and energy-decaying schemes with self-stabilised constraints
- * (seed 001, O. A. Bauchau, Int. J. Solids Struct. 40 (2003), Sections 3-5).
+ * (Bauchau 2003 [bauchau2003selfstabilized], Int. J. Solids Struct. 40, Sections 3-5).
  *
  * Notation of the problem contract: M v' = f - G^T lambda, q' = v, g(t,q) = 0
- * (seed 001 writes F_I + F_E + B lambda = F_A, Eq. (1); its B is our G^T).
+ * ([bauchau2003selfstabilized] writes F_I + F_E + B lambda = F_A, Eq. (1); its B is our G^T).
  *
  * ep/midpoint (Sect. 3), one step t_i -> t_f = t_i + h:
  *   M_m (v_f - v_i)/h = fbar - B_m^T lambda_m          (4)
@@ -17,7 +17,7 @@
  * the time-averaged constraint gbar(q) = (g(t_i,q) + g(t_f,q))/2,
  *   B_k = grad gbar_k(q_m) + [gbar_k(q_f) - gbar_k(q_i) - grad gbar_k(q_m).dq] dq^T/|dq|^2,
  * and a_m = ((g(t_f,q_i) - g(t_i,q_i)) + (g(t_f,q_f) - g(t_i,q_f)))/2.  For
- * quadratic constraints the correction vanishes (B_m = G(q_m), seed 001 Sect.
+ * quadratic constraints the correction vanishes (B_m = G(q_m), [bauchau2003selfstabilized] Sect.
  * 6.1); for e3 . d1(t) it gives B_m = d1m, a_m = e3m . (d1f - d1i) (Eq. (43)).
  * The correction is added only when Eq. (6) is violated beyond round-off.
  * Non-holonomic constraints A v + a = 0 (problem.h, MBS_PB_NONHOLONOMIC; ep only):
@@ -118,7 +118,7 @@ static const mbs_param_def ep_params[] = {COMMON_PARAMS};
 static const mbs_param_def ed_params[] = {
     COMMON_PARAMS,
     [P_A] = {"a", 1.0, 0.0, 1.0,
-             "dissipation parameter of seed 001 Eq. (26): 1 = TDG (maximal), 0 = none", NULL,
+             "dissipation parameter of Bauchau 2003 [bauchau2003selfstabilized] Eq. (26): 1 = TDG (maximal), 0 = none", NULL,
              0},
 };
 
@@ -574,7 +574,7 @@ const mbs_method_def mbs_method_ep_midpoint = {
     .name = "ep/midpoint",
     .summary = "energy-preserving midpoint scheme with self-stabilised constraints "
                "(discrete constraint gradient), fixed step",
-    .citation = "seed 001 (Bauchau 2003), Sect. 3, Eqs. (4)-(6), (9), (17)-(21)",
+    .citation = "Bauchau 2003 [bauchau2003selfstabilized], Sect. 3, Eqs. (4)-(6), (9), (17)-(21)",
     .order = {2, 2, 2},
     .flags = MBS_M_FIXED_STEP | MBS_M_IMPLICIT | MBS_M_NEEDS_FULL_RANK |
              MBS_M_ENERGY_CONSERVING | MBS_M_NONHOLONOMIC_OK,
@@ -588,8 +588,8 @@ const mbs_method_def mbs_method_ed_tdg = {
     .name = "ed/tdg",
     .summary = "energy-decaying scheme (time-discontinuous Galerkin form) with "
                "self-stabilised constraints, dissipation a, fixed step",
-    .citation = "seed 001 (Bauchau 2003), Sect. 4, Eqs. (23)-(29), (33)",
-    /* q: 3 (TDG, seed 001 Fig. 4); v: 3 on rigidbody but 2 on the pendulum
+    .citation = "Bauchau 2003 [bauchau2003selfstabilized], Sect. 4, Eqs. (23)-(29), (33)",
+    /* q: 3 (TDG, [bauchau2003selfstabilized] Fig. 4); v: 3 on rigidbody but 2 on the pendulum
      * (measured), lambda=end: 3 on the pendulum, 2.5-3 on rigidbody; the
      * guaranteed values are given. */
     .order = {3, 2, 2},

@@ -1,5 +1,5 @@
 /* Energy-preserving (EP) and energy-decaying (ED) schemes with self-stabilised
- * constraints (seed 001, Bauchau 2003, Sections 3-5): ep/midpoint and ed/tdg.
+ * constraints (Bauchau 2003 [bauchau2003selfstabilized], Sections 3-5): ep/midpoint and ed/tdg.
  *
  * Both are fixed-step, implicit (Newton with counted iterations) and need
  * q' = v (no kinematic matrix H).  The multiplier they produce is a mid-step
@@ -16,7 +16,7 @@
 extern const mbs_method_def mbs_method_ep_midpoint;
 extern const mbs_method_def mbs_method_ed_tdg;
 
-/* The discrete constraint gradient of seed 001 Eqs. (6), (17): B (n_lambda x n)
+/* The discrete constraint gradient of [bauchau2003selfstabilized] Eqs. (6), (17): B (n_lambda x n)
  * and a (n_lambda) with  g(tb, qb) - g(ta, qa) = B (qb - qa) + a  to round-off.
  * B is the Gonzalez discrete gradient of the time-averaged constraint
  * (g(ta, .) + g(tb, .))/2 (midpoint Jacobian plus a rank-one correction that
@@ -30,13 +30,13 @@ int mbs_energy_discrete_gradient(void *state, mbs_ctx *ctx, double ta, const dou
 
 /* Energy balance of the last accepted step of ep/midpoint or ed/tdg (call it
  * from an observer): work = a . lambda, the work of the rheonomic constraints
- * (seed 001 Eqs. (20), (32); 0 for scleronomic ones), and dissipation =
+ * ([bauchau2003selfstabilized] Eqs. (20), (32); 0 for scleronomic ones), and dissipation =
  * (a/2)(|v_j - v_i|_M^2 + c_E^2) of the ED scheme (Eqs. (30)-(33); 0 for EP), so
  * that E_f - E_i = work - dissipation for loads with a potential.  Recomputed
  * from the stored step (counted evaluations). */
 int mbs_energy_last_step(void *state, mbs_ctx *ctx, double *work, double *dissipation);
 
-/* One step of the GGL system discretised as seed 001 Eq. (37):
+/* One step of the GGL system discretised as [bauchau2003selfstabilized] Eq. (37):
  *   M (v_f - v_i)/h = f_m - B_m^T lambda,   (q_f - q_i)/h - v_m + B_m^T mu = 0,
  *   g(t_f, q_f) = 0,   B_m v_m + a_m/h = 0,
  * solved for (q_f, v_f, lambda, mu) without using mu = 0.  `state` must be an

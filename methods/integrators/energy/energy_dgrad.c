@@ -1,8 +1,8 @@
-/* Energy schemes (methods/integrators/energy/energy.c, seed 001): checks of the applied force
+/* Energy schemes (methods/integrators/energy/energy.c, [bauchau2003selfstabilized]): checks of the applied force
  * (gradient of the potential, constant), its Jacobian, the discrete gradient of
- * the constraints and the potential (seed 001 Eqs. (6), (17)), the average
+ * the constraints and the potential ([bauchau2003selfstabilized] Eqs. (6), (17)), the average
  * force, and the small LU helpers of the Newton iterations.  Split from
- * energy.c (issue 19). */
+ * energy.c. */
 #include <float.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_linalg.h>
@@ -152,7 +152,7 @@ int mbs_energy_dgrad(energy_ws *w, mbs_ctx *ctx, double ta, const double *qa, do
         }
     }
     if (nh0 < nl) {
-        /* Non-holonomic rows A(t,q) v + a(t,q) = 0 (problem.h; seed 001 Sect. 3.3,
+        /* Non-holonomic rows A(t,q) v + a(t,q) = 0 (problem.h; [bauchau2003selfstabilized] Sect. 3.3,
          * Eq. (22)): B_k = A_k at the midpoint (the jacobian rows, averaged over
          * ta, tb when rheonomic: second order), a_k = (tb - ta) a_k(t_m, q_m), and
          * the "g(tb, qb)" handed back is (tb - ta) times the Eq. (22) residual,

@@ -1,5 +1,5 @@
-/* Energy schemes (methods/integrators/energy/energy.c, seed 001): the GGL-stabilised
- * midpoint step of seed 001 Eq. (37).  Split from energy.c (issue 19). */
+/* Energy schemes (methods/integrators/energy/energy.c, [bauchau2003selfstabilized]): the GGL-stabilised
+ * midpoint step of [bauchau2003selfstabilized] Eq. (37).  Split from energy.c. */
 #include <float.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_linalg.h>
@@ -11,7 +11,7 @@
 #include "energy_impl.h"
 #include "../../formulations/index1.h"
 
-/* ---- GGL, seed 001 Eq. (37) ---------------------------------------------------- */
+/* ---- GGL, [bauchau2003selfstabilized] Eq. (37) ------------------------------------ */
 
 int mbs_energy_ggl_step(void *state, mbs_ctx *ctx, double t, double h, double *y, double *mu)
 {

@@ -1,5 +1,5 @@
-/* Private to methods/energy*.c (issue 19 split): the workspace of the
- * energy-preserving and energy-decaying schemes (seed 001), shared by energy.c
+/* Private to methods/energy*.c: the workspace of the
+ * energy-preserving and energy-decaying schemes ([bauchau2003selfstabilized]), shared by energy.c
  * (methods, allocation, the ep and ed steps, integration), energy_dgrad.c
  * (force checks and derivatives, discrete gradients, average force, linear
  * algebra) and energy_ggl.c (the GGL step of Eq. (37)). */

@@ -1,4 +1,4 @@
-/* Explicit Runge-Kutta methods as data (issue 20): a Butcher tableau
+/* Explicit Runge-Kutta methods as data: a Butcher tableau
  *
  *      c | A            stages s, A strictly lower triangular (row-major s x s),
  *      --+----          b: weights of the order-p solution,

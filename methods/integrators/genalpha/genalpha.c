@@ -1,7 +1,7 @@
 /* Generalized-alpha and HHT-alpha for constrained mechanical systems
- * (seed 002, Section 4.1 and Eqs. (93)-(94)); fixed step, q' = v (H = I).
+ * ([arnold2016dae], Section 4.1 and Eqs. (93)-(94)); fixed step, q' = v (H = I).
  *
- *   index3/genalpha - Brüls' form of the generalized-alpha method (seed 002,
+ *   index3/genalpha - Brüls' form of the generalized-alpha method ([arnold2016dae],
  *       Eq. (64)) applied directly to the index-3 equations of motion (67): the
  *       step is the Newton solve of the scaled system (69) in (Delta q_n, h lambda_{n+1})
  *       with the iteration matrix of Eq. (70),
@@ -11,11 +11,11 @@
  *       iteration contracts slower than 1/2, the step switches once to the full
  *       Jacobian by forward differences (fast motions, stiff forces).  Newton
  *       iterations, factorisations and solves are counted.  Parameters from rho_inf after Chung
- *       and Hulbert (seed 002 ref. [33]):
+ *       and Hulbert ([arnold2016dae] ref. [33]):
  *           alpha_m = (2 rho - 1)/(rho + 1), alpha_f = rho/(rho + 1),
  *           gamma = 1/2 - alpha_m + alpha_f, beta = (gamma + 1/2)^2 / 4,
  *       or given explicitly (second order needs gamma = 1/2 - alpha_m + alpha_f).
- *   index3/hht - HHT-alpha (seed 002, Eq. (66) and below): alpha_m = 0,
+ *   index3/hht - HHT-alpha ([arnold2016dae], Eq. (66) and below): alpha_m = 0,
  *       alpha_f = -alpha, gamma = 1/2 - alpha, beta = (1 - alpha)^2/4, alpha in
  *       [-1/3, 0]; for constant M the a-update (64c) is Eq. (66) with the constraint
  *       forces included in q''.  alpha = 0 is the trapezoidal Newmark rule.
@@ -26,9 +26,9 @@
  *       after Eq. (94).
  *   liegroup/genalpha, liegroup-ggl/genalpha - the same two methods on a Lie-group
  *       configuration space (problems flagged MBS_PB_LIEGROUP, problem.h): Arnold,
- *       Brüls and Cardona's Lie-group generalized-alpha (seed 002 ref. [9], the
+ *       Brüls and Cardona's Lie-group generalized-alpha ([arnold2015liegroup], the
  *       error analysis; the heavy top in SO(3) x R^3 is Brüls and Cardona's
- *       example, ref. [28]).  The position update (68b) becomes
+ *       example, [bruls2010liegroup]).  The position update (68b) becomes
  *           q_{n+1} = q_n o exp(h Delta q_n),
  *       Delta q_n in R^{n_v} (the velocity space; v_n, a_n, q''_n are the
  *       velocity, acceleration-like vector and v' in those coordinates), and G is
@@ -44,13 +44,13 @@
  *       index3/genalpha and ggl/genalpha (start=plain, linsol=full).  Problems with
  *       H != I and no Lie-group structure (Euler angles, quaternions) are declined.
  *
- * Starting values (seed 002, text after Fig. 10): q_0, v_0, q''_0 = q''(t_0) from
+ * Starting values ([arnold2016dae], text after Fig. 10): q_0, v_0, q''_0 = q''(t_0) from
  * the index-1 system, and a_0 = q''(t_0 + (alpha_m - alpha_f) h) + O(h^2), evaluated
  * from the index-1 system at the second-order Taylor point at the shifted time.
  *
  * start=corrected (index-3 only) perturbs the starting velocity,
  *     v_0 = v(t_0) + Delta_0,  Delta_0 = h^2 (gamma/2 - beta - 1/12) q'''(t_0),
- * the O(h^2) correction of Arnold, Brüls and Cardona (seed 002 ref. [9]; text after
+ * the O(h^2) correction of Arnold, Brüls and Cardona ([arnold2015liegroup]; text after
  * Example 8).  Our derivation: a smooth numerical solution (Q, V, A) of (64a,b)
  * satisfies V = Q' + h^2 (gamma/2 - beta - 1/12) Q''' + O(h^3) and
  * A = Q''(t + (alpha_m - alpha_f) h) + O(h^2); on the index-3 solution g(Q) = 0, so
@@ -62,7 +62,7 @@
  * q'''(t_0) is a central difference (step h) of the index-1 accelerations at Taylor
  * points, accurate to O(h^2), which suffices because it is multiplied by h^2.
  *
- * Linear algebra (`linsol`, issue 10): full (default) assembles the iteration
+ * Linear algebra (`linsol`): full (default) assembles the iteration
  * matrix densely (n_x x n_x, GSL LU) as above, with the difference-Jacobian
  * fallback.  lu, umfpack and cholmod use the KKT backends of methods/linsol/linsol.h
  * with exactly the same simplified-Newton matrix, which is already a KKT
@@ -89,7 +89,7 @@
  *
  * The observer receives q''_{n+1} as the acceleration.  A last step shorter than h
  * lands on t_end when (t_end - t_0)/h is not an integer (this restarts the
- * transient of a step-size change, seed 002 after Eq. (70)). */
+ * transient of a step-size change, [arnold2016dae] after Eq. (70)). */
 #include <float.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
@@ -123,7 +123,7 @@ enum { SP_RHO, SP_AM, SP_AF, SP_BETA, SP_GAMMA, SP_NTOL, SP_NMAXIT, SP_LINSOL };
     {"gamma", 0.5, 0.0, 10.0, "explicit gamma (must be 1/2 - alpha_m + alpha_f)", NULL, 0}
 #define GA_START_PARAM                                                                  \
     {"start", GA_START_PLAIN, 0, 1, "starting velocity: plain v(t0) or corrected "      \
-     "v(t0) + Delta_0 (O(h^2), Arnold-Bruls-Cardona)", "plain,corrected", 1}
+     "v(t0) + Delta_0 (O(h^2), Arnold, Bruls & Cardona 2015 [arnold2015liegroup])", "plain,corrected", 1}
 #define GA_NEWTON_PARAMS                                                                \
     {"newton_tol", 1e-13, 1e-16, 1e-2, "Newton tolerance on the increments of Delta q, " \
      "lambda, mu relative to (1 + |value|) / h^(index - 1) (RADAU5's weights)", NULL, 0}, \
@@ -381,7 +381,7 @@ static int start(ga_state *st, mbs_ctx *ctx, double t0, double h)
     int s = mbs_index1_accel(st->ix, ctx, t0, st->qn, st->vn, st->qddn, NULL);
     if (s != MBS_OK)
         return s;
-    /* a_0 = q''(t0 + (alpha_m - alpha_f) h) + O(h^2) (seed 002, after Fig. 10). */
+    /* a_0 = q''(t0 + (alpha_m - alpha_f) h) + O(h^2) ([arnold2016dae], after Fig. 10). */
     double d = (st->am - st->af) * h;
     if (d != 0.0) {
         if ((s = accel_at(st, ctx, t0, d, st->an)) != MBS_OK)
@@ -464,7 +464,7 @@ const mbs_method_def mbs_method_index3_genalpha = {
     .name = "index3/genalpha",
     .summary = "generalized-alpha (Chung-Hulbert, Bruls' form) on the index-3 equations, "
                "scaled Newton",
-    .citation = "seed 002, Sect. 4.1, Eqs. (64), (67)-(70), Example 8",
+    .citation = "Arnold 2016 [arnold2016dae], Sect. 4.1, Eqs. (64), (67)-(70), Example 8",
     .order = {2, 2, 2},
     .flags = GA_FLAGS,
     .params = genalpha_params,
@@ -476,7 +476,7 @@ const mbs_method_def mbs_method_index3_genalpha = {
 const mbs_method_def mbs_method_index3_hht = {
     .name = "index3/hht",
     .summary = "HHT-alpha on the index-3 equations (alpha = 0: trapezoidal Newmark)",
-    .citation = "seed 002, Sect. 4.1, Eqs. (64), (66)-(70)",
+    .citation = "Arnold 2016 [arnold2016dae], Sect. 4.1, Eqs. (64), (66)-(70)",
     .order = {2, 2, 2},
     .flags = GA_FLAGS,
     .params = hht_params,
@@ -488,7 +488,7 @@ const mbs_method_def mbs_method_index3_hht = {
 const mbs_method_def mbs_method_ggl_genalpha = {
     .name = "ggl/genalpha",
     .summary = "generalized-alpha on the stabilized index-2 (GGL) equations",
-    .citation = "seed 002, Eqs. (92)-(94), Fig. 16",
+    .citation = "Arnold 2016 [arnold2016dae], Eqs. (92)-(94), Fig. 16",
     .order = {2, 2, 2},
     .flags = GA_FLAGS,
     .params = ggl_params,
@@ -501,7 +501,7 @@ const mbs_method_def mbs_method_liegroup_genalpha = {
     .name = "liegroup/genalpha",
     .summary = "Lie-group generalized-alpha on the index-3 equations (q_{n+1} = q_n o "
                "exp(h Delta q), no normalisation constraint)",
-    .citation = "seed 002, Eqs. (64), (67)-(70), ref. [9] (Arnold-Bruls-Cardona), Example 6",
+    .citation = "Arnold 2016 [arnold2016dae], Eqs. (64), (67)-(70), Example 6; Arnold, Bruls & Cardona 2015 [arnold2015liegroup]",
     .order = {2, 2, 2},
     .flags = GA_FLAGS,
     .params = lie_params,
@@ -513,7 +513,7 @@ const mbs_method_def mbs_method_liegroup_genalpha = {
 const mbs_method_def mbs_method_liegroup_ggl_genalpha = {
     .name = "liegroup-ggl/genalpha",
     .summary = "Lie-group generalized-alpha on the stabilized index-2 (GGL) equations",
-    .citation = "seed 002, Eqs. (92)-(94), ref. [9] (Arnold-Bruls-Cardona), Example 6",
+    .citation = "Arnold 2016 [arnold2016dae], Eqs. (92)-(94), Example 6; Arnold, Bruls & Cardona 2015 [arnold2015liegroup]",
     .order = {2, 2, 2},
     .flags = GA_FLAGS,
     .params = lie_params,

@@ -1,4 +1,4 @@
-/* Private to methods/genalpha*.c (issue 19 split): the state of the
+/* Private to methods/genalpha*.c: the state of the
  * generalized-alpha, HHT and GGL generalized-alpha methods, shared by
  * genalpha.c (parameters, workspace, starting values, integration, methods)
  * and genalpha_step.c (iteration matrix, residual, Newton step). */

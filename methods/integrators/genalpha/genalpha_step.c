@@ -1,7 +1,7 @@
-/* One step of the generalized-alpha methods (methods/integrators/genalpha/genalpha.c, seed 002
+/* One step of the generalized-alpha methods (methods/integrators/genalpha/genalpha.c, [arnold2016dae]
  * Eqs. (70), (94)): the iteration matrix (dense, difference Jacobian, or the
  * structured KKT backends), the residual and the simplified Newton iteration
- * with its round-off floor.  Split from genalpha.c (issue 19). */
+ * with its round-off floor.  Split from genalpha.c. */
 #include <float.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>

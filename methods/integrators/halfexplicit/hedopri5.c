@@ -1,4 +1,4 @@
-/* Half-explicit Runge-Kutta method for the index-1 formulation (seed 002,
+/* Half-explicit Runge-Kutta method for the index-1 formulation ([arnold2016dae],
  * Remark 10, Eqs. (85a)-(85c)) on the Dormand-Prince 5(4) tableau (Dormand &
  * Prince 1980; coefficients of Hairer, Norsett, Wanner, Solving ODEs I,
  * Table II.5.2), the scheme of the solver MDOP5 cited in Remark 10.
@@ -317,7 +317,7 @@ static const mbs_param_def hd_params[] = {MBS_INDEX1_LINSOL_PARAM};
 static const hd_variant hd_adaptive = {.adaptive = 1};
 static const hd_variant hd_fixed = {.adaptive = 0};
 
-#define CITE "seed 002, Remark 10, Eqs. (85a)-(85c); Dormand & Prince (1980); MDOP5"
+#define CITE "Arnold 2016 [arnold2016dae], Remark 10, Eqs. (85a)-(85c); Dormand & Prince (1980); MDOP5"
 
 const mbs_method_def mbs_method_index1_hedopri5 = {
     .name = "index1/hedopri5",

@@ -1,5 +1,5 @@
 /* Half-explicit Runge-Kutta methods of Brasey and Hairer for the index-2
- * formulation (seed 002, Eq. (79) and Remark 9):
+ * formulation ([arnold2016dae], Eq. (79) and Remark 9):
  *     q' = H(q) v,  M(q) v' = f - B^T lambda,  0 = B(q) v + g_t(t, q).
  * Stage i (i = 2, ..., s+1; stage s+1 is the new step, a_{s+1,j} = b_j, c_{s+1} = 1):
  *     Q_i = q_n + h sum_{j<i} a_ij H(Q_j) V_j                      (explicit),
@@ -9,7 +9,7 @@
  * i.e. one linear system per stage for (V'_{i-1}, Lambda_{i-1}):
  *     [ M(Q_{i-1})  B(Q_{i-1})^T ] [ V'_{i-1}      ]   [ f(Q_{i-1}, V_{i-1})                       ]
  *     [ B(Q_i)      0            ] [ Lambda_{i-1}  ] = [ -(B(Q_i) V~_i + g_t) / (h a_{i,i-1})      ]
- * with V~_i = v_n + h sum_{j<i-1} a_ij V'_j (seed 002 Eq. (81e) with the stage
+ * with V~_i = v_n + h sum_{j<i-1} a_ij V'_j ([arnold2016dae] Eq. (81e) with the stage
  * index shifted as in Brasey & Hairer; Hairer & Wanner, Solving ODEs II,
  * Sect. VII.6).  The constraint holds at every stage and at t_{n+1}.
  *
@@ -28,7 +28,7 @@
  *
  * Multipliers at t_{n+1}: the stage multipliers Lambda_i belong to the stage
  * times; the reported lambda_{n+1} (and v'_{n+1} for the observer) are those of
- * the index-1 system (seed 002 Eq. (84c)) at the new point (q_{n+1}, v_{n+1}),
+ * the index-1 system ([arnold2016dae] Eq. (84c)) at the new point (q_{n+1}, v_{n+1}),
  * one extra KKT solve per step, so lambda inherits the order of (q, v).
  *
  * Fixed step (`index2/hem3`, `index2/hem4`) and adaptive (`index2/hem4-adapt`):
@@ -36,7 +36,7 @@
  * err = ||y_{h/2,h/2} - y_h|| / (2^p - 1) in the RMS norm over q and v with
  * sc_i = atol + rtol max(|y_n,i|, |y_{n+1},i|); the two half steps are kept.
  *
- * Linear algebra (`linsol`, issue 10): lu (default) assembles the stage matrix
+ * Linear algebra (`linsol`): lu (default) assembles the stage matrix
  * densely and factors it with GSL LU.  umfpack and cholmod use the backends of
  * methods/linsol/linsol.h, which factor the symmetric KKT matrix [M B^T; B 0] only,
  * whereas the stage matrix above is not symmetric (B(Q_{i-1})^T above,
@@ -324,7 +324,7 @@ static int stage_solve_ls(hem_state *st, mbs_ctx *ctx, double t, int stage, doub
 
 /* hem_step on a backend (same stages, M and B as triplets). */
 /* Q_i = q + h sum_{j<i} a_ij Q'_j: stage positions from the known stage
- * velocities (seed 002 Eqs. (81), half-explicit). */
+ * velocities ([arnold2016dae] Eqs. (81), half-explicit). */
 static void stage_position(const hem_tab *tb, int i, double h, const double *q, const double *Qd,
                            size_t nq, double *Qi)
 {
@@ -368,7 +368,7 @@ static int hem_step_ls(hem_state *st, mbs_ctx *ctx, double t, double h, const do
                 acc += tb->a[i][j] * Vd[(size_t)j * nv + k];
             st->vtmp[k] = v[k] + h * acc;
         }
-        /* constraint rows -(B(Q_i) V~_i + g_t) / (h a_{i,i-1}) (seed 002 Eq. (81e)) */
+        /* constraint rows -(B(Q_i) V~_i + g_t) / (h a_{i,i-1}) ([arnold2016dae] Eq. (81e)) */
         memcpy(st->rl, st->gt, nl * sizeof(double));
         mbs_triplets_gemv(&st->ke.B, 0, 1.0, st->vtmp, st->rl);
         for (size_t k = 0; k < nl; k++)
@@ -428,7 +428,7 @@ static int hem_step(hem_state *st, mbs_ctx *ctx, double t, double h, const doubl
                 acc += tb->a[i][j] * Vd[(size_t)j * nv + k];
             st->vtmp[k] = v[k] + h * acc;
         }
-        /* KKT system of the stage (seed 002 Eq. (81e)). */
+        /* KKT system of the stage ([arnold2016dae] Eq. (81e)). */
         gsl_matrix_set_zero(st->K);
         for (size_t r = 0; r < nv; r++) {
             for (size_t c = 0; c < nv; c++)
@@ -621,7 +621,7 @@ static const hem_variant hem4_fixed = {.fill = fill_hem4, .adaptive = 0};
 static const hem_variant hem4_adapt = {.fill = fill_hem4, .adaptive = 1};
 
 #define CITE                                                                                \
-    "seed 002, Eq. (79), Remark 9, Eq. (81); Brasey & Hairer, SIAM J. Numer. Anal. 30 "     \
+    "Arnold 2016 [arnold2016dae], Eq. (79), Remark 9, Eq. (81); Brasey & Hairer, SIAM J. Numer. Anal. 30 "     \
     "(1993)"
 
 const mbs_method_def mbs_method_index2_hem3 = {

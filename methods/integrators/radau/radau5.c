@@ -1,5 +1,5 @@
 /* Radau IIA, 3 stages, order 5, on the linearly implicit DAE E(y) y' = F(t, y)
- * of methods/formulations/dae_form.h (index-3, index-2 and GGL forms of seed 002 Section
+ * of methods/formulations/dae_form.h (index-3, index-2 and GGL forms of [arnold2016dae] Section
  * 4.2, Eqs. (77), (79), (92); Remark 8a, Eqs. (73a), (73b), (73d)).
  *
  * After Hairer & Wanner's code RADAU5 (Solving ODEs II, Sect. IV.8 and VII.4):
@@ -19,35 +19,35 @@
  *   - Newton stopped when faccon * ||dZ|| <= fnewt; fnewt = kappa when the
  *     parameter `kappa` is given, otherwise RADAU5's default
  *     max(10 eps / rtol', min(0.03, sqrt(rtol'))) (kappa's default 0.03 is the
- *     cap; seed 002 Example 10 and Fig. 12 study kappa);
+ *     cap; [arnold2016dae] Example 10 and Fig. 12 study kappa);
  *   - RADAU5's embedded error estimate (ESTRAD: (u1/h E - J) err =
  *     F(t_n, y_n) + E sum_i e_i Z_i / h, with the second, filtered estimate
  *     after the first step and after rejections), tolerances transformed as in
  *     RADAU5 (rtol' = 0.1 rtol^(2/3), atol' = rtol' atol / rtol), RMS norm with
  *     scal_i = atol' + rtol' |y_i| divided by h^(index_i - 1) for index-2 and
- *     index-3 components (RADAU5's NIND2/NIND3 scaling, seed 002 Sect. 4.2:
+ *     index-3 components (RADAU5's NIND2/NIND3 scaling, [arnold2016dae] Sect. 4.2:
  *     "the error estimates for lambda and mu are scaled by the small factor h";
  *     in the index-3 form v counts as index 2, see set_scal);
  *   - step-size control with Gustafsson's predictive controller, factors
  *     limited to [1/8, 5], safety factor depending on the Newton iterations;
  *   - Newton starting values by extrapolation of the previous collocation
  *     polynomial.
- * Index-3 scaling (seed 002 Eqs. (69)-(70)): the Newton systems are solved for
+ * Index-3 scaling ([arnold2016dae] Eqs. (69)-(70)): the Newton systems are solved for
  * the scaled unknowns (dZ_q / h, dZ_v, h dZ_lambda, dZ_mu) with the momentum
  * rows multiplied by h and the position-level constraint rows by 1/h, so the
  * scaled iteration matrix and its inverse stay bounded as h -> 0 (its limit is
  * [[A^-1, -H, 0, (G^T)], [0, A^-1 M, B^T, 0], [-G, 0, 0, 0], ([0, -B, 0, 0])]).
  *
- * Linear algebra (parameter `linsol`, issue 10; not for index1/radau5, whose
+ * Linear algebra (parameter `linsol`; not for index1/radau5, whose
  * Jacobian is the finite-difference n x n matrix of the index-1 ODE, so it
- * stays dense).  `full` is the dense path above.  `auto` (default, issue 16)
+ * stays dense).  `full` is the dense path above.  `auto` (default)
  * takes the structured path below where it drops only the Hessian terms
  * (mbs_dae_form_auto_structured: H = I and the problem's analytic f_q, f_v
  * vanish), else `full`; the -fixed methods keep `full`.  `lu`, `umfpack`,
  * `cholmod` use the structured simplified Newton of methods/formulations/dae_form.h (sparse
  * mode; H = I problems only, others MBS_UNSUPPORTED): f_q, f_v and the
  * second-derivative terms are dropped from J, which leaves the h-independent
- * KKT matrix [M B^T; B 0] (GGL: also [I G^T; G 0], seed 002 Eq. (17)) on the
+ * KKT matrix [M B^T; B 0] (GGL: also [I G^T; G 0], [arnold2016dae] Eq. (17)) on the
  * linsol.h backend.  The real block (u1/h) uses mbs_dae_form_kkt_solve, the
  * complex block ((alpha + i beta)/h, complex right-hand side W2 + i W3) uses
  * mbs_dae_form_kkt_solve_complex: two real solves per KKT system on the same
@@ -72,7 +72,7 @@
  * Solving ODEs II, Sect. VII.4, Theorems 4.4 and 4.8 with s = 3): index-2
  * (and GGL): y h^(2s-1) = h^5, z h^s = h^3, i.e. q 5, v 5, lambda 3; index-3:
  * y h^(2s-1), z h^s, u h^(s-1), i.e. q 5, v 3, lambda 2.  index1/radau5
- * integrates the index-1 formulation (seed 002 Eqs. (83)-(84)) as the ODE
+ * integrates the index-1 formulation ([arnold2016dae] Eqs. (83)-(84)) as the ODE
  * (q, v)' = (H v, v'(t, q, v)) with v', lambda from the KKT solve of
  * methods/formulations/index1.h (E = I, finite-difference Jacobian): order 5 in q, v and
  * lambda (lambda is a function of the order-5 state).
@@ -185,7 +185,7 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     }
     int ip = mbs_params_find(prm, "linsol");
     st->lsk = ip >= 0 && !var->index1 ? (int)prm->val[ip] : RADAU_LS_FULL;
-    if (st->lsk == RADAU_LS_AUTO) { /* issue 16 */
+    if (st->lsk == RADAU_LS_AUTO) {
         int kind, a = var->fixed ? 0 : mbs_dae_form_auto_structured(ctx, &kind);
         if (a < 0) {
             radau_free(st);

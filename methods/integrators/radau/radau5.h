@@ -1,7 +1,7 @@
 /* Radau IIA (methods/integrators/radau/radau5.c): methods index3/radau5, index2/radau5,
  * ggl/radau5, proj-index2/radau5 and the fixed-step variants.  This header only
  * exposes the Newton iteration matrix and the dense Newton solve, so that tests
- * can check the index-3 scaling of seed 002 Eqs. (69)-(70) (bounded matrix and
+ * can check the index-3 scaling of [arnold2016dae] Eqs. (69)-(70) (bounded matrix and
  * inverse as h -> 0) and the reduced systems against the full matrix. */
 #ifndef MBS_RADAU5_H
 #define MBS_RADAU5_H

@@ -1,4 +1,4 @@
-/* Private to methods/radau5*.c and radau_coeffs.c (issue 19 split): the state
+/* Private to methods/radau5*.c and radau_coeffs.c: the state
  * of the Radau IIA methods, shared by radau5.c (step loop, Newton, error
  * estimate, controller, order selection), radau_methods.c (the method
  * definitions and parameters), radau5_linalg.c (RADAU5's s = 3 coefficients
@@ -15,7 +15,7 @@
 #include "../../formulations/index1.h"
 #include "../../formulations/projection.h"
 
-/* Values of the parameter `linsol` (issue 10). */
+/* Values of the parameter `linsol`. */
 enum { RADAU_LS_FULL = 0, RADAU_LS_LU = 1, RADAU_LS_UMFPACK = 2, RADAU_LS_CHOLMOD = 3,
        RADAU_LS_AUTO = 4 };
 
@@ -25,7 +25,7 @@ typedef struct radau_variant {
     mbs_form_kind kind;
     int index1;   /* index-1 formulation (Eqs. (83)-(84)) as an ODE, instead of kind */
     int fixed;    /* fixed-step mode */
-    int project;  /* projection after accepted steps (seed 002 Eqs. (88)-(91)) */
+    int project;  /* projection after accepted steps ([arnold2016dae] Eqs. (88)-(91)) */
     int stages;   /* s = 3, 5, 7; 0: variable order (RADAU), s from the
                      parameters nsmin .. nsmax */
 } radau_variant;

@@ -3,7 +3,7 @@
  * Sect. IV.8; s = 5, 7 in radau_coeffs.c), and the linear systems of the
  * simplified Newton iteration: the full dense path (real and complex LU of
  * E/h - J blocks) and the structured KKT path (dae_form.h backends).  Split
- * from radau5.c (issue 19). */
+ * from radau5.c. */
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_complex_math.h>
 #include <math.h>
@@ -80,7 +80,7 @@ int mbs_radau_tableau(radau_coeffs *st)
 }
 
 
-/* Row and column scaling of the Newton systems (index-3 scaling, seed 002
+/* Row and column scaling of the Newton systems (index-3 scaling, [arnold2016dae]
  * Eqs. (69)-(70)): unknowns (dq / h, dv, h dlambda, dmu); rows: q 1, v h,
  * position-level constraints 1/h, velocity-level constraints 1. */
 void mbs_radau_scaling(const mbs_dae_form *f, double h, double *rs, double *cs)
@@ -144,7 +144,7 @@ int mbs_radau_lu_singular(const gsl_matrix *LU)
  * of 5 on the pendulum).  Not for extended problems (their E, F are the
  * problem's own; the wheelset keeps its results: its errors at TOL 1e-6 swing
  * 3.6e-6 .. 5.7e-5 under 2% changes of TOL, so round-off-level changes would
- * move the seed-002 Fig. 13 comparisons of reproductions/wheelset-fig12-13).  Checked on E0, J0 (exact zeros and ones, as the
+ * move the [arnold2016dae] Fig. 13 comparisons of reproductions/wheelset-fig12-13).  Checked on E0, J0 (exact zeros and ones, as the
  * forms set them) after every Jacobian evaluation (st->red, radau5.c); 0 keeps
  * the full system. */
 int mbs_radau_reducible(const radau_state *st)

@@ -2,7 +2,7 @@
  * integrator (the DAE forms of dae_form.h, or the index-1 ODE), the stage
  * residual of the collocation system, RADAU5's error estimate, the
  * continuous-output update, the predictor for the next step's stages and the
- * error scaling.  Split from radau5.c (issue 19). */
+ * error scaling.  Split from radau5.c. */
 #include <float.h>
 #include <gsl/gsl_errno.h>
 #include <math.h>
@@ -14,7 +14,7 @@
 
 /* ---- the formulation: the DAE forms of dae_form.h, or the index-1 ODE
  * y = (q, v), y' = (H v, v'(t, q, v)) with v' and lambda from the KKT solve of
- * methods/formulations/index1.h (seed 002 Eqs. (83)-(84); E = I). */
+ * methods/formulations/index1.h ([arnold2016dae] Eqs. (83)-(84); E = I). */
 int mbs_radau_form_mass(radau_state *st, mbs_ctx *ctx, double t, const double *y, gsl_matrix *E)
 {
     if (!st->ix)
@@ -88,7 +88,7 @@ void mbs_radau_stage_derivatives(radau_state *st, double h)
     mbs_radau_kron(st->co->Ainv, st->co->s, st->n, len, st->Z, h, st->Yd);
 }
 
-/* R_i = E(Y_i) Yd_i - F(t + c_i h, Y_i)  (seed 002 Eq. (73d)). */
+/* R_i = E(Y_i) Yd_i - F(t + c_i h, Y_i)  ([arnold2016dae] Eq. (73d)). */
 int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
 {
     size_t n = st->n;

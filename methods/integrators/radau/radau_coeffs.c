@@ -1,5 +1,5 @@
 /* Radau IIA coefficients for s = 3, 5, 7 stages (orders 5, 9, 13), computed
- * rather than tabulated, for the variable-order Radau methods (issue 16, after
+ * rather than tabulated, for the variable-order Radau methods (after
  * Hairer & Wanner's code RADAU, Solving ODEs II, Sect. IV.8 and VII.4; Hairer &
  * Wanner, "Stiff differential equations solved by Radau methods", J. Comput.
  * Appl. Math. 111 (1999) 93-111):

@@ -22,7 +22,7 @@
 /* kappa and nit of RADAU5 (s = 3) and of the variable-order RADAU. */
 #define RADAU5_NEWTON_PARAMS                                                                \
     [RADAU_P_KAPPA] = {"kappa", 0.03, 1e-12, 1.0,                                           \
-                       "Newton stopping factor (RADAU5 FNEWT, seed 002 Example 10); must "  \
+                       "Newton stopping factor (RADAU5 FNEWT, Arnold 2016 [arnold2016dae] Example 10); must "  \
                        "be > 0; when not given RADAU5's default max(10 eps/rtol', "         \
                        "min(0.03, sqrt(rtol')))",                                           \
                        NULL, 0},                                                            \
@@ -56,7 +56,7 @@ static const mbs_param_def radau_ns_params[] = {RADAU_NS_PARAMS};
 
 #define RADAU_CITE                                                                          \
     "Hairer & Wanner, Solving ODEs II, Sect. IV.8 (RADAU5) and VII.4; Hairer, Lubich, Roche " \
-    "(1989); seed 002, Remark 8a, Eqs. (73)"
+    "(1989); Arnold 2016 [arnold2016dae], Remark 8a, Eqs. (73)"
 #define RADAU_VAR_CITE                                                                      \
     "Hairer & Wanner, Solving ODEs II, Sect. IV.8 and VII.4; Hairer & Wanner, J. Comput. "  \
     "Appl. Math. 111 (1999) 93-111 (code RADAU)"
@@ -69,9 +69,9 @@ static const mbs_param_def radau_ns_params[] = {RADAU_NS_PARAMS};
  * q, s in v and s - 1 in lambda. */
 #define RADAU_ORDERS(p, s) {[1] = {p, p, p}, [2] = {p, p, s}, [3] = {p, s, (s) - 1}}
 
-/* "SUMMARY (CODE), on TITLE" and "CITATION; seed 002 Eq(s). EQS".  On the
+/* "SUMMARY (CODE), on TITLE" and "CITATION; Arnold 2016 [arnold2016dae] Eq(s). EQS".  On the
  * index-3 form the integrator scales the constraint rows and the multipliers
- * (seed 002 Eqs. (69)-(70)); the code name is shown where the method is
+ * ([arnold2016dae] Eqs. (69)-(70)); the code name is shown where the method is
  * Hairer's code, i.e. without a projection step. */
 static void radau_describe(const mbs_dae_integrator *in, const mbs_dae_formulation *f,
                            char *summary, size_t ns, char *citation, size_t nc)
@@ -82,7 +82,7 @@ static void radau_describe(const mbs_dae_integrator *in, const mbs_dae_formulati
              code ? ri->code : "", code ? ")" : "", f->title, scaled ? " with scaling" : "");
     char eqs[64];
     snprintf(eqs, sizeof eqs, "%s%s", f->eqs, scaled ? ", (69)-(70)" : "");
-    snprintf(citation, nc, "%s; seed 002 %s %s", in->citation, mbs_dae_eq_word(eqs), eqs);
+    snprintf(citation, nc, "%s; Arnold 2016 [arnold2016dae] %s %s", in->citation, mbs_dae_eq_word(eqs), eqs);
 }
 
 const mbs_dae_integrator mbs_dae_integrators_radau[] = {
