@@ -155,8 +155,8 @@ static void add_params(struct dae_pair *p, size_t *n, mbs_param_list l)
 {
     if (*n + l.n > MBS_MAX_PARAMS)
         too_small("MBS_MAX_PARAMS", p->name);
-    memcpy(p->params + *n, l.defs, l.n * sizeof *l.defs);
-    *n += l.n;
+    for (size_t i = 0; i < l.n; i++)
+        p->params[(*n)++] = l.defs[i];
 }
 
 /* FORMULATION/INTEGRATOR of the DAE axis (framework/dae_axis.h). */
