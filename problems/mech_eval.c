@@ -200,23 +200,33 @@ int mech_cb_force(const mbs_problem *pb, double t, const double *q, const double
     return MBS_OK;
 }
 
+/* Row value (order 0: g) or its time derivative at fixed q (order 1: g_t). */
+static double row_value(const mech_model *m, const mech_row *row, const mech_jet *F,
+                        const double *q, int order)
+{
+    double s = order ? 0.0 : row->c;
+    if (row->f0 >= 0)
+        s += order ? F[row->f0].d1 : F[row->f0].v;
+    for (int k = 0; k < row->nt; k++) {
+        int fn = row->t[k].fn;
+        if (order && fn < 0)
+            continue;
+        double a[3], b[3];
+        mech_aff_eval(&row->t[k].a, m->dim, q, a);
+        mech_aff_eval(&row->t[k].b, m->dim, q, b);
+        s += (fn < 0 ? 1.0 : order ? F[fn].d1 : F[fn].v) * dot(a, b);
+    }
+    return s;
+}
+
 int mech_cb_g(const mbs_problem *pb, double t, const double *q, double *g)
 {
     const mech_model *m = MODEL(pb);
     mech_jet F[MAX_FUN];
     if (m->nfun)
         fun_jets(m, t, F);
-    for (size_t r = 0; r < m->nl; r++) {
-        const mech_row *row = &m->rows[r];
-        double s = row->c + (row->f0 >= 0 ? F[row->f0].v : 0.0);
-        for (int k = 0; k < row->nt; k++) {
-            double a[3], b[3];
-            mech_aff_eval(&row->t[k].a, m->dim, q, a);
-            mech_aff_eval(&row->t[k].b, m->dim, q, b);
-            s += fval(F, row->t[k].fn) * dot(a, b);
-        }
-        g[r] = s;
-    }
+    for (size_t r = 0; r < m->nl; r++)
+        g[r] = row_value(m, &m->rows[r], F, q, 0);
     return MBS_OK;
 }
 
@@ -311,19 +321,8 @@ int mech_cb_gt(const mbs_problem *pb, double t, const double *q, double *gt)
     mech_jet F[MAX_FUN];
     if (m->nfun)
         fun_jets(m, t, F);
-    for (size_t r = 0; r < m->nl; r++) {
-        const mech_row *row = &m->rows[r];
-        double s = row->f0 >= 0 ? F[row->f0].d1 : 0.0;
-        for (int k = 0; k < row->nt; k++) {
-            if (row->t[k].fn < 0)
-                continue;
-            double a[3], b[3];
-            mech_aff_eval(&row->t[k].a, m->dim, q, a);
-            mech_aff_eval(&row->t[k].b, m->dim, q, b);
-            s += F[row->t[k].fn].d1 * dot(a, b);
-        }
-        gt[r] = s;
-    }
+    for (size_t r = 0; r < m->nl; r++)
+        gt[r] = row_value(m, &m->rows[r], F, q, 1);
     return MBS_OK;
 }
 
