@@ -497,7 +497,8 @@ int mech_build(const mech_text *tx, const mbs_param_def *pd, const double *pv, s
         m->nl = b->nrow;
         m->rows = b->rows;
         b->rows = NULL;
-        qsort(b->mb, b->nmb, sizeof *b->mb, cmp_mb);
+        if (b->nmb) /* qsort wants a valid pointer even for no elements */
+            qsort(b->mb, b->nmb, sizeof *b->mb, cmp_mb);
         size_t w = 0;
         for (size_t i = 0; i < b->nmb; i++) {
             if (w > 0 && b->mb[w - 1].r == b->mb[i].r && b->mb[w - 1].c == b->mb[i].c) {

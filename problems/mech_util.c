@@ -179,6 +179,7 @@ int mech_name_ok(builder *b, const char *name, int line, const char *what)
 long mech_new_elem(builder *b, const char *name, int vec, int ground, const double *x0,
                      int line)
 {
+    double x[3] = {x0[0], x0[1], x0[2]}; /* x0 may point into b->el, which may move */
     if (mech_grow(b, (void **)&b->el, &b->capel, b->nel, sizeof *b->el))
         return -1;
     elem *e = &b->el[b->nel];
@@ -187,7 +188,7 @@ long mech_new_elem(builder *b, const char *name, int vec, int ground, const doub
     e->vec = vec;
     e->ground = ground;
     e->line = line;
-    memcpy(e->x0, x0, sizeof e->x0);
+    memcpy(e->x0, x, sizeof e->x0);
     e->blk = (size_t)-1;
     return (long)b->nel++;
 }
