@@ -70,7 +70,7 @@ PLUGIN_DIR := $(BUILD)/plugins
 TEST_PLUGINS := $(patsubst tests/plugins/%.c,$(PLUGIN_DIR)/%.so,$(wildcard tests/plugins/*.c)) \
                 $(PLUGIN_DIR)/example-problem.so $(PLUGIN_DIR)/example-method.so
 
-.PHONY: all lib headers test-plugins check-headers check-install install-headers run check check-asan check-valgrind check-report check-slurm bench deps clean install fuzz reproduce reproduce-robust nightly mutate
+.PHONY: all lib headers test-plugins check-headers check-install install-headers run check check-asan check-valgrind check-report check-slurm bench deps clean install fuzz reproduce reproduce-robust nightly mutate battery
 all: $(BIN) $(LIBA)
 
 deps:
@@ -243,6 +243,15 @@ references: $(BIN)
 	 { while read -r line; do echo "mbsbench reference $$line"; \
 	   $(BIN) reference $$line || st=1; done; exit $$st; }
 
+# The battery (suites/battery.ini, docs/methods.md "Battery"): every method on every
+# built-in problem, one standard five-level converge each, classified; niced, resumable
+# (BATTERY_DIR keeps battery.jsonl; a pair already there is not run again).  Hours on two
+# shared cores (about 2750 pairs); make check runs the data file's check pairs only.
+BATTERY_DIR ?= results/battery
+BATTERY_JOBS ?= 2
+battery: $(BIN)
+	nice -n 19 $(BIN) battery suites/battery.ini -j $(BATTERY_JOBS) --out $(BATTERY_DIR)
+
 # Paper reproductions (reproductions/*.expect): exit status 0 only when all reproduce.
 reproduce: $(BIN)
 	$(BIN) reproduce --all --page reports/reproduce-$(RUN_STAMP)
@@ -340,7 +349,7 @@ install: $(BIN) $(LIBA) $(LIBSO)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/mbsbench
 	install -m 644 problems/ref/*.ref $(SHARE)/problems/ref/
 	install -m 644 reproductions/*.expect reproductions/README.md $(SHARE)/reproductions/
-	install -m 644 suites/*.suite $(SHARE)/suites/
+	install -m 644 suites/*.suite suites/battery.ini $(SHARE)/suites/
 	install -d $(SHARE)/mechanisms
 	install -m 644 mechanisms/*.mech $(SHARE)/mechanisms/
 	install -m 644 docs/mbsbench.1 $(DESTDIR)$(PREFIX)/share/man/man1/

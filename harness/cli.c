@@ -310,6 +310,24 @@ static const mbs_opt history_opts[] = {
      .def = "history.png", .range = "a writable file"},
 };
 
+static const mbs_opt battery_opts[] = {
+    {.name = "--check", .kind = MBS_OPT_FLAG,
+     .doc = "only the pairs of the data file's check list (what make check runs)",
+     .def = "off", .range = "a flag"},
+    {.name = "--problem", .alias = "-p", .kind = MBS_OPT_STR, .arg = "PROBLEM",
+     .doc = "only this problem (repeatable; default parameters, as the battery runs them)",
+     .def = "every built-in problem", .range = "a problem of 'mbsbench list problems'"},
+    {.name = "--method", .alias = "-m", .kind = MBS_OPT_STR, .arg = "PATTERN",
+     .doc = "only the methods matching this fnmatch pattern, e.g. 'index3/*' (repeatable)",
+     .def = "every registered method", .range = "a pattern"},
+    {.name = "--jobs", .alias = "-j", .kind = MBS_OPT_INT, .arg = "N",
+     .doc = "worker processes (one pair each at a time)", .def = "1", .lo = 1, .hi = 256},
+    {.name = "--out", .kind = MBS_OPT_STR, .arg = "DIR",
+     .doc = "where battery.jsonl (one line per pair; a pair already there is kept, so an "
+            "interrupted run resumes) and battery.md go",
+     .def = "results/battery (with --check: results/battery-check)", .range = "a directory"},
+};
+
 static const mbs_opt check_problem_opts[] = {
     OPT_PROBLEM("the problem to check, with parameters after a colon"),
 };
@@ -359,6 +377,15 @@ static const mbs_cli_cmd commands[] = {
                  "    [--tol-mode local|global] [--output-steps N] [--max-steps N]\n"
                  "    [--max-cpu S] [--max-wall S] [--max-mem BYTES]",
      .notes = PARAMS_NOTE, .opts = converge_opts, .n_opts = N(converge_opts)},
+    {.name = "battery",
+     .summary = "the standard refinement study of every method on every problem, classified",
+     .synopsis = "battery [FILE] [--check] [-p PROBLEM]... [-m PATTERN]... [-j N] [--out DIR]",
+     .operands = "FILE: the data file (h0 and tol0 per problem, expected order losses, the "
+                 "check list); default suites/battery.ini.",
+     .notes = "Each pair ends as pass, expected, limited, declined, failed or finding "
+              "(docs/methods.md, \"Battery\").\nExit status 0 no finding, 1 findings, 2 bad "
+              "input.\n",
+     .opts = battery_opts, .n_opts = N(battery_opts)},
     {.name = "sweep",
      .summary = "run the grid of a suite file, one record per run, into a results directory",
      .synopsis = "sweep SUITE [-j N] [--out DIR | --resume DIR] [--budget SECONDS]\n"

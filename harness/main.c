@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "battery.h"
 #include "converge.h"
 #include "history.h"
 #include "refgen.h"
@@ -612,6 +613,7 @@ static const struct {
     {"list", cmd_list},
     {"run", cmd_run},
     {"converge", cmd_converge},
+    {"battery", mbs_cmd_battery},
     {"sweep", cmd_sweep},
     {"merge", mbs_cmd_merge},
     {"summary", cmd_summary},

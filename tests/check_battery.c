@@ -1,4 +1,5 @@
-/* Defaults that survive a standard study.
+/* Defaults that survive a standard study: the battery (harness/battery.h) and
+ * what it found.
  *   - converge leaves levels whose error lies below the stored reference's stated
  *     accuracy out of the fit (reference-limited) and says so; a declined first
  *     level ends the study;
@@ -6,15 +7,19 @@
  *     calls stagnation at round-off convergence and divergence only a growth
  *     above the round-off floor: the five-level study on fivebar from h0 = 0.01
  *     gives order 2 (before: newton_diverged at h <= 0.0025, "increment
- *     1.07e-09"). */
+ *     1.07e-09");
+ *   - the data file (suites/battery.ini) covers every built-in problem and its
+ *     make-check pairs end as it states (a loop test, one pair each). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/battery.h"
 #include "../harness/converge.h"
 #include "../harness/io.h"
 #include "../harness/reference.h"
+#include "../problems/registry.h"
 #include "testutil.h"
 
 /* fivebar, index1/rk4 from h = 0.02: the stored reference states 8.8 digits
@@ -161,6 +166,93 @@ START_TEST(genalpha_true_divergence)
 }
 END_TEST
 
+static void load_default(mbs_battery *b)
+{
+    char path[1024], err[1024];
+    mbs_data_path("suites/battery.ini", path, sizeof path);
+    ck_assert_msg(mbs_battery_load(path, b, err, sizeof err) == MBS_OK, "%s", err);
+}
+
+/* The data file names every built-in problem once, with h0 and tol0. */
+START_TEST(battery_data_file)
+{
+    mbs_battery b;
+    load_default(&b);
+    ck_assert_int_eq(b.levels, 5);
+    for (size_t i = 0; i < mbs_problem_builtin_count(); i++) {
+        const char *name = mbs_problem_at(i)->name;
+        int n = 0;
+        for (size_t k = 0; k < b.n_pb; k++)
+            if (strcmp(b.pb[k].name, name) == 0) {
+                n++;
+                ck_assert(b.pb[k].h0 > 0.0 && b.pb[k].tol0 > 0.0);
+            }
+        ck_assert_msg(n == 1, "%s: %d sections", name, n);
+    }
+    ck_assert_int_gt((int)b.n_check, 0);
+    for (size_t k = 0; k < b.n_ex; k++)
+        ck_assert_msg(strlen(b.ex[k].source) > 10, "[expect %s] without a source",
+                      b.ex[k].name);
+    mbs_battery_free(&b);
+}
+END_TEST
+
+/* Bad data files: one line naming the problem. */
+START_TEST(battery_bad_files)
+{
+    char *dir = mbs_test_tmpdir();
+    char path[512], err[1024];
+    mbs_battery b;
+    static const struct {
+        const char *text, *needle;
+    } c[] = {
+        {"[battery]\nlevels = 5\n[problem pendulum]\nh0 = 0.01\ntol0 = 1e-3\n",
+         "is missing (every built-in problem needs one)"},
+        {"[battery]\nlevels = 2\n", "levels: an integer in [3, 40]"},
+        {"[battery]\nspeed = 2\n", "speed: unknown key"},
+        {"[problem nosuch]\nh0 = 1\n", "not a registered problem"},
+        {"[battery]\ncheck = pendulum index1/rk4\n", "PROBLEM METHOD OUTCOME"},
+        {"[expect x]\nmethods = index3/*\ngroup = w\n", "group: q, v or lambda"},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        snprintf(path, sizeof path, "%s/b.ini", dir);
+        mbs_test_write_text(path, c[k].text);
+        ck_assert_int_eq(mbs_battery_load(path, &b, err, sizeof err), MBS_BAD_INPUT);
+        ck_assert_msg(strstr(err, c[k].needle), "case %zu: %s", k, err);
+    }
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The make-check pairs of the data file: each ends as the file states, and none
+ * is a finding. */
+START_TEST(battery_check_pair)
+{
+    mbs_battery b;
+    load_default(&b);
+    ck_assert_int_lt(_i, (int)b.n_check);
+    {
+        mbs_battery_result r;
+        char err[512];
+        ck_assert_msg(mbs_battery_pair(&b, b.check[_i][0], b.check[_i][1], &r, err,
+                                       sizeof err) == MBS_OK, "%s", err);
+        char *js = mbs_battery_result_json(&r);
+        ck_assert_msg(mbs_battery_ok(&r), "%s", js);
+        ck_assert_msg(strcmp(mbs_battery_outcome_name(r.outcome), b.check[_i][2]) == 0,
+                      "%s on %s: %s, the data file says %s (%s)", b.check[_i][1],
+                      b.check[_i][0], mbs_battery_outcome_name(r.outcome), b.check[_i][2], js);
+        /* the JSON line reads back */
+        mbs_battery_result back;
+        ck_assert_int_eq(mbs_battery_result_parse(js, &back), 0);
+        ck_assert_int_eq(back.outcome, r.outcome);
+        ck_assert_int_eq(back.levels, r.levels);
+        free(js);
+    }
+    mbs_battery_free(&b);
+}
+END_TEST
+
 Suite *mbs_suite_battery(void)
 {
     Suite *s = suite_create("battery");
@@ -171,6 +263,18 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, genalpha_fivebar_study);
     tcase_add_test(tc, genalpha_stagnation_converges);
     tcase_add_test(tc, genalpha_true_divergence);
+    tcase_add_test(tc, battery_data_file);
+    tcase_add_test(tc, battery_bad_files);
+    /* one iteration per make-check pair of the data file (at least one: a file
+     * that cannot be read fails the first) */
+    mbs_battery b;
+    char path[1024], err[1024];
+    mbs_data_path("suites/battery.ini", path, sizeof path);
+    int ok = mbs_battery_load(path, &b, err, sizeof err) == MBS_OK;
+    int n = ok ? (int)b.n_check : 1;
+    if (ok)
+        mbs_battery_free(&b);
+    tcase_add_loop_test(tc, battery_check_pair, 0, n > 0 ? n : 1);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,709 @@
+/* The battery (battery.h): the data file, one pair's study and its
+ * classification, results as JSON.  The runner and the tables are in
+ * battery_run.c. */
+#include "battery.h"
+
+#include <float.h>
+#include <fnmatch.h>
+#include <ini.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../problems/registry.h"
+#include "io.h"
+
+/* ---- the data file ------------------------------------------------------------- */
+
+typedef struct load_state {
+    mbs_battery *b;
+    char *err;
+    size_t errlen;
+    int failed;
+    int last_check; /* the last key of [battery] was check: continuation lines add pairs */
+} load_state;
+
+static int load_fail(load_state *ls, const char *section, const char *name, const char *msg)
+{
+    if (!ls->failed)
+        snprintf(ls->err, ls->errlen, "%s: [%s] %s: %s", ls->b->path, section, name, msg);
+    ls->failed = 1;
+    return 0;
+}
+
+static int parse_num(const char *v, double lo, double hi, double *out)
+{
+    char *e;
+    double x = strtod(v, &e);
+    while (*e == ' ' || *e == '\t')
+        e++;
+    if (e == v || *e || !(x >= lo && x <= hi))
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static mbs_battery_problem *find_problem(mbs_battery *b, const char *name)
+{
+    for (size_t i = 0; i < b->n_pb; i++)
+        if (strcmp(b->pb[i].name, name) == 0)
+            return &b->pb[i];
+    return NULL;
+}
+
+static int add_check(load_state *ls, const char *value)
+{
+    char p[64], m[64], o[64], extra[2];
+    int k = sscanf(value, "%63s %63s %63s %1s", p, m, o, extra);
+    if (k != 3 || mbs_battery_outcome_from_name(o) < 0)
+        return load_fail(ls, "battery", "check",
+                         "expected \"PROBLEM METHOD OUTCOME\" on each line (outcome: pass, "
+                         "expected, limited, declined or failed)");
+    mbs_battery *b = ls->b;
+    void *nc = realloc(b->check, (b->n_check + 1) * sizeof *b->check);
+    if (!nc)
+        return load_fail(ls, "battery", "check", "out of memory");
+    b->check = nc;
+    snprintf(b->check[b->n_check][0], 64, "%s", p);
+    snprintf(b->check[b->n_check][1], 64, "%s", m);
+    snprintf(b->check[b->n_check][2], 64, "%s", o);
+    b->n_check++;
+    return 1;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    load_state *ls = user;
+    mbs_battery *b = ls->b;
+    if (ls->failed)
+        return 0;
+    if (strcmp(section, "battery") == 0) {
+        double x;
+        if (strcmp(name, "check") == 0)
+            return add_check(ls, value);
+        if (strcmp(name, "levels") == 0) {
+            if (parse_num(value, 3, MBS_MAX_LEVELS, &x) || x != floor(x))
+                return load_fail(ls, section, name, "an integer in [3, 40]");
+            b->levels = (int)x;
+        } else if (strcmp(name, "ratio") == 0 || strcmp(name, "tol_ratio") == 0) {
+            if (parse_num(value, 1.0 + 1e-9, 100.0, &x))
+                return load_fail(ls, section, name, "a number in (1, 100]");
+            *(name[0] == 'r' ? &b->ratio : &b->tol_ratio) = x;
+        } else if (strcmp(name, "h0") == 0 || strcmp(name, "tol0") == 0) {
+            if (parse_num(value, 1e-15, 1e3, &x))
+                return load_fail(ls, section, name, "a number in [1e-15, 1000]");
+            *(name[0] == 'h' ? &b->h0 : &b->tol0) = x;
+        } else if (strncmp(name, "h0_factor ", 10) == 0) {
+            const char *pat = name + 10;
+            while (*pat == ' ')
+                pat++;
+            if (parse_num(value, 1e-3, 1e3, &x))
+                return load_fail(ls, section, name, "a factor in [0.001, 1000]");
+            if (b->n_factor >= MBS_BATTERY_MAX_OVERRIDES)
+                return load_fail(ls, section, name, "too many h0_factor lines");
+            snprintf(b->factor[b->n_factor].pattern, sizeof b->factor[0].pattern, "%s", pat);
+            b->factor[b->n_factor++].factor = x;
+        } else if (strcmp(name, "max_cpu") == 0 || strcmp(name, "max_wall") == 0) {
+            if (parse_num(value, 1e-3, 1e6, &x))
+                return load_fail(ls, section, name, "seconds in [0.001, 1e6]");
+            *(strcmp(name, "max_cpu") == 0 ? &b->max_cpu : &b->max_wall) = x;
+        } else {
+            return load_fail(ls, section, name, "unknown key");
+        }
+        return 1;
+    }
+    if (strncmp(section, "problem ", 8) == 0) {
+        const char *pname = section + 8;
+        mbs_battery_problem *p = find_problem(b, pname);
+        if (!p) {
+            if (!mbs_problem_find(pname))
+                return load_fail(ls, section, name, "not a registered problem");
+            void *np = realloc(b->pb, (b->n_pb + 1) * sizeof *b->pb);
+            if (!np)
+                return load_fail(ls, section, name, "out of memory");
+            b->pb = np;
+            p = &b->pb[b->n_pb++];
+            memset(p, 0, sizeof *p);
+            snprintf(p->name, sizeof p->name, "%s", pname);
+            p->h0 = p->tol0 = NAN;
+        }
+        int adaptive = strncmp(name, "tol0", 4) == 0;
+        if (!adaptive && strncmp(name, "h0", 2) != 0)
+            return load_fail(ls, section, name, "unknown key (h0, tol0, h0 PATTERN, tol0 PATTERN)");
+        const char *pat = name + (adaptive ? 4 : 2);
+        double x;
+        if (parse_num(value, 1e-15, 1e3, &x))
+            return load_fail(ls, section, name, "a number in [1e-15, 1000]");
+        if (*pat == '\0') {
+            *(adaptive ? &p->tol0 : &p->h0) = x;
+        } else if (*pat == ' ') {
+            while (*pat == ' ')
+                pat++;
+            if (p->n_over >= MBS_BATTERY_MAX_OVERRIDES)
+                return load_fail(ls, section, name, "too many method overrides");
+            snprintf(p->over[p->n_over].pattern, sizeof p->over[0].pattern, "%s", pat);
+            p->over[p->n_over].adaptive = adaptive;
+            p->over[p->n_over].x0 = x;
+            p->n_over++;
+        } else {
+            return load_fail(ls, section, name, "unknown key");
+        }
+        return 1;
+    }
+    if (strncmp(section, "expect ", 7) == 0) {
+        mbs_battery_expect *e = b->n_ex ? &b->ex[b->n_ex - 1] : NULL;
+        if (!e || strcmp(e->name, section + 7) != 0) {
+            void *ne = realloc(b->ex, (b->n_ex + 1) * sizeof *b->ex);
+            if (!ne)
+                return load_fail(ls, section, name, "out of memory");
+            b->ex = ne;
+            e = &b->ex[b->n_ex++];
+            memset(e, 0, sizeof *e);
+            snprintf(e->name, sizeof e->name, "%s", section + 7);
+            e->group = -1;
+            e->order = NAN;
+        }
+        size_t u;
+        if (strcmp(name, "methods") == 0 || strcmp(name, "problems") == 0 ||
+            strcmp(name, "source") == 0) {
+            char *dst = name[0] == 'm' ? e->methods : name[0] == 'p' ? e->problems : e->source;
+            size_t cap = name[0] == 's' ? sizeof e->source : sizeof e->methods;
+            u = strlen(dst);
+            if (u + strlen(value) + 2 > cap)
+                return load_fail(ls, section, name, "too long");
+            snprintf(dst + u, cap - u, "%s%s", u ? " " : "", value);
+        } else if (strcmp(name, "group") == 0) {
+            e->group = !strcmp(value, "q") ? 0 : !strcmp(value, "v") ? 1
+                                               : !strcmp(value, "lambda") ? 2 : -1;
+            if (e->group < 0)
+                return load_fail(ls, section, name, "q, v or lambda");
+        } else if (strcmp(name, "order") == 0) {
+            if (parse_num(value, 0.0, 20.0, &e->order))
+                return load_fail(ls, section, name, "a number in [0, 20]");
+        } else {
+            return load_fail(ls, section, name, "unknown key");
+        }
+        return 1;
+    }
+    return load_fail(ls, section, name, "unknown section ([battery], [problem NAME], "
+                                        "[expect NAME])");
+}
+
+void mbs_battery_free(mbs_battery *b)
+{
+    free(b->pb);
+    free(b->ex);
+    free(b->check);
+    b->pb = NULL;
+    b->ex = NULL;
+    b->check = NULL;
+    b->n_pb = b->n_ex = b->n_check = 0;
+}
+
+int mbs_battery_load(const char *path, mbs_battery *b, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    snprintf(b->path, sizeof b->path, "%s", path);
+    b->levels = 5;
+    b->ratio = 2.0;
+    b->tol_ratio = 10.0;
+    b->max_cpu = 60.0;
+    b->max_wall = 120.0;
+    b->h0 = b->tol0 = NAN;
+    load_state ls = {b, err, errlen, 0, 0};
+    int line = ini_parse(path, handler, &ls);
+    if (line < 0) {
+        snprintf(err, errlen, "%s: cannot read", path);
+        mbs_battery_free(b);
+        return MBS_BAD_INPUT;
+    }
+    if (ls.failed || line > 0) {
+        if (!ls.failed)
+            snprintf(err, errlen, "%s:%d: not a key = value line", path, line);
+        mbs_battery_free(b);
+        return MBS_BAD_INPUT;
+    }
+    for (size_t i = 0; i < mbs_problem_count(); i++) {
+        const mbs_problem_def *d = mbs_problem_at(i);
+        if (mbs_problem_owner(i))
+            continue; /* a plugin's */
+        mbs_battery_problem *p = find_problem(b, d->name);
+        if (!p && !isnan(b->h0) && !isnan(b->tol0)) {
+            void *np = realloc(b->pb, (b->n_pb + 1) * sizeof *b->pb);
+            if (np) {
+                b->pb = np;
+                p = &b->pb[b->n_pb++];
+                memset(p, 0, sizeof *p);
+                snprintf(p->name, sizeof p->name, "%s", d->name);
+                p->h0 = b->h0;
+                p->tol0 = b->tol0;
+                p->defaulted = 1;
+            }
+        }
+        if (!p || isnan(p->h0) || isnan(p->tol0)) {
+            snprintf(err, errlen, "%s: [problem %s] with h0 and tol0 is missing (every "
+                                  "built-in problem needs one)", path, d->name);
+            mbs_battery_free(b);
+            return MBS_BAD_INPUT;
+        }
+    }
+    for (size_t i = 0; i < b->n_ex; i++) {
+        const mbs_battery_expect *e = &b->ex[i];
+        if (!*e->methods || !*e->problems || e->group < 0 || isnan(e->order) || !*e->source) {
+            snprintf(err, errlen, "%s: [expect %s] needs methods, problems, group, order and "
+                                  "source", path, e->name);
+            mbs_battery_free(b);
+            return MBS_BAD_INPUT;
+        }
+    }
+    for (size_t i = 0; i < b->n_check; i++) {
+        char mname[64];
+        snprintf(mname, sizeof mname, "%.*s", (int)strcspn(b->check[i][1], ":"),
+                 b->check[i][1]);
+        if (find_problem(b, b->check[i][0]) && mbs_method_find(mname))
+            continue;
+        snprintf(err, errlen, "%s: check pair '%s %s': unknown problem or method", path,
+                 b->check[i][0], b->check[i][1]);
+        mbs_battery_free(b);
+        return MBS_BAD_INPUT;
+    }
+    return MBS_OK;
+}
+
+double mbs_battery_x0(const mbs_battery *b, const mbs_battery_problem *p, const char *method,
+                      int adaptive)
+{
+    for (int i = 0; i < p->n_over; i++)
+        if (p->over[i].adaptive == adaptive && fnmatch(p->over[i].pattern, method, 0) == 0)
+            return p->over[i].x0;
+    if (adaptive)
+        return p->tol0;
+    for (int i = 0; i < b->n_factor; i++)
+        if (fnmatch(b->factor[i].pattern, method, 0) == 0)
+            return b->factor[i].factor * p->h0;
+    return p->h0;
+}
+
+/* ---- one pair ------------------------------------------------------------------ */
+
+static int matches_any(const char *list, const char *name)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
+        if (fnmatch(t, name, 0) == 0)
+            return 1;
+    return 0;
+}
+
+/* Observed-order band: max(0.3, 10%) of the order (the width converge's fit
+ * accepts for its confidence interval, fit.c). */
+static double band(double p)
+{
+    return fmax(0.3, 0.1 * p);
+}
+
+static int expect_index(const mbs_battery *b, const char *problem, const char *method, int g)
+{
+    for (size_t i = 0; i < b->n_ex; i++)
+        if (b->ex[i].group == g && matches_any(b->ex[i].methods, method) &&
+            matches_any(b->ex[i].problems, problem))
+            return (int)i;
+    return -1;
+}
+
+/* The Newton tolerance parameter of a method: its index, or -1. */
+static int newton_param(const mbs_method_def *m)
+{
+    for (size_t i = 0; i < m->n_params; i++)
+        if (strcmp(m->params[i].name, "newton_tol") == 0)
+            return (int)i;
+    return -1;
+}
+
+/* A failed level: confirmed when it fails again with newton_tol 1000 times looser
+ * (capped at the parameter's maximum), refuted when it then passes; budgets are
+ * true by construction; anything else has no check. */
+static void check_failure(const mbs_battery *b, const mbs_run_spec *base,
+                          const mbs_method_def *m, double x, int adaptive,
+                          mbs_battery_result *r)
+{
+    int s = r->fail_status;
+    if (s == MBS_TOO_MANY_STEPS || s == MBS_CPU_LIMIT || s == MBS_WALL_LIMIT) {
+        snprintf(r->check, sizeof r->check, "budget");
+        return;
+    }
+    int k = newton_param(m);
+    if (k < 0 || !(s == MBS_NEWTON_DIVERGED || s == MBS_STEP_UNDERFLOW ||
+                   s == MBS_SINGULAR_MATRIX || s == MBS_ERROR_TEST)) {
+        snprintf(r->check, sizeof r->check, "unchecked");
+        return;
+    }
+    const mbs_param_def *pd = &m->params[k];
+    double loose = fmin(1e3 * pd->def, pd->max);
+    char spec[256];
+    snprintf(spec, sizeof spec, "%s%snewton_tol=%g", base->method,
+             strchr(base->method, ':') ? "," : ":", loose);
+    mbs_run_spec rs = *base;
+    rs.method = spec;
+    rs.h = adaptive ? NAN : x;
+    rs.tol = adaptive ? x : NAN;
+    mbs_record rec;
+    char err[256];
+    (void)b;
+    if (mbs_run(&rs, &rec, err, sizeof err) != MBS_OK) {
+        snprintf(r->check, sizeof r->check, "unchecked");
+        return;
+    }
+    int ok = rec.status == MBS_OK;
+    /* Passing with a looser tolerance refutes a reported divergence or step-size
+     * collapse; an exhausted iteration count ("did not converge in N iterations")
+     * is true as stated: the iteration was still converging, slowly. */
+    int slow = strstr(r->fail_reason, "did not converge in") != NULL;
+    snprintf(r->check, sizeof r->check, !ok ? "confirmed" : slow ? "slow" : "refuted");
+    snprintf(r->check_note, sizeof r->check_note, "with newton_tol=%g: %s%s%s", loose,
+             mbs_status_code(rec.status), ok ? "" : ": ", ok ? "" : rec.reason);
+    mbs_record_free(&rec);
+}
+
+/* Round-off level of the errors of group g: 1000 eps (1 + max |y_i|) over its
+ * components at t_end (an accumulation over up to ~1e3-1e4 steps of rounding in
+ * the state; errors below it carry no order information). */
+static double roundoff_level(const mbs_converge *cv, int g)
+{
+    double ymax = 0.0;
+    for (int i = 0; i < cv->levels; i++) {
+        const mbs_record *ri = &cv->rec[i];
+        if (ri->status != MBS_OK || !ri->final)
+            continue;
+        size_t off[4] = {0, ri->nq, ri->nq + ri->nv, ri->nq + ri->nv + ri->nl};
+        for (size_t k = off[g]; k < off[g + 1]; k++)
+            ymax = fmax(ymax, fabs(ri->final[k]));
+    }
+    return 1e3 * DBL_EPSILON * (1.0 + ymax);
+}
+
+static void classify_groups(const mbs_converge *cv,
+                            mbs_battery_result *r)
+{
+    const mbs_record *r0 = &cv->rec[0];
+    for (int g = 0; g < 3; g++) {
+        double floor_ = roundoff_level(cv, g);
+        const mbs_order_fit *ft = &cv->fit[g];
+        r->g[g].nominal = r0->order[g];
+        r->g[g].p = ft->p;
+        r->g[g].ci_low = ft->ci_low;
+        r->g[g].ci_high = ft->ci_high;
+        r->g[g].first = ft->established ? (int)ft->first + 1 : 0;
+        r->g[g].last = ft->established ? (int)ft->last + 1 : 0;
+        r->g[g].expect = -1;
+        int usable = 0, limited = 0, exact = 1;
+        for (int i = 0; i < cv->levels; i++) {
+            const mbs_record *ri = &cv->rec[i];
+            double e = g == 0 ? ri->err.q : g == 1 ? ri->err.v : ri->err.lambda;
+            if (ri->status != MBS_OK || !(ri->have_ref || cv->self_ref))
+                continue;
+            exact = exact && e <= floor_;
+            int lim = cv->ref_limited[i][g] || e <= floor_;
+            limited |= lim;
+            usable += !lim && isfinite(e);
+        }
+        r->g[g].usable = usable;
+        /* Adaptive methods: the multipliers are not error-controlled (left out of
+         * the error test or weighted by h, Arnold 2016 [arnold2016dae] Sect. 4.2),
+         * so their tolerance exponent is recorded but not judged. */
+        int present = g < 2 || (r0->nl > 0 && !r->adaptive);
+        if (!present || exact || (!r->adaptive && r0->order[g] <= 0.0)) {
+            r->g[g].state = MBS_GRP_SKIP; /* no multipliers; exact to round-off */
+            continue;
+        }
+        /* judged by mbs_battery_judge: established (pass for now) or not */
+        mbs_battery_group_state st = ft->established ? MBS_GRP_PASS
+                                     : limited && usable < 3 ? MBS_GRP_LIMITED
+                                                             : MBS_GRP_NONE;
+        r->g[g].state = st;
+    }
+}
+
+void mbs_battery_judge(const mbs_battery *b, mbs_battery_result *r)
+{
+    for (int g = 0; g < 3; g++) {
+        mbs_battery_group_state st = r->g[g].state;
+        if (st == MBS_GRP_SKIP || st == MBS_GRP_LIMITED)
+            continue;
+        int est = r->g[g].first > 0 && isfinite(r->g[g].p);
+        double p = r->g[g].p, nom = r->g[g].nominal;
+        if (est && r->adaptive)
+            st = fabs(p - 1.0) <= 0.3 ? MBS_GRP_PASS : MBS_GRP_OFF;
+        else if (est)
+            st = p >= nom - band(nom) ? MBS_GRP_PASS : MBS_GRP_LOW;
+        else
+            st = MBS_GRP_NONE;
+        r->g[g].expect = -1;
+        if (st != MBS_GRP_PASS) {
+            int k = expect_index(b, r->problem, r->method, g);
+            if (k >= 0) {
+                double o = b->ex[k].order;
+                int hit = o == 0.0 ? (!est || p < 0.5) : est && fabs(p - o) <= band(o);
+                if (hit) {
+                    st = MBS_GRP_EXPECTED;
+                    r->g[g].expect = k;
+                }
+            }
+        }
+        r->g[g].state = st;
+    }
+    if (r->outcome == MBS_BAT_DECLINED)
+        return;
+    if (r->fail_level) {
+        r->outcome = strcmp(r->check, "refuted") == 0 || r->fail_status == MBS_WORKER_CRASHED
+                         ? MBS_BAT_FINDING
+                         : MBS_BAT_FAILED;
+        return;
+    }
+    r->outcome = MBS_BAT_PASS;
+    for (int g = 0; g < 3; g++) {
+        mbs_battery_group_state s = r->g[g].state;
+        if (s == MBS_GRP_LOW || s == MBS_GRP_OFF || s == MBS_GRP_NONE)
+            r->outcome = MBS_BAT_FINDING;
+        else if (s == MBS_GRP_LIMITED && r->outcome != MBS_BAT_FINDING)
+            r->outcome = MBS_BAT_LIMITED;
+        else if (s == MBS_GRP_EXPECTED && r->outcome == MBS_BAT_PASS)
+            r->outcome = MBS_BAT_EXPECTED;
+    }
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int mbs_battery_pair(const mbs_battery *b, const char *problem, const char *method,
+                     mbs_battery_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->problem, sizeof r->problem, "%s", problem);
+    snprintf(r->method, sizeof r->method, "%s", method);
+    r->ref_digits = NAN;
+    const mbs_battery_problem *bp = NULL;
+    for (size_t i = 0; i < b->n_pb && !bp; i++)
+        if (strcmp(b->pb[i].name, problem) == 0)
+            bp = &b->pb[i];
+    char mname[64];
+    snprintf(mname, sizeof mname, "%.*s", (int)strcspn(method, ":"), method);
+    const mbs_method_def *m = mbs_method_find(mname);
+    if (!bp || !m) {
+        snprintf(err, errlen, "battery: %s '%s' is not in %s", bp ? "method" : "problem",
+                 bp ? method : problem, b->path);
+        return MBS_BAD_INPUT;
+    }
+    double t0 = wall_now();
+    r->adaptive = !(m->flags & MBS_M_FIXED_STEP);
+    r->x0 = mbs_battery_x0(b, bp, mname, r->adaptive);
+    mbs_run_spec base = {.problem = problem, .method = method, .t_end = NAN, .repeat = 0,
+                         .measure = 1, .max_cpu = b->max_cpu, .max_wall = b->max_wall};
+    mbs_converge *cv = malloc(sizeof *cv);
+    if (!cv) {
+        snprintf(err, errlen, "battery: out of memory");
+        return MBS_BAD_INPUT;
+    }
+    if (mbs_converge_run(&base, r->x0, b->levels, r->adaptive ? b->tol_ratio : b->ratio, cv,
+                         err, errlen) != MBS_OK) {
+        free(cv);
+        return MBS_BAD_INPUT;
+    }
+    r->levels = cv->levels;
+    r->self_ref = cv->self_ref;
+    r->ref_digits = cv->ref_digits;
+    for (int i = 0; i < cv->levels; i++) {
+        const mbs_record *ri = &cv->rec[i];
+        r->x[i] = cv->x[i];
+        r->status[i] = ri->status;
+        r->err[i][0] = ri->err.q;
+        r->err[i][1] = ri->err.v;
+        r->err[i][2] = ri->err.lambda;
+        r->ref_limited[i] = (unsigned char)(cv->ref_limited[i][0] | cv->ref_limited[i][1] << 1 |
+                                            cv->ref_limited[i][2] << 2);
+        if (ri->status != MBS_OK && !r->fail_level) {
+            r->fail_level = i + 1;
+            r->fail_status = ri->status;
+            snprintf(r->fail_reason, sizeof r->fail_reason, "%s", ri->reason);
+        }
+    }
+    classify_groups(cv, r);
+    if (cv->declined)
+        r->outcome = MBS_BAT_DECLINED;
+    else if (r->fail_level)
+        check_failure(b, &base, m, r->x[r->fail_level - 1], r->adaptive, r);
+    mbs_battery_judge(b, r);
+    mbs_converge_free(cv);
+    free(cv);
+    r->wall = wall_now() - t0;
+    return MBS_OK;
+}
+
+/* ---- names and JSON ------------------------------------------------------------- */
+
+static int lookup(const char *const *names, int n, const char *s);
+
+static const char *const outcome_names[] = {"pass",     "expected", "limited",
+                                            "declined", "failed",   "finding"};
+static const char *const group_names[] = {"skip", "pass", "expected", "limited",
+                                          "low",  "off",  "none"};
+static const char *const gname[3] = {"q", "v", "lambda"};
+
+const char *mbs_battery_outcome_name(mbs_battery_outcome o)
+{
+    return o <= MBS_BAT_FINDING ? outcome_names[o] : "?";
+}
+
+int mbs_battery_outcome_from_name(const char *name)
+{
+    return lookup(outcome_names, 6, name);
+}
+
+int mbs_battery_ok(const mbs_battery_result *r)
+{
+    return r->outcome != MBS_BAT_FINDING;
+}
+
+static json_t *num(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static double get_num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static int status_from_code(const char *code)
+{
+#define MBS_STATUS(name, value, c, message)                                               \
+    if (strcmp(code, c) == 0)                                                              \
+        return value;
+#include "../core/status.def"
+#undef MBS_STATUS
+    return MBS_LIBRARY_FAILURE;
+}
+
+static int lookup(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; s && i < n; i++)
+        if (strcmp(names[i], s) == 0)
+            return i;
+    return -1;
+}
+
+char *mbs_battery_result_json(const mbs_battery_result *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "problem", json_string(r->problem));
+    json_object_set_new(o, "method", json_string(r->method));
+    json_object_set_new(o, "adaptive", json_boolean(r->adaptive));
+    json_object_set_new(o, "x0", num(r->x0));
+    json_object_set_new(o, "outcome", json_string(mbs_battery_outcome_name(r->outcome)));
+    json_t *groups = json_object();
+    for (int g = 0; g < 3; g++)
+        json_object_set_new(
+            groups, gname[g],
+            json_pack("{s:s,s:o,s:o,s:o,s:o,s:i,s:i,s:i,s:i}", "state",
+                      group_names[r->g[g].state], "p", num(r->g[g].p), "ci_low",
+                      num(r->g[g].ci_low), "ci_high", num(r->g[g].ci_high), "nominal",
+                      num(r->g[g].nominal), "first", r->g[g].first, "last", r->g[g].last,
+                      "usable", r->g[g].usable, "expect", r->g[g].expect));
+    json_object_set_new(o, "groups", groups);
+    json_t *lv = json_array();
+    for (int i = 0; i < r->levels; i++)
+        json_array_append_new(lv, json_pack("{s:o,s:s,s:[o,o,o],s:i}", "x", num(r->x[i]),
+                                            "status", mbs_status_code(r->status[i]), "err",
+                                            num(r->err[i][0]), num(r->err[i][1]),
+                                            num(r->err[i][2]), "ref_limited",
+                                            (int)r->ref_limited[i]));
+    json_object_set_new(o, "levels", lv);
+    if (r->fail_level)
+        json_object_set_new(o, "fail",
+                            json_pack("{s:i,s:s,s:s,s:s,s:s}", "level", r->fail_level, "status",
+                                      mbs_status_code(r->fail_status), "reason", r->fail_reason,
+                                      "check", r->check, "note", r->check_note));
+    json_object_set_new(o, "ref_digits", num(r->ref_digits));
+    json_object_set_new(o, "self_ref", json_boolean(r->self_ref));
+    json_object_set_new(o, "wall", num(r->wall));
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(o);
+    return s;
+}
+
+int mbs_battery_result_parse(const char *line, mbs_battery_result *r)
+{
+    memset(r, 0, sizeof *r);
+    json_t *o = json_loads(line, 0, NULL);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return -1;
+    }
+    const char *p = json_string_value(json_object_get(o, "problem"));
+    const char *m = json_string_value(json_object_get(o, "method"));
+    int oc = lookup(outcome_names, 6, json_string_value(json_object_get(o, "outcome")));
+    const json_t *groups = json_object_get(o, "groups"), *lv = json_object_get(o, "levels");
+    if (!p || !m || oc < 0 || !json_is_object(groups) || !json_is_array(lv) ||
+        json_array_size(lv) > MBS_MAX_LEVELS) {
+        json_decref(o);
+        return -1;
+    }
+    snprintf(r->problem, sizeof r->problem, "%s", p);
+    snprintf(r->method, sizeof r->method, "%s", m);
+    r->outcome = (mbs_battery_outcome)oc;
+    r->adaptive = json_is_true(json_object_get(o, "adaptive"));
+    r->x0 = get_num(o, "x0");
+    for (int g = 0; g < 3; g++) {
+        const json_t *gj = json_object_get(groups, gname[g]);
+        int st = lookup(group_names, 7, json_string_value(json_object_get(gj, "state")));
+        r->g[g].state = st < 0 ? MBS_GRP_SKIP : (mbs_battery_group_state)st;
+        r->g[g].p = get_num(gj, "p");
+        r->g[g].ci_low = get_num(gj, "ci_low");
+        r->g[g].ci_high = get_num(gj, "ci_high");
+        r->g[g].nominal = get_num(gj, "nominal");
+        r->g[g].first = (int)json_integer_value(json_object_get(gj, "first"));
+        r->g[g].last = (int)json_integer_value(json_object_get(gj, "last"));
+        r->g[g].usable = (int)json_integer_value(json_object_get(gj, "usable"));
+        r->g[g].expect = (int)json_integer_value(json_object_get(gj, "expect"));
+    }
+    r->levels = (int)json_array_size(lv);
+    for (int i = 0; i < r->levels; i++) {
+        const json_t *l = json_array_get(lv, (size_t)i);
+        r->x[i] = get_num(l, "x");
+        const char *sc = json_string_value(json_object_get(l, "status"));
+        r->status[i] = sc ? status_from_code(sc) : MBS_OK;
+        const json_t *e = json_object_get(l, "err");
+        for (int g = 0; g < 3; g++) {
+            const json_t *v = json_array_get(e, (size_t)g);
+            r->err[i][g] = json_is_number(v) ? json_number_value(v) : NAN;
+        }
+        r->ref_limited[i] = (unsigned char)json_integer_value(json_object_get(l, "ref_limited"));
+    }
+    const json_t *f = json_object_get(o, "fail");
+    if (json_is_object(f)) {
+        r->fail_level = (int)json_integer_value(json_object_get(f, "level"));
+        const char *sc = json_string_value(json_object_get(f, "status"));
+        r->fail_status = sc ? status_from_code(sc) : MBS_OK;
+        const char *s;
+        if ((s = json_string_value(json_object_get(f, "reason"))))
+            snprintf(r->fail_reason, sizeof r->fail_reason, "%s", s);
+        if ((s = json_string_value(json_object_get(f, "check"))))
+            snprintf(r->check, sizeof r->check, "%s", s);
+        if ((s = json_string_value(json_object_get(f, "note"))))
+            snprintf(r->check_note, sizeof r->check_note, "%s", s);
+    }
+    r->ref_digits = get_num(o, "ref_digits");
+    r->self_ref = json_is_true(json_object_get(o, "self_ref"));
+    r->wall = get_num(o, "wall");
+    json_decref(o);
+    return 0;
+}
