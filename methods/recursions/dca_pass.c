@@ -39,14 +39,12 @@ double mbs_dca_par_min_work(void)
     return DCA_PAR_MIN_WORK;
 }
 
+#ifdef _OPENMP
 static int thread_id(void)
 {
-#ifdef _OPENMP
     return omp_get_thread_num();
-#else
-    return 0;
-#endif
 }
+#endif
 
 /* Cholesky factorisation of the n x n matrix D (row-major) and solves for the
  * m columns of X (column-major, n x m), in place. */

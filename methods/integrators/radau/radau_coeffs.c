@@ -88,7 +88,7 @@ static int poly_roots(int s, const long double a[RADAU_SMAX + 1],
     if (bad)
         return MBS_LIBRARY_FAILURE;
     for (int r = 0; r < s; r++) {
-        _Complex long double x = CMPLXL((long double)z[2 * r], (long double)z[2 * r + 1]);
+        _Complex long double x = (long double)z[2 * r] + (long double)z[2 * r + 1] * (_Complex long double)I;
         for (int it = 0; it < 8; it++) {
             _Complex long double v = 0.0L, d = 0.0L;
             for (int k = s; k >= 0; k--) {
