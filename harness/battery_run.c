@@ -187,9 +187,12 @@ static int run_pairs(const mbs_battery *b, const pair *ps, size_t n, int jobs, i
             int slot = 0;
             while (pid[slot] > 0)
                 slot++;
+            pid_t parent = getpid();
             pid_t c = fork();
             if (c == 0) {
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() != parent) /* the parent died before prctl */
+                    _exit(3);
                 _exit(child(b, &ps[next], fd));
             }
             if (c < 0) {

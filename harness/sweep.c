@@ -193,12 +193,21 @@ static int lock_results_dir(const char *dir)
     int fd = open(dir, O_RDONLY | O_DIRECTORY);
     if (fd < 0)
         return -2;
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int busy = errno == EWOULDBLOCK;
-        close(fd);
-        return busy ? -1 : -2;
+    /* A sweep killed with -9 releases the lock only when its workers have died
+     * of PR_SET_PDEATHSIG, a few milliseconds after the parent: wait up to
+     * LOCK_GRACE_S for that before calling the directory busy. */
+    enum { LOCK_GRACE_S = 3, LOCK_POLLS_PER_S = 20 };
+    for (int attempt = 0;; attempt++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return fd;
+        if (errno != EWOULDBLOCK || attempt >= LOCK_GRACE_S * LOCK_POLLS_PER_S) {
+            int busy = errno == EWOULDBLOCK;
+            close(fd);
+            return busy ? -1 : -2;
+        }
+        struct timespec pause = {0, 1000000000L / LOCK_POLLS_PER_S};
+        nanosleep(&pause, NULL);
     }
-    return fd;
 }
 
 /* Resume after a kill: cut runs.jsonl back to its last complete line (a torn
@@ -431,11 +440,14 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
             int slot = 0;
             while (pid[slot] > 0)
                 slot++;
+            pid_t parent = getpid();
             pid_t p = fork();
             if (p == 0) {
                 signal(SIGINT, SIG_DFL);
                 signal(SIGTERM, SIG_DFL);
                 prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphans after kill -9 */
+                if (getppid() != parent) /* the parent died before prctl */
+                    _exit(3);
                 mbs_run_spec rs = s->runs[next];
                 char series[4200];
                 if (opt->series) {
