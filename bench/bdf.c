@@ -1,4 +1,4 @@
-/* BDF work and speed (issue 4, "Speed"): ggl/bdf and index2/bdf on the pendulum
+/* BDF work and speed ("Speed"): ggl/bdf and index2/bdf on the pendulum
  * (t_end = 10) at rtol = atol = 1e-6 and 1e-9: minimum CPU time over timing
  * runs without observer, and the work of the measuring run (steps, rejected
  * steps, Newton iterations, factorisations of the iteration matrix, residual

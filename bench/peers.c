@@ -1,4 +1,4 @@
-/* Time to accuracy against the peers (issue 9): for each problem and target
+/* Time to accuracy against the peers: for each problem and target
  * error (mixed error max_i |y_i - ref_i| / (1 + |ref_i|) over q and v at t_end
  * against the exact solution, the stored reference or the problem's independent
  * formulation at tol 1e-13), the
@@ -9,8 +9,8 @@
  * of REPEAT runs without observer) and the smallest time is reported.
  * Columns: method, level, error, CPU time, ratio to the fastest peer of the
  * row, steps, f-evals, and per accepted step f-evals, iteration-matrix
- * Jacobians and LU factorisations (record counters, issue 16).  Targets of
- * issue 16 on the pendulum and the chain: best implicit method of ours <= 0.15
+ * Jacobians and LU factorisations (record counters).  Targets
+ * on the pendulum and the chain: best implicit method of ours <= 0.15
  * IDA's time on the same formulation (index2/ or ggl/; the target line names
  * the row, a default or the order-9 rows radau:nsmin=5), radau5's f-evals per
  * step <= 14 (pendulum), <= 20 (chain); andrews, crank and wheelset show the
@@ -128,7 +128,7 @@ static int independent_ref(const char *spec, double t_end, double *ref, size_t n
 
 /* Mixed error max_i |y_i - ref_i| / (1 + |ref_i|) over q and v of one measuring run
  * at level x (record field err_mixed_qv): components of size 1e3 (wheelset,
- * crank) are measured relative to their size (issue 16). */
+ * crank) are measured relative to their size. */
 static double measure(const char *spec, const char *method, int fixed, double x, double t_end,
                       const double *ref, double *cpu)
 {
@@ -357,7 +357,7 @@ static void bench_problem(const tee *out, const bproblem *bp)
             int ii = find_method(idaname);
             ida_any |= ii >= 0 && have[ii] && oc[ii][t].reached;
         }
-        /* issue 16: <= 0.15 on the pendulum and the chain; the other rows for
+        /* <= 0.15 on the pendulum and the chain; the other rows for
          * information */
         int scored = strcmp(bp->registry_name, "pendulum") == 0 ||
                      strcmp(bp->registry_name, "chain") == 0;
@@ -376,7 +376,7 @@ static void bench_problem(const tee *out, const bproblem *bp)
         else
             out2(out, "target implicit: no index-2/GGL pair of ours and IDA reached %.0e\n",
                  targets[t]);
-        /* issue 16: force evaluations per step of radau5 (index2, ggl) */
+        /* force evaluations per step of radau5 (index2, ggl) */
         static const char *const rad[] = {"index2/radau5", "ggl/radau5"};
         double fmax_step = scored ? (strcmp(bp->registry_name, "pendulum") == 0 ? 14.0 : 20.0)
                                   : NAN;
@@ -405,7 +405,7 @@ int mbs_bench_peers(FILE *out)
         snprintf(path, sizeof path, "%s/peers.txt", dir);
         o.file = fopen(path, "w");
     }
-    out2(&o, "== time to accuracy vs peers (issue 9): min CPU of %d runs over a tolerance "
+    out2(&o, "== time to accuracy vs peers: min CPU of %d runs over a tolerance "
               "sweep 10^(-3-k/2) ==\n",
          REPEAT);
     for (size_t p = 0; p < sizeof problems / sizeof problems[0]; p++)

@@ -1,9 +1,9 @@
-/* Radau IIA work and speed (issue 4, "Speed"): index2/radau5, ggl/radau5 and
+/* Radau IIA work and speed ("Speed"): index2/radau5, ggl/radau5 and
  * index3/radau5 on the pendulum (t_end = 10).  Part 1: rtol = atol = 1e-6 and
  * 1e-9, minimum CPU time over timing runs without observer, the work of the
  * measuring run and the error at t_end.  Part 2: CPU time to reach a position
  * error <= 1e-6 / 1e-9 at t_end (tolerances 10^(-k/4) scanned downwards, the
- * first that reaches the target), the measure of /work/shared/PEERS.md, where
+ * first that reaches the target), the measure of the peer comparison, where
  * Hairer's RADAU5 needs 0.22 / 0.83 ms (index-2), 0.33 / 1.02 ms (GGL) and
  * 0.35 / 0.93 ms (index-3) on that machine.  Nothing here is asserted. */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Reproduction of seed 004, Table 2 (Sect. 8): the body pendulum (L = 0.5,
+/* Reproduction of [pennestri_coordinate_reduction], Table 2 (Sect. 8): the body pendulum (L = 0.5,
  * m = 10, I_g = 0.1, released at rest at -45 degrees, gravity 9.8, t_end = 10 s
  * as in the paper's text; its appendix code says 100) integrated by the same
  * adaptive Dormand-Prince 5(4) with rtol = 1e-4 and atol = 1e-6 (MATLAB ode45's
@@ -19,7 +19,7 @@
 
 static const struct {
     const char *label, *method;
-    double published; /* seed 004 Table 2, CPU seconds (MATLAB, Athlon 1.92 GHz) */
+    double published; /* [pennestri_coordinate_reduction] Table 2, CPU seconds (MATLAB, Athlon 1.92 GHz) */
 } rows[] = {
     {"Coordinate partitioning", "cp/dopri5", 11.45},
     {"QR", "qr/dopri5", 2.64},
@@ -86,7 +86,7 @@ int mbs_bench_table2(FILE *out)
         failures += r[i].status != MBS_OK;
     }
     fprintf(out,
-            "\nseed 004, Table 2: body pendulum, dopri5 rtol=%g atol=%g, t_end=%g s, min CPU of "
+            "\nPennestri & Valentini [pennestri_coordinate_reduction], Table 2: body pendulum, dopri5 rtol=%g atol=%g, t_end=%g s, min CPU of "
             "%d runs\n",
             rtol, atol, t_end, REPEAT);
     fprintf(out, "%-24s %11s %7s %10s %7s %10s %10s %10s %6s %6s %5s %9s\n", "method",

@@ -1,4 +1,4 @@
-/* The version of mbsbench's public API and ABI (issue 20): the problem contract
+/* The version of mbsbench's public API and ABI: the problem contract
  * (problems/problem.h), the method contract (methods/framework/method.h), the linear-solver
  * contract (methods/linsol/linsol.h), the run/record API (harness/run.h) and the plugin
  * API (harness/plugin.h), installed under <prefix>/include/mbsbench/.

@@ -207,7 +207,7 @@ static double col_num(sqlite3_stmt *st, int i)
 }
 
 /* Does a spec match the -p / -m argument?  Exactly by default; as a shell glob
- * (fnmatch) with --glob (issue 17: names used to match every spec of the problem
+ * (fnmatch) with --glob (names used to match every spec of the problem
  * or method, like a prefix). */
 static int spec_match(const char *spec, const char *want, int glob)
 {

@@ -199,8 +199,15 @@ static int cmd_list(int argc, char **argv)
             flag_names(pb.flags, fl, 8, flags, sizeof flags);
             printf("%-16s %4zu %4zu %4zu %5d  %-30s %s\n", d->name, pb.nq, pb.nv, pb.nl,
                    d->index, flags, d->title);
-            printf("      source: %s; t = [%g, %g]\n", d->citation, d->t0, d->t_end);
-            printf("      reference: %s\n", d->reference ? d->reference : "none (no reference)");
+            if (longform)
+                printf("      source: %s; t = [%g, %g]\n", d->citation, d->t0, d->t_end);
+            /* a reference text shared by several problems names the file as <name> */
+            const char *ref = d->reference ? d->reference : "none (no reference)";
+            const char *ph = strstr(ref, "<name>");
+            if (longform && ph)
+                printf("      reference: %.*s%s%s\n", (int)(ph - ref), ref, d->name, ph + 6);
+            else if (longform)
+                printf("      reference: %s\n", ref);
             if (mbs_problem_owner(i))
                 printf("      plugin: %s\n", mbs_problem_owner(i));
             char desc[512];
@@ -228,7 +235,7 @@ static int cmd_list(int argc, char **argv)
             flag_names(m->flags, fl, 9, flags, sizeof flags);
             printf("%-22s %5g %5g %5g  %-28s %s\n", m->name, m->order[0], m->order[1],
                    m->order[2], flags, m->summary);
-            if (longform) /* source: seed and equation numbers (references.bib) */
+            if (longform) /* source: author, year, references.bib key, equations */
                 printf("      source: %s\n", m->citation && *m->citation ? m->citation : "-");
             if (mbs_method_owner(i))
                 printf("      plugin: %s\n", mbs_method_owner(i));
@@ -483,7 +490,7 @@ static int cmd_sweep(int argc, char **argv)
         fputs(err, stderr);
         return 2;
     }
-    if (c.baseline) { /* per-case budgets from the baseline (issue 17) */
+    if (c.baseline) { /* per-case budgets from the baseline */
         mbs_results base;
         char berr[1024];
         if (mbs_baseline_load(c.baseline, &base, berr, sizeof berr) != 0) {

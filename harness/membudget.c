@@ -1,6 +1,6 @@
-/* The memory budget of a run (issue 17; run.h): the memory available and the
+/* The memory budget of a run (run.h): the memory available and the
  * estimated dense workspace of a method on a problem.  Split from run.c
- * (issue 19). */
+ *. */
 #include "run.h"
 
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <sys/resource.h>
 
 #include "../methods/formulations/index1.h"
-/* ---- memory budget (issue 17) ------------------------------------------------ */
+/* ---- memory budget ------------------------------------------------ */
 
 double mbs_memory_available(void)
 {

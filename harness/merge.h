@@ -1,4 +1,4 @@
-/* mbsbench merge OUT DIR... [--partial] [--history DB | --no-history] (issue 21): put the results directories
+/* mbsbench merge OUT DIR... [--partial] [--history DB | --no-history]: put the results directories
  * of one suite's shards (sweep --shard, --slurm) -- or any directories holding
  * runs of the same grid (meta.json suite_digest) -- together into OUT, a results
  * directory like a local sweep's: runs.jsonl in run-index order, meta.json,

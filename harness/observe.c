@@ -1,4 +1,4 @@
-/* The observer of a measuring run (observe.h).  Split from run.c (issue 19). */
+/* The observer of a measuring run (observe.h).  Split from run.c. */
 #include "observe.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
-/* The observer of a measuring run (private to harness/run.c and observe.c;
- * issue 19 split): errors against the exact solution at every accepted step,
+/* The observer of a measuring run (private to harness/run.c and observe.c):
+ * errors against the exact solution at every accepted step,
  * constraint residuals, energy, drift and the optional time series. */
 #ifndef MBS_OBSERVE_H
 #define MBS_OBSERVE_H

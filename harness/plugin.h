@@ -1,4 +1,4 @@
-/* Plugins: problems and methods from a shared object (issue 20).
+/* Plugins: problems and methods from a shared object.
  *
  * A plugin is a shared object built against the installed headers
  * (`pkg-config --cflags --libs mbsbench`; docs/adding-a-problem.md,

@@ -1,4 +1,4 @@
-/* The problem battery (issue 3, issue 20): the checks every problem, built-in or
+/* The problem battery: the checks every problem, built-in or
  * plugin, must pass, as a library function.  `mbsbench check-problem -p NAME`
  * prints its lines; tests/check_problems.c runs it over the whole registry.
  *

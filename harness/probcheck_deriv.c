@@ -1,5 +1,5 @@
 /* The analytic derivatives of the problem contract (problems/problem.h: force_q,
- * force_v, gtlambda_q, gw_q; issue 16) against central differences of the plain
+ * force_v, gtlambda_q, gw_q) against central differences of the plain
  * callbacks (probcheck.h).  Moved here from tests/check_derivs.c so that
  * `mbsbench check-problem` checks them on any problem, plugins included. */
 #include "probcheck.h"

@@ -61,7 +61,7 @@ static json_t *params_object(const char *text)
     return o;
 }
 
-/* Linear-solver statistics of the recorded run (issue 10), null without a backend. */
+/* Linear-solver statistics of the recorded run, null without a backend. */
 static json_t *linsol_object(const mbs_record *r)
 {
     if (!r->have_linsol)
@@ -148,7 +148,7 @@ char *mbs_record_json(const mbs_record *r)
                   "jacobians", (json_int_t)c->jacobians, "deriv_evals",
                   (json_int_t)c->deriv_evals));
     json_object_set_new(o, "linsol", linsol_object(r));
-    if (r->threads > 0) /* only methods with parallel parts report it (issue 22) */
+    if (r->threads > 0) /* only methods with parallel parts report it */
         json_object_set_new(o, "threads", json_integer(r->threads));
     json_t *times = json_array();
     for (int i = 0; i < r->cpu_repeats && i < MBS_CPU_TIMES_MAX; i++)
@@ -230,7 +230,7 @@ static const struct {
     {"linsol_fill", "linsol", "fill"},
     {"linsol_rcond", "linsol", "rcond"},
     {"threads", "threads", NULL},
-    {"jacobians", "counters", "jacobians"}, /* issue 16: appended, older columns keep place */
+    {"jacobians", "counters", "jacobians"}, /* appended, older columns keep place */
     {"deriv_evals", "counters", "deriv_evals"},
     /* errors along the trajectory (harness/traj.h), appended */
     {"traj_n", "traj", "n"},

@@ -39,7 +39,7 @@ static void revision(char *buf, size_t len)
     free(s);
 }
 
-/* lambda at (t, q, v) from the index-1 system (seed 002 Eq. (17)). */
+/* lambda at (t, q, v) from the index-1 system ([arnold2016dae] Eq. (17)). */
 static int index1_lambda(const mbs_problem *pb, double t, double *y, char *err, size_t errlen)
 {
     mbs_ctx ctx;

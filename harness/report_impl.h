@@ -1,4 +1,4 @@
-/* Private to harness/report*.c (issue 19 split): the report's context, shared
+/* Private to harness/report*.c: the report's context, shared
  * by report.c (figures, assembly of index.md/index.html) and report_tables.c
  * (orders, digits at fixed cost, drift exponents, failures, environment). */
 #ifndef MBS_REPORT_IMPL_H

@@ -1,6 +1,6 @@
 /* The tables of a report (report.h): observed orders, digits at fixed cost,
  * drift exponents (Markdown and LaTeX), failures and the environment.  Split
- * from report.c (issue 19). */
+ * from report.c. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -258,7 +258,7 @@ void mbs_report_environment(ctx *c, FILE *md)
     }
     const char *k;
     json_t *v, *from = json_object_get(c->r->meta, "merged_from");
-    if (json_is_array(from)) { /* merged shards (issue 21): each ran on its own node */
+    if (json_is_array(from)) { /* merged shards: each ran on its own node */
         size_t i;
         fprintf(md, "Merged from %zu directories (`mbsbench merge`); each record's `node` names "
                     "the host it ran on.\n\n| directory | shard | host | cpu | cores | "

@@ -4,7 +4,7 @@
  *
  *   [reproduction]
  *   title    = generalized-alpha on the index-3 pendulum
- *   citation = seed 002, Example 8, Fig. 10
+ *   citation = [arnold2016dae], Example 8, Fig. 10
  *   suite    = suites/genalpha-fig10.suite
  *
  *   [quantity x0=0 h=0.02]           ; one section per published number

@@ -13,7 +13,7 @@ typedef struct mbs_results {
     json_t *meta;    /* meta.json (NULL when absent) */
     json_t **recs;   /* records sorted by run index (owned references) */
     size_t n;
-    /* Unreadable lines (issue 17: never skipped in silence): lines that are not
+    /* Unreadable lines (never skipped in silence): lines that are not
      * JSON, JSON that is not a run record (an object with string fields
      * problem_spec, method_spec and status), a last line without its newline
      * (torn write).  n_bad counts them; bad holds one "FILE:LINE: why" line each

@@ -36,7 +36,7 @@ void mbs_record_free(mbs_record *rec)
 }
 
 /* The final state in the published component order and sign convention
- * (issue 3: `final_published`, for checks by external tools). */
+ * (`final_published`, for checks by external tools). */
 static void fill_published(mbs_record *rec, const mbs_problem *pb)
 {
     size_t n = 0;
@@ -88,7 +88,7 @@ static void digits_over(const double *y, const double *ref, size_t n, double *sc
     *mescd = -log10(mixed == 0.0 ? 1e-16 : mixed);
 }
 
-/* Problems with a published definition (../shared/problems/<name>.md, Sect.
+/* Problems with a published definition (the Test Set 2.4 [testset24], Sect.
  * "Accuracy measure", after the Test Set driver getscd, report.f rev. 1.20):
  * in the published component order,
  *   scd   = -log10 max_{i in S} |y_i - ref_i| / |ref_i| over the listed scd subset
@@ -199,7 +199,7 @@ static int validate(const mbs_run_spec *spec, const mbs_problem *pb, const mbs_m
             snprintf(err, errlen, "--h %g exceeds the interval t_end - t0 = %g", spec->h, span);
             return MBS_BAD_INPUT;
         }
-        /* The step count must fit (issue 17: --h 1e-300 or --t-end 1e308 used to
+        /* The step count must fit (--h 1e-300 or --t-end 1e308 used to
          * overflow it into "ok, 0 steps, error 0"). */
         double nsteps = span / spec->h;
         if (!(nsteps <= MBS_MAX_FIXED_STEPS)) {
@@ -303,7 +303,7 @@ static void fail_record(mbs_record *rec, const mbs_ctx *ctx, int status)
 {
     rec->status = status;
     const char *why = ctx->reason[0] ? ctx->reason : mbs_status_message(status);
-    /* Every allocation failure reads "out-of-memory: ..." (issue 17). */
+    /* Every allocation failure reads "out-of-memory: ...". */
     if (status == MBS_NO_MEMORY && strncmp(why, "out-of-memory", 13) != 0)
         snprintf(rec->reason, sizeof rec->reason, "out-of-memory: %.*s",
                  (int)(sizeof rec->reason - 16),
@@ -313,7 +313,7 @@ static void fail_record(mbs_record *rec, const mbs_ctx *ctx, int status)
     rec->fail_t = ctx->fail_t;
 }
 
-/* Linear-solver statistics after one integrate() (issue 10).  Methods report
+/* Linear-solver statistics after one integrate().  Methods report
  * the statistics of their mbs_linsol backends through mbs_ctx_report_linsol,
  * whose counts (analyses, factorisations, solves) are cumulative over the
  * workspace's life (methods/linsol/linsol.h), while the harness calls integrate()
@@ -558,7 +558,7 @@ int mbs_run_local(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t e
     double *y0 = calloc(ny, sizeof(double));
     rec->final = calloc(ny, sizeof(double));
     if (!y0 || !rec->final || mbs_ctx_init(&ctx, &pb) != MBS_OK) {
-        /* Still a record (issue 17: no allocation failure is silent). */
+        /* Still a record (no allocation failure is silent). */
         free(y0);
         mbs_record_free(rec);
         rec->status = MBS_NO_MEMORY;
@@ -619,7 +619,7 @@ int mbs_run_local(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t e
         fail_record(rec, &ctx, MBS_UNSUPPORTED);
         goto done;
     }
-    { /* memory budget: refuse a dense workspace that cannot fit (issue 17) */
+    { /* memory budget: refuse a dense workspace that cannot fit */
         char what[128], remedy[160];
         double need = mbs_run_memory_estimate(m, &mp, &pb, what, sizeof what, remedy,
                                               sizeof remedy);
@@ -682,7 +682,7 @@ int mbs_run_local(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t e
     }
     if (rec->status == MBS_OK && spec->repeat > 0)
         time_runs(rec, state, m, &ctx, &set, y0, spec->repeat, spec->measure, &linsol_seen);
-    /* No success that was not earned (issue 17): an integration that reports
+    /* No success that was not earned: an integration that reports
      * success must have accepted steps and reached t_end. */
     if (rec->status == MBS_OK && (spec->measure || spec->repeat > 0)) {
         double span = t_end - pb.t0;

@@ -106,14 +106,14 @@ typedef struct mbs_record {
     double energy_drift;
     double drift_exponent, drift_rms;
     mbs_counters cnt;
-    /* Linear-solver backend of the recorded run (methods/linsol/linsol.h; issue 10):
+    /* Linear-solver backend of the recorded run (methods/linsol/linsol.h):
      * have_linsol = 0 when the method used none (JSON "linsol": null).  The
      * counts are those of the recorded run alone (see run.c, linsol_take). */
     int have_linsol;
     int linsol_kind;      /* enum mbs_linsol_kind */
     mbs_linsol_stats linsol;
     int threads;          /* threads of the method's parallel parts (0: none reported;
-                             JSON "threads" only when > 0; issue 22) */
+                             JSON "threads" only when > 0) */
     double cpu_min, cpu_median, cpu_iqr;
     int cpu_repeats;
     double cpu_times[MBS_CPU_TIMES_MAX]; /* the first min(repeats, MAX) timings, run order */
@@ -154,7 +154,7 @@ void mbs_record_free(mbs_record *rec);
 int mbs_run_local(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen);
 int mbs_run_global(const mbs_run_spec *spec, mbs_record *rec, char *err, size_t errlen);
 /* Digits of the IVP Test Set for a problem with a published definition
- * (../shared/problems/<name>.md, "Accuracy measure"), on the state py and the
+ * (the Test Set 2.4 [testset24], "Accuracy measure"), on the state py and the
  * reference pref in published order (n components): scd over the components
  * scd_idx[0..n_scd) (all when scd_idx is NULL), skipping |pref_i| < 1e-200, an
  * error of exactly 0 counting as 1e-16; mescd over ALL n components. */

@@ -1,4 +1,4 @@
-/* mbs_run: the tolerance-mode dispatch above the two drivers (issue 19: run.c
+/* mbs_run: the tolerance-mode dispatch above the two drivers (run.c
  * and globaltol.c no longer call each other). */
 #include "run.h"
 

@@ -1,4 +1,4 @@
-/* Sharding a suite's grid over N independent sweeps (issue 21): `sweep SUITE
+/* Sharding a suite's grid over N independent sweeps: `sweep SUITE
  * --shard I/N` runs shard I (0 <= I < N) of the expanded grid, e.g. as task I
  * of a Slurm job array, and `merge` puts the shard directories back together.
  *

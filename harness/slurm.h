@@ -1,4 +1,4 @@
-/* Sweeps beyond one machine (issue 21): the sweep options for shards and Slurm,
+/* Sweeps beyond one machine: the sweep options for shards and Slurm,
  * and the sbatch script of a job array whose task I runs
  *   mbsbench sweep SUITE --shard I/N --resume OUT/shard-I
  * (--resume: a requeued task continues where it was killed), to be put back

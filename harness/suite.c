@@ -1,5 +1,5 @@
 /* Suite files: INI parsing (libinih), validation and expansion of the grids
- * into runs (suite.h).  Split from sweep.c (issue 19), which runs them. */
+ * into runs (suite.h).  Split from sweep.c, which runs them. */
 #include "suite.h"
 
 #include <ini.h>
@@ -443,7 +443,7 @@ static void expand_grid(parse_state *ps, const grid *g)
                     add_error(ps, "%s: tol %g must be below 1", where, g->tol[k]);
                     continue;
                 }
-                /* every run validated before anything runs (issue 17: an h whose
+                /* every run validated before anything runs (an h whose
                  * step count does not fit used to give "ok, 0 steps") */
                 if (mbs_run_check(&r, msg, sizeof msg) != MBS_OK) {
                     add_error(ps, "%s: %s %s: %s", where, g->problems[i], g->methods[j], msg);

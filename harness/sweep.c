@@ -184,7 +184,7 @@ static double wall_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* One writer per results directory (issue 17: two --resume runs on one
+/* One writer per results directory (two --resume runs on one
  * directory duplicated records): an exclusive flock on the directory, held
  * until the sweep ends (workers inherit it).  Returns the fd, -1 when another
  * sweep holds it, -2 on other errors. */
@@ -499,7 +499,7 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
             io_error |= WEXITSTATUS(st) == 3;
             failed++;
         }
-        if (progress) { /* count, elapsed, ETA, failures so far (issue 18) */
+        if (progress) { /* count, elapsed, ETA, failures so far */
             size_t ended = ++reaped;
             double el = wall_seconds() - t_start;
             double eta = ended > 0 ? el * (double)(todo - ended) / (double)ended : NAN;

@@ -1,5 +1,5 @@
 /* A direct run with separate relative and absolute tolerances (the harness's
- * mbs_run uses rtol = atol = tol), used by the seed 004 Table 2 reproduction
+ * mbs_run uses rtol = atol = tol), used by the [pennestri_coordinate_reduction] Table 2 reproduction
  * (bench/table2.c, MATLAB's ode45 defaults rtol = 1e-4, atol = 1e-6) and the
  * null-space tests.  One measuring run with an observer (max |g(q)| over the
  * accepted steps; final errors against the problem's exact solution), then

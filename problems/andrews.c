@@ -1,6 +1,6 @@
 /* Andrews' squeezing mechanism (seven-body mechanism) exactly as in the Test Set
  * for IVP Solvers, release 2.4 (Mazzia & Magherini 2008, problem II-13; Fortran
- * andrews.F rev. 1.2), transcribed in /work/shared/problems/andrews.md:
+ * andrews.F rev. 1.2), transcribed in the Test Set 2.4 description [testset24]:
  *     M(q) q'' = f(q, q') - G(q)^T lambda,   0 = g(q)      (index 3),
  * q = (beta, Theta, gamma, Phi, delta, Omega, epsilon) in the notation of
  * Hairer & Wanner, Solving ODEs II, Sect. VII.7.  Our sign convention for the
@@ -150,7 +150,7 @@ static int jacobian(const mbs_problem *pb, double t, const double *q, gsl_matrix
     return MBS_OK;
 }
 
-/* gamma = -(G v)_q v: minus the velocity-quadratic part of g'' (seed 002 Eq. (17)). */
+/* gamma = -(G v)_q v: minus the velocity-quadratic part of g'' ([arnold2016dae] Eq. (17)). */
 static int gamma_fn(const mbs_problem *pb, double t, const double *q, const double *v,
                     double *gam)
 {
@@ -169,7 +169,7 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
     return MBS_OK;
 }
 
-/* ---- derivatives (problem.h, issue 16), differentiated from force() and
+/* ---- derivatives (problem.h), differentiated from force() and
  * jacobian() above; checked against central differences by tests/check_derivs.c */
 
 static int force_q(const mbs_problem *pb, double t, const double *q, const double *v,
@@ -312,7 +312,7 @@ const mbs_problem_def mbs_problem_andrews = {
     .name = "andrews",
     .title = "Andrews' squeezing mechanism (Test Set for IVP Solvers 2.4, index 3)",
     .citation = "Test Set 2.4 problem II-13 (andrews.F rev. 1.2); Hairer & Wanner II, "
-                "Sect. VII.7; ../shared/problems/andrews.md",
+                "Sect. VII.7; Mazzia & Magherini 2008 [testset24]",
     .reference = "problems/ref/andrews.ref (index1/rk8pd vs index1/dopri5, tol 1e-13, see its "
                  "provenance); agrees with the Test Set's PSIDE reference to scd 9.6 on q",
     .flags = 0,

@@ -1,6 +1,6 @@
 /* The car axis problem exactly as in the Test Set for IVP Solvers, release 2.4
  * (Mazzia & Magherini 2008, problem II-17; Fortran caraxis.F rev. 1.2; origin
- * S. Schneider's thesis 1994), transcribed in /work/shared/problems/caraxis.md:
+ * S. Schneider's thesis 1994), transcribed in the Test Set 2.4 description [testset24]:
  *     p' = q,  K q' = f(t, p, lambda),  0 = phi(t, p)        (index 3),
  * K = eps^2 (M/2) I4, p = (x_l, y_l, x_r, y_r).  The published f contains the
  * constraint forces as + G^T lambda_pub; we keep the published scaling (our mass
@@ -140,7 +140,7 @@ static int constraint_t(const mbs_problem *pb, double t, const double *q, double
     return MBS_OK;
 }
 
-/* gamma = -(B v)_q v - 2 B_t v - g_tt (seed 002 Eq. (17)). */
+/* gamma = -(B v)_q v - 2 B_t v - g_tt ([arnold2016dae] Eq. (17)). */
 static int gamma_fn(const mbs_problem *pb, double t, const double *q, const double *v,
                     double *gam)
 {
@@ -151,7 +151,7 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
     return MBS_OK;
 }
 
-/* Derivatives (problem.h, issue 16).  Spring force of one end, d = its
+/* Derivatives (problem.h).  Spring force of one end, d = its
  * position relative to its anchor: (L0/|d| - 1) d, with the derivative
  * (L0/|d| - 1) I - L0 d d^T / |d|^3; f does not depend on v. */
 static int force_q(const mbs_problem *pb, double t, const double *q, const double *v,
@@ -216,7 +216,7 @@ const mbs_problem_def mbs_problem_caraxis = {
     .name = "caraxis",
     .title = "car axis (Test Set for IVP Solvers 2.4, index 3, stiff springs)",
     .citation = "Test Set 2.4 problem II-17 (caraxis.F rev. 1.2); Schneider (1994); "
-                "../shared/problems/caraxis.md",
+                "Mazzia & Magherini 2008 [testset24]",
     .reference = "problems/ref/caraxis.ref (index1/rk8pd vs index1/dopri5, tol 1e-13, see its "
                  "provenance); agrees with the Test Set's GAMD reference to scd 9.2",
     .flags = MBS_PB_RHEONOMIC,

@@ -1,4 +1,4 @@
-/* Chain of N mathematical pendulums in Cartesian coordinates (seed 002, Example 2,
+/* Chain of N mathematical pendulums in Cartesian coordinates ([arnold2016dae], Example 2,
  * Eq. (7)) and its special case N = 2, the double pendulum (Examples 2-3).
  *
  *     m x_i'' = -(x_i - x_{i-1}) lambda_i + (x_{i+1} - x_i) lambda_{i+1},
@@ -8,7 +8,7 @@
  * q = (x_1, y_1, ..., x_N, y_N), n_lambda = N, M = m I (block diagonal), G sparse
  * with the entries printed after Eq. (7e); gamma_i = -|v_i - v_{i-1}|^2.
  * Initial values: at rest with link angles alpha_i from the downward vertical
- * (seed 002 Example 3: x_i = x_{i-1} + l sin alpha_i, y_i = y_{i-1} - l cos alpha_i);
+ * ([arnold2016dae] Example 3: x_i = x_{i-1} + l sin alpha_i, y_i = y_{i-1} - l cos alpha_i);
  * `start=horizontal` is the straight horizontal chain (alpha_i = 90 deg),
  * `start=angles` uses alpha_1 = alpha1 and alpha_i = alpha2 for i >= 2.
  *
@@ -207,7 +207,7 @@ static int constraint(const mbs_problem *pb, double t, const double *q, double *
     return MBS_OK;
 }
 
-/* Seed 002, entries after Eq. (7e): row i has (dx_i, dy_i) at point i and
+/* [arnold2016dae], entries after Eq. (7e): row i has (dx_i, dy_i) at point i and
  * -(dx_i, dy_i) at point i-1. */
 static int jacobian(const mbs_problem *pb, double t, const double *q, gsl_matrix *G)
 {
@@ -251,7 +251,7 @@ static int jacobian_sparse(const mbs_problem *pb, double t, const double *q, mbs
     return MBS_OK;
 }
 
-/* Derivatives (problem.h, issue 16).  The forces are constant: f_q = f_v = 0
+/* Derivatives (problem.h).  The forces are constant: f_q = f_v = 0
  * (mbs_zero_force_derivative). */
 /* g_i = |p_i - p_{i-1}|^2/2 - l^2/2 has the Hessian D_i^T D_i (x) I_2 (D_i: the
  * difference p_i - p_{i-1}), so G^T lambda has the blocks (lambda_k +
@@ -393,7 +393,7 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
         int r = gsl_odeiv2_driver_apply(drv, &t, t_end, y);
         if (r == GSL_SUCCESS) {
             from_angles(d, y, y + N, q, v);
-            snprintf(what, whatlen, "minimal angle coordinates (seed 002 Ex. 3, N links), "
+            snprintf(what, whatlen, "minimal angle coordinates (Arnold 2016 [arnold2016dae] Ex. 3, N links), "
                                     "GSL rk8pd rtol=atol=%g",
                      tol);
             s = MBS_OK;
@@ -418,7 +418,7 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
 const mbs_problem_def mbs_problem_chain = {
     .name = "chain",
     .title = "chain of N pendulums, Cartesian coordinates",
-    .citation = "seed 002, Example 2, Eq. (7)",
+    .citation = "Arnold 2016 [arnold2016dae], Example 2, Eq. (7)",
     .reference = "stored: minimal angle coordinates (GSL rk8pd) vs index1/rk8pd, "
                  "problems/ref/chain.ref (for the parameters stored there)",
     .flags = MBS_PB_CONSERVATIVE | MBS_PB_SPARSE,
@@ -449,8 +449,8 @@ const mbs_problem_def mbs_problem_chain = {
 const mbs_problem_def mbs_problem_double_pendulum = {
     .name = "double-pendulum",
     .title = "double pendulum, Cartesian coordinates (chain N = 2)",
-    .citation = "seed 002, Examples 2-3 (alpha1 = 5 deg, alpha2 = 0)",
-    .reference = "stored: minimal angle coordinates (seed 002 Ex. 3, GSL rk8pd) vs "
+    .citation = "Arnold 2016 [arnold2016dae], Examples 2-3 (alpha1 = 5 deg, alpha2 = 0)",
+    .reference = "stored: minimal angle coordinates (Arnold 2016 [arnold2016dae] Ex. 3, GSL rk8pd) vs "
                  "index1/rk8pd, problems/ref/double-pendulum.ref",
     .flags = MBS_PB_CONSERVATIVE | MBS_PB_SPARSE,
     .index = 3,

@@ -1,7 +1,7 @@
 /* The slider crank with a flexible connecting rod exactly as in the Test Set for
  * IVP Solvers, release 2.4 (Mazzia & Magherini 2008, problem II-19 "crank";
  * Fortran crank.F rev. 1.2, residual RESMBS by B. Simeon), transcribed in
- * /work/shared/problems/crank.md (section numbers below refer to it).  Options of
+ * the Test Set 2.4 description [testset24] (section numbers below refer to it).  Options of
  * the reference: linear beam, no damping, smooth initial values, gravity 0.
  *
  * It fits the plain contract (no extension needed: the flexible rod is 4 modal
@@ -260,7 +260,7 @@ const mbs_problem_def mbs_problem_crank = {
     .name = "crank",
     .title = "slider crank, flexible rod (Test Set 2.4 'crank', linear beam, no damping)",
     .citation = "Test Set 2.4 problem II-19 (crank.F rev. 1.2, B. Simeon); "
-                "../shared/problems/crank.md",
+                "Mazzia & Magherini 2008 [testset24]",
     .reference = "problems/ref/crank.ref (index1/rk8pd vs index1/dopri5, tol 1e-13: agree to "
                  "8.6 digits; see its provenance)",
     .flags = MBS_PB_RHEONOMIC,

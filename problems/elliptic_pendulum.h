@@ -1,8 +1,8 @@
 /* Closed-form motion of a plane pendulum phi'' = -omega^2 sin(phi) through Jacobi
  * elliptic functions: sin(phi/2) = k sn(omega t + u0 | k^2), phi'(t) =
  * 2 k omega cn(omega t + u0 | k^2) (libration, 0 <= k < 1).  phi is measured from the
- * downward vertical.  Used for the exact solutions of `pendulum` (seed 002,
- * Example 1) and `pendulum-body` (seed 004, Sect. 8). */
+ * downward vertical.  Used for the exact solutions of `pendulum` ([arnold2016dae],
+ * Example 1) and `pendulum-body` ([pennestri_coordinate_reduction], Sect. 8). */
 #ifndef MBS_ELLIPTIC_PENDULUM_H
 #define MBS_ELLIPTIC_PENDULUM_H
 

@@ -1,4 +1,4 @@
-/* Heavy top with its tip fixed at the origin (seed 002, Example 6, Eq. (34);
+/* Heavy top with its tip fixed at the origin ([arnold2016dae], Example 6, Eq. (34);
  * Remarks 6-7).  Body-frame angular velocity Omega, inertia about the fixed point
  * Jbar = diag(15.234375, 0.46875, 15.234375) kg m^2, m = 15 kg, centre of mass
  * X = (0, 1, 0) m in the body frame, gravity gamma = (0, 0, -g):
@@ -16,15 +16,15 @@
  *             M = diag(m I, J), J = Jbar + m X~ X~ (inertia about the centre of
  *             mass), joint constraint 0 = x - R(p) X (index 3), lambda = the
  *             force the joint exerts on the top, with the sign of M v' = f - B^T lambda.
- *  rotmat     the Lie-group form on SO(3) x R^3 (seed 002 Remark 5a-b, Eq. (33);
- *             Brüls and Cardona, seed 002 ref. [28]): q = (x, R) (12, R row-major),
+ *  rotmat     the Lie-group form on SO(3) x R^3 ([arnold2016dae] Remark 5a-b, Eq. (33);
+ *             Brüls and Cardona [bruls2010liegroup]): q = (x, R) (12, R row-major),
  *             v = (u, Omega) (6) with x' = u, R' = R Omega~, M and the joint
  *             constraint 0 = x - R X as for `absolute` (the same lambda).  Flagged
  *             MBS_PB_LIEGROUP: (x, R) o exp(w) = (x + w_u, R exp(w_Omega~)) keeps
  *             R orthogonal (liegroup/genalpha); methods that treat q as a vector
  *             integrate R' = R Omega~ in R^9 and lose orthogonality at the size of
  *             their local errors.
- * |p| = 1 is an invariant of p' = H(p) Omega (seed 002 Eq. (40)).  `norm=1`
+ * |p| = 1 is an invariant of p' = H(p) Omega ([arnold2016dae] Eq. (40)).  `norm=1`
  * also states it as the constraint 0 = |p|^2 - 1 of Remark 7c; since
  * B = G H = 2 p^T H(p) = 0 identically, its multiplier is undetermined (we
  * give the minimum-norm value 0) and the problem is flagged redundant, for
@@ -71,7 +71,7 @@ static const double XC[3] = {0.0, 1.0, 0.0};                   /* centre of mass
 
 /* R (row-major) from Euler angles q = (phi, theta, psi): R = Rz(phi) Ry(theta) Rz(psi),
  * precession phi about the inertial z axis, nutation theta, spin psi about the
- * body axis.  The extraction of seed 002 Remark 6a prints the factors as
+ * body axis.  The extraction of [arnold2016dae] Remark 6a prints the factors as
  * Rz(psi) Ry(theta) Rz(phi) next to an H0 (Eq. (35)) whose entries depend on phi;
  * these two are consistent only for the order used here with phi and psi
  * exchanged inside H0 (we checked R^T R' = Omega~ numerically; the battery's
@@ -525,7 +525,7 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
             else if (NORM(pb))
                 lambda[0] = 0.0;
             snprintf(what, whatlen,
-                     "rotation-matrix ODE (seed 002 Eq. (34), R in R^9), GSL rk8pd rtol=atol=%g",
+                     "rotation-matrix ODE (Arnold 2016 [arnold2016dae] Eq. (34), R in R^9), GSL rk8pd rtol=atol=%g",
                      tol);
         }
     }
@@ -541,7 +541,7 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
 /* ---- coords=rotmat: the Lie group SO(3) x R^3 (problem.h, mbs_liegroup) ----- */
 
 /* (x, R) o exp(w) = (x + w_u, R exp(w_Omega~)): the flow of x' = u, R' = R Omega~
- * at constant (u, Omega) = w over unit time (seed 002 Eq. (33)). */
+ * at constant (u, Omega) = w over unit time ([arnold2016dae] Eq. (33)). */
 static int lie_compose_exp(const mbs_problem *pb, const double *q, const double *w, double *q1)
 {
     if (COORDS(pb) != C_ROT)
@@ -575,7 +575,7 @@ static const mbs_liegroup so3xr3 = {.compose_exp = lie_compose_exp, .log = lie_l
 const mbs_problem_def mbs_problem_heavytop = {
     .name = "heavytop",
     .title = "heavy top: Euler angles, quaternions, absolute coordinates or SO(3) x R^3",
-    .citation = "seed 002, Example 6, Eq. (34), Remarks 6-7",
+    .citation = "Arnold 2016 [arnold2016dae], Example 6, Eq. (34), Remarks 6-7",
     .reference = "stored: rotation-matrix ODE (Eq. (34), GSL rk8pd) vs index1/rk8pd, "
                  "problems/ref/heavytop.ref",
     .flags = MBS_PB_CONSERVATIVE,

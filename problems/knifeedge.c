@@ -1,5 +1,5 @@
 /* Knife edge (skate) on an inclined plane: the classic non-holonomic system
- * (seed 001 Sect. 3.3 for the class; e.g. Neimark & Fufaev, Dynamics of
+ * ([bauchau2003selfstabilized] Sect. 3.3 for the class; e.g. Neimark & Fufaev, Dynamics of
  * Nonholonomic Systems, Ch. I; Greenwood, Advanced Dynamics, Sect. 2.6).
  *
  * q = (x, y, theta): contact point in the plane (x down the slope) and heading;
@@ -137,7 +137,7 @@ static double energy(const mbs_problem *pb, double t, const double *q, const dou
 const mbs_problem_def mbs_problem_knifeedge = {
     .name = "knifeedge",
     .title = "knife edge on an inclined plane (non-holonomic, no sideways slip)",
-    .citation = "seed 001 Sect. 3.3 (non-holonomic constraints); Neimark & Fufaev Ch. I",
+    .citation = "Bauchau 2003 [bauchau2003selfstabilized] Sect. 3.3 (non-holonomic constraints); Neimark & Fufaev Ch. I",
     .reference = "exact (closed form: constant spin, speed u0 + (s/w) sin(w t))",
     .flags = MBS_PB_EXACT | MBS_PB_CONSERVATIVE | MBS_PB_NONHOLONOMIC,
     .index = 2,

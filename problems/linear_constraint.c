@@ -1,9 +1,9 @@
-/* Linear rheonomic constraint of seed 002, Example 9:
+/* Linear rheonomic constraint of [arnold2016dae], Example 9:
  *     q'' = -C^T lambda,  0 = g(t, q) = C q - z(t)     (M = I, f = 0),
  * here with n_q = 3, n_lambda = 2,
  *     C = [1 1 0; 0 1 2],   z(t) = a (sin(omega t), cos(omega t)).
  * Differentiating the constraint twice and inserting q'' gives the exact
- * multipliers lambda(t) = -(C C^T)^{-1} z''(t) (seed 002, Example 9), and
+ * multipliers lambda(t) = -(C C^T)^{-1} z''(t) ([arnold2016dae], Example 9), and
  *     q(t) = C^T (C C^T)^{-1} z(t) + (c0 + c1 t) n,   n = (2, -2, 1)/3 (C n = 0),
  * with c0 = 0.5, c1 = 0.1: the motion in ker C is free and uniform.
  * The hidden constraints are C v - z'(t) = 0 (g_t = -z') and C v' = z''(t),
@@ -153,7 +153,7 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
 const mbs_problem_def mbs_problem_linear_constraint = {
     .name = "linear-constraint",
     .title = "free particle in R^3 on a moving linear constraint C q = z(t) (M = I, f = 0)",
-    .citation = "seed 002, Example 9",
+    .citation = "Arnold 2016 [arnold2016dae], Example 9",
     .reference = "exact (closed form)",
     .flags = MBS_PB_EXACT | MBS_PB_RHEONOMIC,
     .index = 3,

@@ -1,4 +1,4 @@
-/* Closed-loop mechanisms of seed 003, Sects. 4.1-4.3: the five-bar mechanism
+/* Closed-loop mechanisms of [dca_augmented_lagrangian], Sects. 4.1-4.3: the five-bar mechanism
  * (one pentagonal loop, bodies 1-4 and the ground) and the double-loop
  * mechanism (two pentagonal loops sharing body 3, bodies 1-8), every joint
  * revolute with its axis normal to the plane of motion.  All bars have length
@@ -647,7 +647,7 @@ done:
     return s;
 }
 
-/* Bars on the pentagon's sides, at rest (seed 003 Sects. 4.2-4.3). */
+/* Bars on the pentagon's sides, at rest ([dca_augmented_lagrangian] Sects. 4.2-4.3). */
 static int initial(const mbs_problem *pb, double *q0, double *v0, double *lambda0,
                    int *have_lambda)
 {
@@ -694,7 +694,7 @@ static int initial(const mbs_problem *pb, double *q0, double *v0, double *lambda
         .gamma = gamma_fn,                                                               \
         .kinematic = kin,                                                                \
         .energy = energy,                                                                \
-        /* issue 16: gravity is constant; the joints' Hessian terms by differences */  \
+        /* gravity is constant; the joints' Hessian terms by differences */  \
         .force_q = mbs_zero_force_derivative,                                            \
         .force_v = mbs_zero_force_derivative,                                            \
     };
@@ -708,17 +708,17 @@ static int initial(const mbs_problem *pb, double *q0, double *v0, double *lambda
 
 LOOP_DEF(mbs_problem_fivebar, "fivebar",
          "planar five-bar mechanism, body coordinates (2 dof)",
-         "seed 003, Sects. 4.1-4.2 (planar body coordinates, our geometry)", REF2D, 0,
+         "[dca_augmented_lagrangian], Sects. 4.1-4.2 (planar body coordinates, our geometry)", REF2D, 0,
          params_fivebar, setup_fivebar, NULL)
 LOOP_DEF(mbs_problem_doubleloop, "doubleloop",
          "planar double-loop mechanism, body coordinates (4 dof)",
-         "seed 003, Sects. 4.1, 4.3 (planar body coordinates, our geometry)", REF2D, 0,
+         "[dca_augmented_lagrangian], Sects. 4.1, 4.3 (planar body coordinates, our geometry)", REF2D, 0,
          params_doubleloop, setup_doubleloop, NULL)
 LOOP_DEF(mbs_problem_fivebar3d, "fivebar3d",
          "spatial five-bar, Euler parameters, 5-equation revolute joints (3 redundant)",
-         "seed 003, Sects. 2, 4.1-4.2 (our geometry)", REF3D, MBS_PB_REDUNDANT,
+         "[dca_augmented_lagrangian], Sects. 2, 4.1-4.2 (our geometry)", REF3D, MBS_PB_REDUNDANT,
          params_fivebar, setup_fivebar3d, spatial_H)
 LOOP_DEF(mbs_problem_doubleloop3d, "doubleloop3d",
          "spatial double loop, Euler parameters, revolute joints (6 redundant)",
-         "seed 003, Sects. 2, 4.1, 4.3 (our geometry)", REF3D, MBS_PB_REDUNDANT,
+         "[dca_augmented_lagrangian], Sects. 2, 4.1, 4.3 (our geometry)", REF3D, MBS_PB_REDUNDANT,
          params_doubleloop, setup_doubleloop3d, spatial_H)

@@ -1,10 +1,10 @@
-/* Mathematical pendulum in Cartesian coordinates (seed 002, Example 1, Eq. (6)):
+/* Mathematical pendulum in Cartesian coordinates ([arnold2016dae], Example 1, Eq. (6)):
  *     m x'' = -x lambda,  m y'' = -m g - y lambda,  0 = (x^2 + y^2 - l^2)/2.
- * Initial values as in seed 002 Example 8: total energy m/2 - m g l, so the speed
+ * Initial values as in [arnold2016dae] Example 8: total energy m/2 - m g l, so the speed
  * at the bottom is 1 m/s and every start x0 >= 0 (with x' >= 0) lies on the same
  * orbit up to a phase shift.  Exact solution through Jacobi elliptic functions.
  * `redundant=1` states the constraint twice (rank G = 1 < n_lambda = 2), for the
- * robustness tests of the null-space methods (seed 004). */
+ * robustness tests of the null-space methods ([pennestri_coordinate_reduction]). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,7 +167,7 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
     return MBS_OK;
 }
 
-/* Derivatives (problem.h, issue 16): constant forces, and every constraint row
+/* Derivatives (problem.h): constant forces, and every constraint row
  * g_i = (x^2 + y^2 - l^2)/2 has G_i = q^T and the Hessian I. */
 static int gtlambda_q(const mbs_problem *pb, double t, const double *q, const double *lam,
                       gsl_matrix *K)
@@ -218,7 +218,7 @@ static int reported(const mbs_problem *pb, double t, const double *q, const doub
 const mbs_problem_def mbs_problem_pendulum = {
     .name = "pendulum",
     .title = "mathematical pendulum, Cartesian coordinates",
-    .citation = "seed 002, Example 1, Eq. (6); initial values of Example 8",
+    .citation = "Arnold 2016 [arnold2016dae], Example 1, Eq. (6); initial values of Example 8",
     .reference = "exact (Jacobi elliptic functions, GSL)",
     .flags = MBS_PB_EXACT | MBS_PB_CONSERVATIVE,
     .index = 3,

@@ -1,4 +1,4 @@
-/* Body pendulum of seed 004, Sect. 8 (and its appendix code): a rigid bar with
+/* Body pendulum of [pennestri_coordinate_reduction], Sect. 8 (and its appendix code): a rigid bar with
  * centre of mass at distance L from the pivot, q = (x, y, theta),
  *     Psi = (x - L cos(theta), y - L sin(theta)) = 0,
  *     M = diag(m, m, I_g), Q = (0, -m g, 0),
@@ -156,7 +156,7 @@ static double energy(const mbs_problem *pb, double t, const double *q, const dou
 const mbs_problem_def mbs_problem_pendulum_body = {
     .name = "pendulum-body",
     .title = "body pendulum (x, y, theta) of the coordinate-reduction review",
-    .citation = "seed 004, Sect. 8 and appendix code",
+    .citation = "Pennestri & Valentini [pennestri_coordinate_reduction], Sect. 8 and appendix code",
     .reference = "exact (Jacobi elliptic functions, GSL)",
     .flags = MBS_PB_EXACT | MBS_PB_CONSERVATIVE,
     .index = 3,

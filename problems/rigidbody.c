@@ -1,4 +1,4 @@
-/* Free rigid body in director form (seed 001, Sect. 6.1, Eqs. (39)-(41)).
+/* Free rigid body in director form ([bauchau2003selfstabilized], Sect. 6.1, Eqs. (39)-(41)).
  *
  * q = d = (u, e1, e2, e3) (12 coordinates): u the position of the reference
  * point O, e_k the body-attached orthonormal basis; a material point with body
@@ -9,7 +9,7 @@
  *   g = ((e1.e1 - 1)/2, (e2.e2 - 1)/2, (e3.e3 - 1)/2, e2.e3, e1.e3, e1.e2),
  * all quadratic, so the midpoint Jacobian is the discrete gradient of Eq. (6).
  *
- * Data (seed 001 Sect. 6.1): M00 = 1.8, (M01, M02, M03) = (0.18, 0.72, 0.54),
+ * Data ([bauchau2003selfstabilized] Sect. 6.1): M00 = 1.8, (M01, M02, M03) = (0.18, 0.72, 0.54),
  * (M11, M22, M33) = (0.2, 0.7, 0.4), (M12, M13, M23) = (0.012, 0.015, 0.023),
  * u'(0) = (5, 0, 0) m/s, omega(0) = (0, 4, 0) rad/s, 5 s, h = 0.0125.
  * Sign reading: the extraction may have lost minus signs of the first moments
@@ -317,7 +317,7 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
 const mbs_problem_def mbs_problem_rigidbody = {
     .name = "rigidbody",
     .title = "free rigid body in director form (12 coordinates, 6 constraints)",
-    .citation = "seed 001, Sect. 6.1, Eqs. (39)-(41); data as printed (all signs positive)",
+    .citation = "Bauchau 2003 [bauchau2003selfstabilized], Sect. 6.1, Eqs. (39)-(41); data as printed (all signs positive)",
     .reference = "stored: Euler's equations + rotation matrix (GSL rk8pd) vs index1/rk8pd, "
                  "problems/ref/rigidbody.ref",
     .flags = MBS_PB_CONSERVATIVE,

@@ -1,4 +1,4 @@
-/* Small-mass coupled oscillator (seed 000, Sect. 2.2, Eq. (5), Fig. 1): two masses
+/* Small-mass coupled oscillator ([arnold2013recursive], Sect. 2.2, Eq. (5), Fig. 1): two masses
  * on the x axis, spring c1 and damper d1 from m1 to the ground, spring c2 and
  * damper d2 from m1 to m2, force F(t) on m1.  Absolute coordinates p = (p1, p2):
  *     m1 p1'' = F(t) - d1 p1' - c1 p1 + d2 (p2' - p1') + c2 (p2 - p1),      (5a)
@@ -338,7 +338,7 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
 const mbs_problem_def mbs_problem_smallmass = {
     .name = "smallmass",
     .title = "small-mass coupled oscillator (m1 -> 0), absolute or relative coordinates",
-    .citation = "seed 000, Sect. 2.2, Eqs. (5)-(6), Figs. 1-2; parameter values ours",
+    .citation = "Arnold 2013 [arnold2013recursive], Sect. 2.2, Eqs. (5)-(6), Figs. 1-2; parameter values ours",
     .reference = "exact (eigen-decomposition of the linear system, GSL)",
     .flags = MBS_PB_EXACT,
     .index = 0,

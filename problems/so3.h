@@ -1,5 +1,5 @@
 /* Rotations: 3-vectors, rotation matrices (row-major double[9]), unit
- * quaternions and the exponential and logarithm of SO(3) (seed 002, Sect. 3.1,
+ * quaternions and the exponential and logarithm of SO(3) ([arnold2016dae], Sect. 3.1,
  * Eq. (33) and Remark 7).  Used by the heavy top's parametrisations and its
  * Lie-group form (problems/heavytop.c) and by tests measuring geodesic
  * distances. */
@@ -14,7 +14,7 @@ void mbs_matTvec3(const double *R, const double *w, double *out);
 /* C = A B for 3 x 3 row-major matrices (C may not alias A or B). */
 void mbs_matmul3(const double *A, const double *B, double *C);
 
-/* R(p) of seed 002 Remark 7b (|p|^2 times a rotation for a non-unit p). */
+/* R(p) of [arnold2016dae] Remark 7b (|p|^2 times a rotation for a non-unit p). */
 void mbs_quat_to_R(const double *p, double *R);
 /* Unit quaternion of a rotation matrix (Shepperd's method), sign chosen closest
  * to prev (or p0 >= 0 when prev is NULL). */

@@ -1,9 +1,9 @@
-/* Tree-structured multibody systems in mixed coordinates (seed 000, Sect. 3.1):
+/* Tree-structured multibody systems in mixed coordinates ([arnold2013recursive], Sect. 3.1):
  * N bodies with absolute coordinates p_i in R^d and joint coordinates q_i in
  * R^{n_i}; body i follows its predecessor pi_i (-1 = the inertially fixed root,
  * bodies are numbered so that pi_i < i).  The joint relations 0 = k_i(p_i,
  * p_pi, q_i, t) enter through their Jacobians and second time derivative
- * (seed 000 Eqs. (7)-(9)):
+ * ([arnold2013recursive] Eqs. (7)-(9)):
  *     0 = K_i p_i'' + H_i p_pi'' + J_i q_i'' + k_i^(II),
  * the equilibrium conditions through the body mass matrices M_i (symmetric,
  * positive semi-definite, Eq. (11)) and the applied forces f_i.

@@ -1,7 +1,7 @@
 /* Tree-structured problems in joint coordinates (problems/tree.h) for the
- * recursive O(N) formalism of seed 000 Sect. 3 / seed 002 Table 1.
+ * recursive O(N) formalism of [arnold2013recursive] Sect. 3 / [arnold2016dae] Table 1.
  *
- * chain-joint: the N-pendulum chain of seed 002 Example 2 (problems/chain.c) in
+ * chain-joint: the N-pendulum chain of [arnold2016dae] Example 2 (problems/chain.c) in
  *   joint coordinates q_i = absolute angle of link i from the downward vertical.
  *   Bodies are the point masses (d = 2), p_i = p_{i-1} + l (sin q_i, -cos q_i):
  *   k_i = p_i - p_{i-1} - l (sin q_i, -cos q_i), K_i = I, H_i = -I,
@@ -11,7 +11,7 @@
  *   O(N^2), for the index-1 comparison; the tree callback is O(N).  The
  *   multiplier mu_i of the recursion is lambda_i (p_i - p_{i-1}) of the
  *   Cartesian chain.
- * twomass-joint: the two planar point masses of seed 000 Sect. 4 (Fig. 3) in the
+ * twomass-joint: the two planar point masses of [arnold2013recursive] Sect. 4 (Fig. 3) in the
  *   joint coordinates of the paper: q_i = p_i (n_i = 2, K = I, H = J = -I), and
  *   config=springs: q_j = p_j - p_i (n_j = 2, J_j = -I),
  *   config=constraint: q_j = p_jy - p_iy (n_j = 1, J_j = -(0, 1)^T, p_jx = p_ix + l);
@@ -128,7 +128,7 @@ static double chain_energy(const mbs_problem *pb, double t, const double *q, con
 const mbs_problem_def mbs_problem_chain_joint = {
     .name = "chain-joint",
     .title = "chain of N pendulums in joint coordinates (link angles), tree description",
-    .citation = "seed 002, Example 2/3 (N links); seed 000, Sect. 3.1",
+    .citation = "Arnold 2016 [arnold2016dae], Example 2/3 (N links); Arnold 2013 [arnold2013recursive], Sect. 3.1",
     .reference = "none (compare chain: same motion in Cartesian coordinates)",
     .flags = MBS_PB_CONSERVATIVE,
     .index = 0,
@@ -319,8 +319,8 @@ static int tm_force(const mbs_problem *pb, double t, const double *q, const doub
 
 const mbs_problem_def mbs_problem_twomass_joint = {
     .name = "twomass-joint",
-    .title = "two planar point masses in joint coordinates (seed 000 Fig. 3), tree description",
-    .citation = "seed 000, Sect. 4, Fig. 3, Eqs. (33)-(36); values as twomass",
+    .title = "two planar point masses in joint coordinates (Arnold 2013 [arnold2013recursive] Fig. 3), tree description",
+    .citation = "Arnold 2013 [arnold2013recursive], Sect. 4, Fig. 3, Eqs. (33)-(36); values as twomass",
     .reference = "none (compare twomass: absolute coordinates)",
     .flags = 0,
     .index = 0,

@@ -1,4 +1,4 @@
-/* Two planar point masses i and j (seed 000, Sect. 4, Fig. 3), absolute
+/* Two planar point masses i and j ([arnold2013recursive], Sect. 4, Fig. 3), absolute
  * coordinates q = (p_ix, p_iy, p_jx, p_jy).  Body i is tied to the ground by
  * spring-dampers (c, d) parallel to the x and y axes; body j moves freely in y.
  *  config=springs (upper plot, Eq. (33)): i and j joined by a spring-damper
@@ -145,7 +145,7 @@ static int gamma_fn(const mbs_problem *pb, double t, const double *q, const doub
 const mbs_problem_def mbs_problem_twomass = {
     .name = "twomass",
     .title = "two planar point masses, spring-damper or constraint joint (m_i -> 0)",
-    .citation = "seed 000, Sect. 4, Fig. 3, Eqs. (33)-(36); parameter values ours",
+    .citation = "Arnold 2013 [arnold2013recursive], Sect. 4, Fig. 3, Eqs. (33)-(36); parameter values ours",
     .reference = "stored: index1/rk8pd vs index1/dopri5, problems/ref/twomass.ref",
     .flags = 0,
     .index = 3,

@@ -1,20 +1,20 @@
-/* Rigid body on a driven universal joint (seed 001, Sect. 6.2, Eqs. (42)-(45)),
+/* Rigid body on a driven universal joint ([bauchau2003selfstabilized], Sect. 6.2, Eqs. (42)-(45)),
  * in director form.
  *
  * The body's point O' coincides with the fixed point O, so its configuration is
  * the orthonormal basis q = (e1, e2, e3) (9 coordinates); a material point with
  * body coordinates s is at s_k e_k.  Kinetic energy 1/2 q'^T M q' with
  * M = [S_kl I_3], S_kl = int rho s_k s_l dV the second moments about O' (the
- * director form of seed 001 Eq. (39) without the translation); potential of
+ * director form of [bauchau2003selfstabilized] Eq. (39) without the translation); potential of
  * gravity V = m0 g k . (eta_k e_k), eta the centre of mass relative to O' in the
  * body frame, gravity -g k.  Constraints: the six of Eq. (40) (orthonormality,
  * same order as the rigidbody problem) and the rheonomic universal joint
  *   g7 = e3 . d1(t),  d1(t) = cos(Omega t) i1 - sin(Omega t) i3,
  * with g7_t = e3 . d1', gamma7 = -2 d1' . e3' + Omega^2 e3 . d1.  The driving
  * torque does the work dW = lambda_m . e3m . (d1f - d1i) per step of the
- * seed 001 scheme (Eq. (20)); energy is not conserved.
+ * [bauchau2003selfstabilized] scheme (Eq. (20)); energy is not conserved.
  *
- * Data (seed 001 Sect. 6.2): m0 = 1.8 kg, eta = (0.1, 0.4, 0.3) m, moments of
+ * Data ([bauchau2003selfstabilized] Sect. 6.2): m0 = 1.8 kg, eta = (0.1, 0.4, 0.3) m, moments of
  * inertia about O' (I11, I22, I33) = (1.1, 0.6, 0.9) kg m^2, products
  * (I12, I13, I23) = (0.012, 0.015, 0.023) kg m^2, Omega = 1 rad/s, g = 9.81,
  * one revolution (t_end = 2 pi / Omega) in 400 steps.
@@ -241,7 +241,7 @@ static double energy(const mbs_problem *pb, double t, const double *q, const dou
 const mbs_problem_def mbs_problem_ujoint = {
     .name = "ujoint",
     .title = "rigid body on a driven universal joint, director form (rheonomic)",
-    .citation = "seed 001, Sect. 6.2, Eqs. (42)-(45); readings in problems/ujoint.c",
+    .citation = "Bauchau 2003 [bauchau2003selfstabilized], Sect. 6.2, Eqs. (42)-(45); readings in problems/ujoint.c",
     .reference = "none (energy balance with the driving work is checked instead)",
     .flags = MBS_PB_RHEONOMIC,
     .index = 3,

@@ -1,11 +1,11 @@
 /* The rigid railway wheelset exactly as in the Test Set for IVP Solvers,
  * release 2.4 (Mazzia & Magherini 2008, problem II-22 "wheel"; Fortran wheel.F
  * rev. 1.2, residual RESWHS by Simeon, Fuehrer, Rentrop), transcribed in
- * /work/shared/problems/wheelset.md (section numbers below refer to it); seed 002
+ * the Test Set 2.4 description [testset24] (section numbers below refer to it); [arnold2016dae]
  * Examples 10-11.  Conical wheels on circular rail heads, creep forces after
  * Jaschinski, straight track; hunting motion.
  *
- * An extended problem (problems/problem.h, MBS_PB_EXTENDED, seed 002 Eq. (44)):
+ * An extended problem (problems/problem.h, MBS_PB_EXTENDED, [arnold2016dae] Eq. (44)):
  *   q = p = (x, y, z, theta, phi),  v = p',
  *   lambda = (lambda_P, lambda_N): contact multipliers in the contract's
  *            convention M v' = f - B^T lambda, i.e. the physical Lambda_s of the
@@ -20,9 +20,9 @@
  *
  * form=index2 (default, the Test Set's): constraint rows b_s . v = 0 (rows 12-13);
  * form=index3: the position-level contact constraints g1_s(p, s) = 0 instead
- * (seed 002 Figs. 12-14 compare the two); form=ggl: the index-2 rows and, with
+ * ([arnold2016dae] Figs. 12-14 compare the two); form=ggl: the index-2 rows and, with
  * multipliers mu = (mu_P, mu_N) appended to x, g1_s(p, s) = c_s and
- * p' = v - B^T mu (seed 002 Eq. (92); c_s = g1_s at the published initial values,
+ * p' = v - B^T mu ([arnold2016dae] Eq. (92); c_s = g1_s at the published initial values,
  * the invariant of the index-2 solution, so both forms have the same exact
  * solution; GGL removes the drift of Fig. 14).  Both index-2 forms run with the
  * index2/ methods that take extended problems (radau5, ida).
@@ -37,7 +37,7 @@
  * forces, hence on lambda, so the whole system is given as E(y) y' = F(y)
  * (mbs_extension).  Plain callbacks: mass = the v-block of E (rows 6-10);
  * constraint = g1_s(p, s(p)) with s(p) solved from h(p, s) = 0 by Newton (so the
- * observer measures the position drift of the index-2 form, seed 002 Fig. 14);
+ * observer measures the position drift of the index-2 form, [arnold2016dae] Fig. 14);
  * jacobian = the rows b_s (= dg/dp because dg1/ds = 0 where h = 0: the contact
  * conditions are the stationarity conditions; checked by the battery's finite
  * differences); gamma by central differences of B(p) v along v; force is not
@@ -61,7 +61,7 @@ static const mbs_param_def params[] = {
     [P_FORM] = {"form", F_INDEX2, 0, 2,
                 "constraint rows: index2 (b_s v = 0, the Test Set's), index3 "
                 "(g1_s(p, s) = 0) or ggl (b_s v = 0 and g1_s = c_s with p' = v - b^T mu, "
-                "seed 002 Eq. (92); run it with index2/ methods)",
+                "Arnold 2016 [arnold2016dae] Eq. (92); run it with index2/ methods)",
                 "index2,index3,ggl", 1},
     [P_VINDEX] = {"vindex", 2, 1, 2,
                   "form=index3 only: index that v and beta are declared with for the "
@@ -232,7 +232,7 @@ static int g1_offsets(double c[2])
 /* F(y) of E(y) y' = F(y), rows in the order of y (problem.h): p' rows, v' rows
  * (Sect. 4.5 rows 6-10), constraint rows (P, N), beta row (row 11), contact
  * conditions h of N, then P (Sect. 4.2); form=ggl: then the position rows
- * g1_s - c_s (P, N), and p' = v - b_P^T mu_P - b_N^T mu_N (seed 002 Eq. (92a) with
+ * g1_s - c_s (P, N), and p' = v - b_P^T mu_P - b_N^T mu_N ([arnold2016dae] Eq. (92a) with
  * G = dg1/dp = B: dg1_s/ds = 0 where the contact conditions hold). */
 static int ext_rhs(const mbs_problem *pb, double t, const double *y, double *F)
 {
@@ -328,7 +328,7 @@ static int ext_mass(const mbs_problem *pb, double t, const double *y, gsl_matrix
 /* Index of the variables (Sect. 1): index2 form p, v, beta, s: 1, lambda: 2;
  * index3 form 1, 2, 2, 1, 3 for (p, v, beta, s, lambda) (vindex=1: v and beta
  * declared 1, a demonstration, see the parameter); ggl form as index2 with mu: 2
- * (seed 002 Sect. 4.2: GGL is an index-2 system). */
+ * ([arnold2016dae] Sect. 4.2: GGL is an index-2 system). */
 static int ext_index(const mbs_problem *pb, int *idx)
 {
     int i3 = FORM(pb) == F_INDEX3;
@@ -513,7 +513,7 @@ static int published(const mbs_problem *pb, double t, const double *y, double *o
 /* ---- independent formulation: the index-1 ODE in (p, v, beta) ----------------
  * For reference generation (problem.h `independent`): s(p) from h(p, s) = 0 by
  * Newton, lambda from the acceleration-level constraints b_s v' = gamma_s
- * (seed 002 Eq. (17); d/dt of the index-2 rows with s = s(p)), where v' and
+ * ([arnold2016dae] Eq. (17); d/dt of the index-2 rows with s = s(p)), where v' and
  * beta' follow from rows 6-11 for given lambda (diagonal v-block of E); the
  * creep forces depend on lambda, so lambda solves 2 nonlinear equations
  * (Newton, central-difference 2 x 2 Jacobian, warm start).  Integrated by GSL
@@ -708,7 +708,7 @@ const mbs_problem_def mbs_problem_wheelset = {
     .name = "wheelset",
     .title = "railway wheelset, creep forces (Test Set 2.4 'wheel'; form=index2|index3)",
     .citation = "Test Set 2.4 problem II-22 (wheel.F rev. 1.2, Simeon, Fuehrer, Rentrop); "
-                "seed 002 Examples 10-11; ../shared/problems/wheelset.md",
+                "Arnold 2016 [arnold2016dae] Examples 10-11; Mazzia & Magherini 2008 [testset24]",
     .reference = "problems/ref/wheelset.ref (independent index-1 ODE, rk8pd, vs index2/radau5, "
                  "tol 1e-14: agree to 9.5 digits; form=ggl the same; form=index3 vs "
                  "index3/radau5: 6.3 digits (q 8.4); see their provenance)",

@@ -6,9 +6,9 @@
  *    order k in all components for Hessenberg index-2 and index-3 systems);
  *  - adaptive index2/bdf and ggl/bdf: error at t_end against the tolerance
  *    (BDF codes end above the tolerance on this oscillating problem,
- *    /work/shared/PEERS.md; the bound asserted is 100 tol, the measured ratios
+ *    docs/results-schema.md, "Tolerance modes"; the bound asserted is 100 tol, the measured ratios
  *    are printed) and tolerance proportionality;
- *  - drift (seed 002 Fig. 14, Sect. 4.2): index2/bdf, t_end = 100: fitted drift
+ *  - drift ([arnold2016dae] Fig. 14, Sect. 4.2): index2/bdf, t_end = 100: fitted drift
  *    exponent 1 +- 0.3; ggl/bdf keeps |g| below the tolerance; proj-index2/bdf
  *    below eps_g;
  *  - parameters: kappa <= 0, order outside 1..5, C <= 0 rejected with one line;
@@ -108,7 +108,7 @@ START_TEST(adaptive_tolerance)
 }
 END_TEST
 
-/* Drift-off (seed 002 Fig. 14): linear growth for the index-2 form without
+/* Drift-off ([arnold2016dae] Fig. 14): linear growth for the index-2 form without
  * projection; GGL and projection keep g at the tolerance level.  The fitted
  * exponent of index2/bdf scatters with the tolerance (measured over t = 100:
  * pendulum 0.85, 0.70, 0.73, 0.82 at tol 1e-5..1e-8; x0 = 0.2: 0.89, 0.48,
@@ -228,7 +228,7 @@ START_TEST(budget_failure)
 END_TEST
 
 /* pendulum:x0=0.2, t_end = 100, default settings. */
-/* Issue 16, item 2: index3/bdf on crank must not report ok with a wrong
+/* item 2: index3/bdf on crank must not report ok with a wrong
  * answer.  Before the fix every velocity of the index-3 form was error-tested
  * scaled by h, also the elastic ones that no constraint involves; the runs
  * ended ok with scd -2.9 (rtol 1e-4) and 0.0 (1e-8).  Now those velocities are

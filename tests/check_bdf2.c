@@ -1,5 +1,5 @@
 /* Adaptive BDF (methods/integrators/bdf/bdf.c) on problems without constraints (n_lambda = 0):
- *  - seed 000 Fig. 2 trend on `smallmass` (seed 000 Sect. 2.2, Eq. (5)):
+ *  - [arnold2013recursive] Fig. 2 trend on `smallmass` ([arnold2013recursive] Sect. 2.2, Eq. (5)):
  *    index2/bdf at tol 1e-6 takes more steps as m1/m2 decreases from 1e-1 to
  *    1e-4 (at least doubling per decade: the fast frequency grows like
  *    m1^(-1/2) and the light damping keeps the fast oscillation alive), and few

@@ -1,4 +1,4 @@
-/* Command line (issue 18): `mbsbench COMMAND --help` for every command (exit 0,
+/* Command line: `mbsbench COMMAND --help` for every command (exit 0,
  * the command's own usage lines), `--version` (version and git revision, also
  * in every record), and an unknown command named in a one-line error. */
 #include <stdio.h>
@@ -40,7 +40,7 @@ START_TEST(version_and_unknown_command)
 }
 END_TEST
 
-/* `make install PREFIX=tmp` (issue 18): the installed binary, run from another
+/* `make install PREFIX=tmp`: the installed binary, run from another
  * directory, finds its stored references and reproductions (before: nan errors
  * and an empty `reproduce --list`, exit 0). */
 START_TEST(installed_binary_finds_its_data)
@@ -70,7 +70,7 @@ START_TEST(installed_binary_finds_its_data)
 }
 END_TEST
 
-/* `summary --format md|csv|latex` (issue 18): one row per run with the status,
+/* `summary --format md|csv|latex`: one row per run with the status,
  * errors, work and CPU; a bad format is refused. */
 START_TEST(summary_formats)
 {
@@ -100,7 +100,7 @@ START_TEST(summary_formats)
 }
 END_TEST
 
-/* `reproduce --all --page DIR` (issue 18): a page with each reproduction's
+/* `reproduce --all --page DIR`: a page with each reproduction's
  * table, the published value beside ours. */
 START_TEST(reproduce_page)
 {
@@ -124,7 +124,7 @@ START_TEST(reproduce_page)
 }
 END_TEST
 
-/* `list methods --long` (issue 18): every registered method names its source. */
+/* `list methods --long`: every registered method names its source. */
 START_TEST(list_methods_long_sources)
 {
     char out[512];
@@ -136,7 +136,7 @@ START_TEST(list_methods_long_sources)
 END_TEST
 
 /* docs/methods.md's method table is the measured `list methods --markdown`
- * (issue 16: per method, which problem classes it handles and what it records
+ * (per method, which problem classes it handles and what it records
  * otherwise); a method whose behaviour changes must change the doc too. */
 START_TEST(method_table_in_docs_is_current)
 {

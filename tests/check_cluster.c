@@ -1,4 +1,4 @@
-/* Sweeps beyond one machine (issue 21): the shard plan (deterministic, the same
+/* Sweeps beyond one machine: the shard plan (deterministic, the same
  * for a reordered suite file, within the LPT bound), shard sweeps merged back
  * equal to a local sweep, merge's missing-shard, incomplete-shard, conflict and
  * other-grid reports, resume of the wrong shard refused, bad cluster options,

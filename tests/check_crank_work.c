@@ -1,19 +1,19 @@
 /* Work per accuracy of the Radau IIA methods on the Test Set's slider crank
- * (issue 16, item 4; /work/shared/problems/crank.md, docs/problems.md
+ * ([testset24], docs/problems.md
  * "crank: work per accuracy").
  *
- * The run table of [TS24] (Table II.19.3) has a row "RADAU" only, and that is
+ * The run table of [testset24] (Table II.19.3) has a row "RADAU" only, and that is
  * Hairer & Wanner's variable-order code RADAU (Radau IIA with 3, 5 or 7 stages,
- * orders 5, 9 and 13; [TS24] p. I-7-1), not RADAU5.  At rtol 1e-6 and 1e-8 it
+ * orders 5, 9 and 13; [testset24] p. I-7-1), not RADAU5.  At rtol 1e-6 and 1e-8 it
  * runs at order 9-13 and needs 132 and 420 steps; the order-5 code RADAU5
- * needs 294 and 1957 on the same problem ([TS21] Table 16.3, the last release
+ * needs 294 and 1957 on the same problem ([testset21] Table 16.3, the last release
  * that lists RADAU5 for crank).  Our radau5 methods are order 5, so their work is
  * compared with RADAU5's steps, and their accuracy with the published scd
  * where an order-5 method can reach it; the variable-order index2/radau
  * (methods/integrators/radau/radau_methods.c, after RADAU) is compared with the RADAU row.
  *
  * Why order 5 cannot reach RADAU's 4.65 digits at rtol 1e-8 with ~420 steps:
- * the smooth initial values of [TS24] leave the longitudinal modes of the rod
+ * the smooth initial values of [testset24] leave the longitudinal modes of the rod
  * (6841 and 24613 rad/s) excited; the reference solution carries them (its
  * accelerations of q3, q4 at t_end, -1.42 and 1.00, are dominated by them).
  * Radau IIA (s = 3) damps the 24613 rad/s mode by |R(i omega h)| = 0.585 per
@@ -30,7 +30,7 @@
 #include "../methods/framework/method.h"
 #include "testutil.h"
 
-/* [TS24] Table II.19.2: reference solution at t = 0.1 (MEBDFI, atol = rtol =
+/* [testset24] Table II.19.2: reference solution at t = 0.1 (MEBDFI, atol = rtol =
  * 1e-14, h0 = 1e-12), in the published order p, q, v_p, v_q, a_p, a_q,
  * lambda.  The text layer of the PDF drops minus signs; the signs are those of
  * the published figures, of crank.f's routine solut and of our own values. */
@@ -88,10 +88,10 @@ END_TEST
 
 /* index2/radau5 as the Test Set runs RADAU5: atol = rtol, h0 = 1e-2 rtol.
  * Steps (accepted + rejected, the Test Set's "steps") within 1.5x of RADAU5's
- * published 108, 294, 1957 ([TS21] Table 16.3; Hairer's RADAU5 on the Test
- * Set's 24-component index-2 form with the [TS24] initial values gives 107,
+ * published 108, 294, 1957 ([testset21] Table 16.3; Hairer's RADAU5 on the Test
+ * Set's 24-component index-2 form with the [testset24] initial values gives 107,
  * 295, 1955).  scd (against the stored reference, components 1-7, 22-24)
- * within 0.5 digits of the published RADAU row ([TS24] Table II.19.3: 1.90,
+ * within 0.5 digits of the published RADAU row ([testset24] Table II.19.3: 1.90,
  * 2.89) at 1e-4 and 1e-6; at 1e-8 RADAU's 4.65 needs order 13 (see the head
  * comment), and the bound is RADAU5's level instead (Hairer's RADAU5 on the
  * Test Set's form: 3.36).  Measured: 113 / 262 / 2805 steps, scd 1.94 / 2.58
@@ -120,8 +120,8 @@ START_TEST(radau5_work_per_accuracy)
 }
 END_TEST
 
-/* Issue 16 item 4: the variable-order index2/radau (orders 5, 9, 13, as
- * Hairer's RADAU) against the published RADAU row ([TS24] Table II.19.3:
+/* Work per accuracy on crank: the variable-order index2/radau (orders 5, 9, 13, as
+ * Hairer's RADAU) against the published RADAU row ([testset24] Table II.19.3:
  * 104 / 132 / 420 steps, scd 1.90 / 2.89 / 4.65 at rtol 1e-4 / 1e-6 / 1e-8),
  * run as the Test Set runs it (atol = rtol, h0 = 1e-2 rtol): steps (accepted +
  * rejected) within 1.5x and scd within 0.5 digits.  Measured: 113 / 112 / 397

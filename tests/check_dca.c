@@ -1,10 +1,10 @@
-/* The divide-and-conquer formulation (methods/dca*.c, seed 003), issue 22.
+/* The divide-and-conquer formulation (methods/dca*.c, [dca_augmented_lagrangian]).
  * Parallel part: the passes on 2 threads give the same trajectories bit for bit as
  * on 1 (and the parallel path is really taken), the run record carries the
  * thread count, and the critical-path counts of the tree are those of a
  * balanced binary tree (levels = ceil(log2 bodies) + 1, every node in one
- * level, span = sum of the levels' largest nodes).  Robustness claims of seed
- * 003 (Sects. 4.1-4.4): redundant constraints, penalty 1e6, 10 s under gravity
+ * level, span = sum of the levels' largest nodes).  Robustness claims of
+ * [dca_augmented_lagrangian] (Sects. 4.1-4.4): redundant constraints, penalty 1e6, 10 s under gravity
  * with and without projections (spatial five-bar), and passing singular
  * configurations (a parallelogram four-bar defined here). */
 #include <gsl/gsl_errno.h>
@@ -155,12 +155,12 @@ START_TEST(test_dca_threads_param)
 }
 END_TEST
 
-/* ---- seed 003's robustness claims (Sects. 4.1-4.4) ------------------------------ */
+/* ---- [dca_augmented_lagrangian]'s robustness claims (Sects. 4.1-4.4) ------------------------------ */
 
 /* Redundant constraints (the spatial five-bar: 3 redundant joint equations),
  * penalty alpha = 1e6, 10 s under gravity, ode45-like dopri5 at tol 1e-6, with
  * and without projections, and with the seed's stabilisation mu = omega = 1
- * (seed 003 Sects. 4.1-4.2): all runs succeed and meet the stored reference
+ * ([dca_augmented_lagrangian] Sects. 4.1-4.2): all runs succeed and meet the stored reference
  * (svd/rk8pd vs qr/dopri5, 9.3 digits); the projected run holds the velocity
  * constraints at eps_v. */
 START_TEST(test_dca_fivebar3d_10s)
@@ -187,7 +187,7 @@ START_TEST(test_dca_fivebar3d_10s)
 }
 END_TEST
 
-/* Singular configurations (seed 003 Sect. 4.2: "passing repeatedly through
+/* Singular configurations ([dca_augmented_lagrangian] Sect. 4.2: "passing repeatedly through
  * singular configurations").  The loops of problems/loops.c never reach one
  * (equal sides), so this test builds its own mechanism: the planar
  * parallelogram four-bar of the IFToMM benchmark A01 (three bars of length
@@ -431,7 +431,7 @@ START_TEST(test_dca_singular_fourbar)
         /* without: it passes them too, but the constraint drift (|g| 1.2e-3 at
          * 10 s) lets it leave the parallelogram branch at one of them (measured
          * max |th1 - th3| = 3.1: the folded branch; with mu=1,omega=1 likewise),
-         * so only the survival is asserted: a finding, not a claim of seed 003,
+         * so only the survival is asserted: a finding, not a claim of [dca_augmented_lagrangian],
          * whose five-bar geometry we could not reconstruct (problems/loops.c). */
         ck_assert_double_le(gmax, 1e-2);
     }

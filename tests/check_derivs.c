@@ -1,12 +1,12 @@
 /* Analytic derivatives of the problem contract (problems/problem.h: force_q,
- * force_v, gtlambda_q, gw_q; issue 16).  Asserts: every derivative any
+ * force_v, gtlambda_q, gw_q).  Asserts: every derivative any
  * registered problem provides equals central differences of its plain
  * callbacks (force, jacobian) at a generic point, to DERIV_TOL relative to the
  * derivative's size; the check catches a wrong derivative (a copy of the
  * pendulum with one Hessian entry off by 1e-4); the Jacobian dF/dy the
  * implicit methods assemble from the callbacks (methods/formulations/dae_form.c) equals the
  * finite-difference one for all four DAE forms, without a force evaluation
- * when every callback is given; and the counts of issue 16: with analytic
+ * when every callback is given; and the evaluation counts: with analytic
  * derivatives index2/radau5 spends <= 14 force evaluations per step on the
  * pendulum and <= 20 on the chain (N = 10); the choice of linsol=auto. */
 #include <math.h>
@@ -185,7 +185,7 @@ START_TEST(test_form_jacobian_from_derivatives)
 }
 END_TEST
 
-/* Issue 16's counts (deterministic): force evaluations per accepted step of
+/* The evaluation counts (deterministic): force evaluations per accepted step of
  * index2/radau5 at tol 1e-6 and 1e-9 over t in [0, 10], with its default
  * iteration matrix (linsol=auto: full on the pendulum, the structured KKT
  * matrix on the chain) and with the full dense one assembled from the

@@ -1,4 +1,4 @@
-/* Drift-off on the 10-link chain (issue 4; seed 002 Sect. 5.3, Fig. 14, Eq. (86)):
+/* Drift-off on the 10-link chain ([arnold2016dae] Sect. 5.3, Fig. 14, Eq. (86)):
  * |g(q(t))| grows like t^2 for the index-1 formulation and like t for the
  * index-2 formulation without projection; GGL and projection keep it below the
  * tolerance.  chain:N=10,start=angles (alpha1 = 5 deg: regular, small-amplitude

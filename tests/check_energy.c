@@ -1,5 +1,5 @@
 /* Energy-preserving / energy-decaying schemes with self-stabilised constraints
- * (seed 001; methods/integrators/energy/energy.c) on pendulum, chain, rigidbody and ujoint:
+ * ([bauchau2003selfstabilized]; methods/integrators/energy/energy.c) on pendulum, chain, rigidbody and ujoint:
  * constraints at round-off at every step, energy preservation / decay, the
  * work of the rheonomic constraint (Eqs. (20)-(21)), convergence orders
  * (Fig. 4) and the vanishing GGL multiplier (Sect. 5, Eq. (37)). */
@@ -334,7 +334,7 @@ START_TEST(ujoint_work_balance)
 }
 END_TEST
 
-/* Step energy balance, seed 001 Eqs. (16), (21), (33): E_f - E_i = a . lambda
+/* Step energy balance, [bauchau2003selfstabilized] Eqs. (16), (21), (33): E_f - E_i = a . lambda
  * (rheonomic work) - (a/2)(|v_j - v_i|_M^2 + c_E^2) (ED dissipation), to the
  * Newton tolerance at every step, with a non-negative dissipation. */
 START_TEST(energy_balance_every_step)
@@ -452,7 +452,7 @@ START_TEST(rigidbody_momenta_conserved)
 }
 END_TEST
 
-/* ---- orders (seed 001 Fig. 4) ---------------------------------------------- */
+/* ---- orders ([bauchau2003selfstabilized] Fig. 4) ---------------------------------------------- */
 
 /* Reference state (q, v, lambda) of rigidbody at t (independent formulation,
  * lambda from the index-1 system). */
@@ -520,7 +520,7 @@ START_TEST(rigidbody_orders)
         e[k][4] = rec.have_ref ? rec.err.lambda : max_diff(rec.final + 24, ref + 24, 6);
         mbs_record_free(&rec);
     }
-    printf("energy: %s on rigidbody (seed 001 Fig. 4), max-norm errors at t = 5\n", mend);
+    printf("energy: %s on rigidbody (Bauchau 2003 [bauchau2003selfstabilized] Fig. 4), max-norm errors at t = 5\n", mend);
     printf("energy:   h        q         v         lam_mid   lam_avg   lam_end  | orders: q    "
            "v    lam_mid lam_avg lam_end (paper: %g for q, v, lambda_m)\n",
            paper);
@@ -547,7 +547,7 @@ START_TEST(rigidbody_orders)
 }
 END_TEST
 
-/* ---- GGL (seed 001 Sect. 5) ------------------------------------------------- */
+/* ---- GGL ([bauchau2003selfstabilized] Sect. 5) ------------------------------------------------- */
 
 /* GGL discretised as Eq. (37) with its own multiplier mu: mu vanishes (to
  * round-off) and the solution is the EP one. */

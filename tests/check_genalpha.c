@@ -1,4 +1,4 @@
-/* Generalized-alpha and HHT-alpha (methods/integrators/genalpha/genalpha.c): reproductions of seed 002
+/* Generalized-alpha and HHT-alpha (methods/integrators/genalpha/genalpha.c): reproductions of [arnold2016dae]
  * Fig. 10 (index-3) and Fig. 16 (stabilized index-2) on the pendulum of Example 8,
  * the first-order transient and its decay, the corrected starting value, observed
  * orders, the weak instability of trapezoidal Newmark (HHT alpha = 0) and the error
@@ -60,7 +60,7 @@ START_TEST(fig16_ggl)
 END_TEST
 
 /* x0 = 0.2: the first-order error with start=plain (ratio 2 per halving of h), and
- * second order with start=corrected (the Delta_0 of seed 002 ref. [9]). */
+ * second order with start=corrected (the Delta_0 of [arnold2015liegroup]). */
 START_TEST(corrected_start_order)
 {
     const double h[3] = {0.02, 0.01, 0.005};
@@ -152,7 +152,7 @@ static double range_max(const step_errors *se, long from, long to)
     return m;
 }
 
-/* seed 002 after Fig. 10: the oscillating O(h) error term is damped out after
+/* [arnold2016dae] after Fig. 10: the oscillating O(h) error term is damped out after
  * about 100 steps (bound C1 n^2 rho^n |y'_0| h + C2 h^2). */
 START_TEST(transient_decays)
 {

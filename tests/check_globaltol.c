@@ -1,6 +1,6 @@
 /* Global error target (harness/globaltol.c, `--tol-mode global`): the
  * tolerance-driven methods meet their tolerance at t_end within a factor 10
- * (issues 2, 4, 6, 9), failures of a level and of the target are reported,
+ *, failures of a level and of the target are reported,
  * and the local mode is unchanged.  Measured values (pendulum, t_end = 10) are
  * in the comments; the bounds are the issues' factor 10. */
 #include <math.h>
@@ -39,7 +39,7 @@ static double check_within(const char *problem, const char *method, double tol, 
     return ratio;
 }
 
-/* Issue 2: index1/rkf45, dopri5, rk8pd at tol 1e-4 .. 1e-10.  Measured
+/* index1/rkf45, dopri5, rk8pd at tol 1e-4 .. 1e-10.  Measured
  * max(err)/tol in global mode 0.0047-0.09 (local mode: rkf45 10-40,
  * dopri5 20-100, rk8pd 0.7-1.9). */
 START_TEST(explicit_methods_meet_tolerance)
@@ -51,7 +51,7 @@ START_TEST(explicit_methods_meet_tolerance)
 }
 END_TEST
 
-/* Issue 4: adaptive BDF and Radau IIA in index-2 and GGL form, tol 1e-3 .. 1e-10.
+/* adaptive BDF and Radau IIA in index-2 and GGL form, tol 1e-3 .. 1e-10.
  * Measured max(err)/tol 0.009-0.44 (local mode: BDF 0.4-47, IDA 12-60). */
 START_TEST(dae_integrators_meet_tolerance)
 {
@@ -63,9 +63,9 @@ START_TEST(dae_integrators_meet_tolerance)
 }
 END_TEST
 
-/* Issue 6: every null-space method on the pendulum and pendulum-body meets the
+/* every null-space method on the pendulum and pendulum-body meets the
  * tolerance, and the trajectories agree with each other to 10x the tolerance;
- * seed 004 Table 2 setting (rtol 1e-4, atol 1e-6) with the error within the
+ * [pennestri_coordinate_reduction] Table 2 setting (rtol 1e-4, atol 1e-6) with the error within the
  * tolerance (measured 0.0074-0.013 tol; cp 0.0068). */
 START_TEST(nullspace_methods_meet_tolerance)
 {
@@ -110,7 +110,7 @@ START_TEST(nullspace_methods_meet_tolerance)
 }
 END_TEST
 
-/* Issue 9: the peers pass the same battery (exact pendulum within 10x tol at
+/* the peers pass the same battery (exact pendulum within 10x tol at
  * t_end) in global mode; measured 0.006-2.1 tol (gsl-msbdf at 1e-8: 2.1). */
 START_TEST(peers_meet_tolerance)
 {

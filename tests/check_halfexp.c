@@ -1,6 +1,6 @@
 /* Baumgarte, projection, half-explicit Runge-Kutta and index-3 backward Euler
- * (issue 4; seed 002 Section 4.2, seed 004 Section 4): observed orders against
- * the nominal ones, drift-off exponents (seed 002 Fig. 14), the projection's
+ * ([arnold2016dae] Section 4.2, [pennestri_coordinate_reduction] Section 4): observed orders against
+ * the nominal ones, drift-off exponents ([arnold2016dae] Fig. 14), the projection's
  * invariants, the Example 9 non-convergence of lambda, and parameter errors. */
 #include <math.h>
 #include <stdio.h>
@@ -12,9 +12,9 @@
 #include "../problems/problem.h"
 #include "testutil.h"
 
-/* Tolerance on observed orders (issue 4, acceptance). */
+/* Tolerance on observed orders (acceptance). */
 static const double ORDER_TOL = 0.3;
-/* Tolerance on fitted drift exponents (issue 4, acceptance). */
+/* Tolerance on fitted drift exponents (acceptance). */
 static const double DRIFT_TOL = 0.3;
 
 /* ---- observed orders of every fixed-step method of this area ------------- */
@@ -31,7 +31,7 @@ static const struct {
     {"pendulum", "index3/euler", 0.0025, NAN, 4},
     /* On the pendulum (t_end = 10) DOPRI5's q error is pre-asymptotic (pairwise
      * orders 5.6 -> 5.15 before round-off) and lambda shows 6 by cancellation;
-     * the body pendulum of seed 004 (exact solution too) is clean. */
+     * the body pendulum of [pennestri_coordinate_reduction] (exact solution too) is clean. */
     {"pendulum-body", "index1/hedopri5-fixed", 0.025, 3.0, 5},
 };
 
@@ -60,7 +60,7 @@ START_TEST(observed_orders)
 }
 END_TEST
 
-/* ---- drift-off (seed 002 Fig. 14, Eq. (86)) --------------------------------- */
+/* ---- drift-off ([arnold2016dae] Fig. 14, Eq. (86)) --------------------------------- */
 
 START_TEST(index1_drift_is_quadratic)
 {

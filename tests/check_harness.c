@@ -225,7 +225,7 @@ START_TEST(suite_errors_all_reported)
 }
 END_TEST
 
-/* The rank reported with singular-matrix failures (issue 11). */
+/* The rank reported with singular-matrix failures. */
 START_TEST(lu_rank_of_singular_matrix)
 {
     double a[9] = {1, 2, 3, 2, 4, 6, 1, 0, 1}; /* row 2 = 2 x row 1: rank 2 */
@@ -244,7 +244,7 @@ START_TEST(lu_rank_of_singular_matrix)
 }
 END_TEST
 
-/* final_published: the whole state in the published order (issue 3). */
+/* final_published: the whole state in the published order. */
 START_TEST(final_published_in_record)
 {
     static const struct {

@@ -1,4 +1,4 @@
-/* Lie-group configuration spaces (issue 22): the rotations of problems/so3.c, the
+/* Lie-group configuration spaces: the rotations of problems/so3.c, the
  * heavy top on SO(3) x R^3 (heavytop:coords=rotmat, MBS_PB_LIEGROUP, problem.h
  * mbs_liegroup) and its stored reference checked against an independent
  * parametrisation (unit quaternions); the Lie-group generalized-alpha methods
@@ -164,8 +164,8 @@ static rot_err rotmat_errors(const char *spec, const char *method, double h, dou
 }
 
 /* Second order in the rotation (geodesic distance), the angular velocity and the
- * multiplier at t_end = 2 for both variants (seed 002 text after Eq. (94) and its
- * ref. [9]: order 2 for all components of the stabilized index-2 form; for the
+ * multiplier at t_end = 2 for both variants ([arnold2016dae] text after Eq. (94) and its
+ * [arnold2015liegroup]: order 2 for all components of the stabilized index-2 form; for the
  * index-3 form the O(h) multiplier transient of Example 8 is damped by rho_inf^n
  * long before t_end), h = 0.02 ... 0.0025; every final R orthogonal to round-off. */
 START_TEST(liegroup_order)
@@ -286,7 +286,7 @@ START_TEST(liegroup_orthogonality)
 }
 END_TEST
 
-/* The singular configuration of the Euler angles (seed 002 Remark 6d: theta has its
+/* The singular configuration of the Euler angles ([arnold2016dae] Remark 6d: theta has its
  * minimum 0.059 rad at t* ~ 1.1 s): an error-controlled solver (index1/dopri5,
  * tol 1e-8) takes 4.5x smaller steps near t* in Euler angles than on the rotation
  * matrix and crowds them there, while the Lie-group method at a fixed step needs no more Newton

@@ -1,4 +1,4 @@
-/* Linear-solver statistics in the run record (issue 10): the "linsol" object of
+/* Linear-solver statistics in the run record: the "linsol" object of
  * the JSON record (docs/results-schema.md) and its CSV columns.  Relations asserted:
  * on the chain (constant sparsity pattern) one symbolic analysis per run and
  * backend matrix; umfpack factorises the KKT matrix once per right-hand-side

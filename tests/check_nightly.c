@@ -1,4 +1,4 @@
-/* The nightly regression net (issue 17): coverage of every registry entry by a
+/* The nightly regression net: coverage of every registry entry by a
  * nightly case that runs, per-case budgets derived from the baseline, and the
  * tiers of `compare` (exact counters, errors, final state, CPU hard only on a
  * matching environment and advisory otherwise).  The coverage checks read the

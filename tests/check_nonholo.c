@@ -1,5 +1,5 @@
-/* Non-holonomic constraints (problems/problem.h, MBS_PB_NONHOLONOMIC; issue 7):
- * ep/midpoint with seed 001 Eq. (22) on the knife edge (problems/knifeedge.c):
+/* Non-holonomic constraints (problems/problem.h, MBS_PB_NONHOLONOMIC):
+ * ep/midpoint with [bauchau2003selfstabilized] Eq. (22) on the knife edge (problems/knifeedge.c):
  * the constraint at the midpoint at round-off at every step, energy conserved to
  * the Newton tolerance, second-order convergence to the exact solution; ed/tdg
  * with the Eq. (29) analogue: energy balance (33), decay, orders; methods without

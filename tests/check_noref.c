@@ -1,4 +1,4 @@
-/* Issue 17, "No reference, no nan": a problem or parameter set without an
+/* "No reference, no nan": a problem or parameter set without an
  * exact solution or a stored reference (stored references match their exact
  * parameters and t_end only) must not print nan as a result.  `converge` falls
  * back to self-convergence (errors against one more, finer level, flagged);

@@ -1,4 +1,4 @@
-/* Null-space / coordinate-reduction formulations (seed 004): accuracy against
+/* Null-space / coordinate-reduction formulations ([pennestri_coordinate_reduction]): accuracy against
  * the exact solutions relative to index1/dopri5 at the same tolerance (dopri5's
  * global error at t_end = 10 is 20-100x tol on these oscillators, so "within
  * 10x of the tolerance" is read as "within 10x of what index1/dopri5 achieves"),
@@ -263,7 +263,7 @@ START_TEST(test_bases)
 }
 END_TEST
 
-/* Seed 004, Sect. 6.1: V = -Gamma_w^-1 Gamma_v (Eq. (42)) of the 2-dof gear
+/* [pennestri_coordinate_reduction], Sect. 6.1: V = -Gamma_w^-1 Gamma_v (Eq. (42)) of the 2-dof gear
  * train, Psi_w V = 0 (43), and the reduced mass and stiffness matrices (44)-(45)
  * equal the closed forms of Sect. 6.1 for arbitrary positive ratios and
  * inertias.  The orthonormal bases of every decomposition give the same reduced
@@ -464,7 +464,7 @@ START_TEST(test_diag_and_params)
 }
 END_TEST
 
-/* Seed 004 Table 2 settings (body pendulum, dopri5, rtol 1e-4, atol 1e-6 as
+/* [pennestri_coordinate_reduction] Table 2 settings (body pendulum, dopri5, rtol 1e-4, atol 1e-6 as
  * MATLAB's ode45): the paper found the accuracy independent of the method.
  * Here all seven agree with the exact solution within 10x of index1/dopri5's
  * error (itself ~25x rtol: a global error, not the local tolerance), the six

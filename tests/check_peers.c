@@ -1,4 +1,4 @@
-/* Peers inside the harness (issue 9): GSL's steppers with GSL's driver
+/* Peers inside the harness: GSL's steppers with GSL's driver
  * (methods/peers/peer_gsl.c) and, when built with SUNDIALS, CVODE, ARKODE and IDA
  * (methods/peers/peer_sundials.c).
  *  - accuracy battery: pendulum (exact solution), t_end = 10, tol = 1e-6, 1e-8,
@@ -13,7 +13,7 @@
  *    gsl-msadams 31-505 (1500), gsl-msbdf 300-740 (2000), cvode-adams 130-594
  *    (1500), cvode-bdf 316-995 (2500), index1/ida 256-3763 (1e4): BDF and
  *    Adams codes end 100-1000x above the tolerance on this oscillating problem
- *    (/work/shared/PEERS.md), i.e. they do NOT pass the 10x battery;
+ *    (docs/results-schema.md, "Tolerance modes"), i.e. they do NOT pass the 10x battery;
  *  - lambda is reported at every accepted step: error in lambda at tol 1e-8
  *    below 1e-3; work counters mapped (Newton iterations and factorizations
  *    > 0 for the implicit SUNDIALS peers, 0 Newton iterations for explicit ones);
@@ -237,7 +237,7 @@ START_TEST(wheelset_ida)
     mbs_record_free(&r);
 }
 END_TEST
-/* Issue 16, item 3: crank with index2/ida and ggl/ida failed at t = 0 at
+/* item 3: crank with index2/ida and ggl/ida failed at t = 0 at
  * rtol 1e-8 (h = 1.6e-17, corrector convergence).  With the restart rule of
  * methods/peers/peer_sundials.c (lambda weighted by h) both run; measured scd 3.11
  * (index2) and 2.52 (ggl) at 1e-8 against the stored reference. */

@@ -1,4 +1,4 @@
-/* Plugins (issue 20): the two examples (examples/plugin-problem: the four-bar;
+/* Plugins: the two examples (examples/plugin-problem: the four-bar;
  * examples/plugin-method: RATTLE and symplectic Euler with SHAKE), built against
  * the staged public headers (make test-plugins), seen by every command like
  * built-in entries: list, run, converge (observed orders of the plugin method),

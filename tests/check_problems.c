@@ -3,7 +3,7 @@
  * library (heavy-top nutation minimum, chain in minimal vs Cartesian
  * coordinates, small-mass step-count trend, references and "no reference").
  *
- * Battery (issue 3): harness/probcheck.c (mbs_problem_check, also `mbsbench
+ * Battery: harness/probcheck.c (mbs_problem_check, also `mbsbench
  * check-problem`): consistent initial values, G, g_t and gamma against finite
  * differences, M symmetric and definite on ker B, sparse triplets, the exact
  * solution, energy conservation of a tight run (see harness/probcheck.h). */
@@ -158,7 +158,7 @@ static int ode_rhs(double t, const double y[], double dy[], void *p)
     return GSL_SUCCESS;
 }
 
-/* Seed 002 Remark 6d: with Euler angles the nutation reaches its minimum
+/* [arnold2016dae] Remark 6d: with Euler angles the nutation reaches its minimum
  * theta(t*) = 0.059 rad at t* ~ 1.1 s, and max |q_R'| is about 10x max |Omega|. */
 START_TEST(heavytop_nutation_minimum)
 {
@@ -221,7 +221,7 @@ START_TEST(heavytop_parametrisations_agree)
 }
 END_TEST
 
-/* Chain: Cartesian index-1 and minimal angle coordinates agree (seed 002 Ex. 2-3). */
+/* Chain: Cartesian index-1 and minimal angle coordinates agree ([arnold2016dae] Ex. 2-3). */
 START_TEST(chain_minimal_vs_cartesian)
 {
     const char *specs[] = {"double-pendulum", "chain:N=4,start=angles,alpha1=20,alpha2=10",
@@ -284,7 +284,7 @@ START_TEST(reference_store_and_none)
 }
 END_TEST
 
-/* Seed 000 Fig. 2 trend: an error-controlled implicit integrator at tol 1e-6
+/* [arnold2013recursive] Fig. 2 trend: an error-controlled implicit integrator at tol 1e-6
  * takes more steps as m1/m2 decreases and few steps at m1 = 0.  (The adaptive
  * BDF methods decline problems without constraints, so Radau IIA is used.) */
 START_TEST(smallmass_step_trend)
@@ -308,7 +308,7 @@ START_TEST(smallmass_step_trend)
 }
 END_TEST
 
-/* Seed 000 Sect. 4: the m_i -> 0 limit is regular: the solution at m_i = 1e-6
+/* [arnold2013recursive] Sect. 4: the m_i -> 0 limit is regular: the solution at m_i = 1e-6
  * is within O(m_i) of the m_i = 0 solution, in both configurations of Fig. 3. */
 START_TEST(twomass_small_mass_limit)
 {
@@ -331,7 +331,7 @@ START_TEST(twomass_small_mass_limit)
 }
 END_TEST
 
-/* The chain scales to N = 1e5 through its triplet callbacks (seed 002 Ex. 2:
+/* The chain scales to N = 1e5 through its triplet callbacks ([arnold2016dae] Ex. 2:
  * 4N - 2 entries in G, M = m I). */
 START_TEST(chain_large_sparse)
 {

@@ -1,5 +1,5 @@
 /* Problem library part 2: Andrews' squeezing mechanism and the car axis (Test
- * Set for IVP Solvers 2.4) and the closed-loop mechanisms of seed 003 (planar
+ * Set for IVP Solvers 2.4) and the closed-loop mechanisms of [dca_augmented_lagrangian] (planar
  * and spatial five-bar and double loop).  Asserts: published initial values and
  * component order, G and gamma against finite differences, stored references
  * (two methods agree, the best method reaches >= 8 scd, agreement with the Test
@@ -275,7 +275,7 @@ START_TEST(derivatives_fd)
         }
     }
     ck_assert_msg(errG <= 1e-6 * fmax(1.0, Gmax), "%s: |G - G_fd| = %g", spec, errG);
-    /* gamma = -d/dtau [B v + g_t](t + tau, q + tau H v) at fixed v (seed 002 Eq. (17)). */
+    /* gamma = -d/dtau [B v + g_t](t + tau, q + tau H v) at fixed v ([arnold2016dae] Eq. (17)). */
     ck_assert_int_eq(pb.def->gamma(&pb, t, q, v, gam), MBS_OK);
     qdot(&pb, q, v, dq);
     double h = 1e-5 * fmin(1.0, pb.t_end), gmax = 0.0, errg = 0.0;

@@ -4,7 +4,7 @@
  * Roche 1989; Hairer & Wanner II, Sect. VII.4: index-2/GGL q 5, v 5, lambda 3;
  * index-3 q 5, v 3, lambda 2; index-1 ODE 5, 5, 5), adaptive index-2 and GGL
  * meeting the tolerance within a factor 10 at t_end, kappa validation and its
- * documented effect (seed 002 Example 10: smaller kappa, more Newton
+ * documented effect ([arnold2016dae] Example 10: smaller kappa, more Newton
  * iterations), the long pendulum run from x0 = 0.2, the projection variant
  * keeping g below eps_g, the index-3 scaling of the iteration matrix and a
  * reproduction of published RADAU5 runs (Test Set, car axis). */
@@ -53,7 +53,7 @@ START_TEST(fixed_step_orders)
 END_TEST
 
 /* Adaptive index-2 and GGL: err_q at t_end within a factor 10 of tol for
- * tol = 1e-3 ... 1e-10 (issue 4 acceptance; measured err_q/tol <= 5.3 for
+ * tol = 1e-3 ... 1e-10 (measured err_q/tol <= 5.3 for
  * index-2, <= 3.0 for GGL) and tolerance proportionality err_q ~ tol^p with p
  * near 1 (measured 0.88, 0.89). */
 START_TEST(adaptive_meets_tolerance)
@@ -102,7 +102,7 @@ START_TEST(kappa_validation_and_effect)
                                   sizeof out),
                      0);
     ck_assert_msg(strstr(out, "kappa") != NULL, "CLI message: '%s'", out);
-    /* Smaller kappa: more Newton iterations (seed 002 Example 10, Fig. 12). */
+    /* Smaller kappa: more Newton iterations ([arnold2016dae] Example 10, Fig. 12). */
     mbs_record a, b;
     mbs_test_run("pendulum", "index2/radau5", NAN, 1e-6, NAN, &a);
     mbs_test_run("pendulum", "index2/radau5:kappa=1e-5", NAN, 1e-6, NAN, &b);
@@ -144,8 +144,8 @@ END_TEST
 
 /* Reproduction of published RADAU5 runs: Test Set for IVP Solvers 2.4, car
  * axis problem (index-3 formulation y = (p, p', lambda), nind = (4, 4, 2), the
- * structure of our index-3 form), Table II.17.2 (/work/shared/problems/
- * caraxis.md): rtol = atol = h0 = 1e-4: 98 steps (97 accepted), mescd 1.34;
+ * structure of our index-3 form), Table II.17.2 ([testset24],
+ * caraxis): rtol = atol = h0 = 1e-4: 98 steps (97 accepted), mescd 1.34;
  * 1e-7: 289 steps (288 accepted), mescd 3.73.  Measured here: 98 (97) with
  * mescd 1.35 and 290 (289) with mescd 3.74. */
 START_TEST(testset_caraxis)
@@ -216,7 +216,7 @@ static mbs_dae_form *pendulum_form(mbs_form_kind kind, mbs_problem *pb, mbs_ctx 
     return f;
 }
 
-/* Index-3 scaling (seed 002 Eqs. (69)-(70)): the scaled iteration matrix stays
+/* Index-3 scaling ([arnold2016dae] Eqs. (69)-(70)): the scaled iteration matrix stays
  * well conditioned as h -> 0 (all forms; measured 1.4e3 for index 3, 2.1e2 for
  * index 2 and GGL, independent of h), while the unscaled matrix degrades like
  * h^-3 (index 3) or h^-2 (index 2, GGL). */
@@ -297,7 +297,7 @@ START_TEST(reduced_newton_systems)
 }
 END_TEST
 
-/* Issue 16, item 1: with the dense linear solver the error estimate (ESTRAD)
+/* item 1: with the dense linear solver the error estimate (ESTRAD)
  * must use E at the current point.  Before the fix it used E from the last
  * Jacobian evaluation; the scaled error stalled near 0.66 and h collapsed:
  * crank at rtol 1e-10 took 191115 steps (index2) and 69372 (ggl), the

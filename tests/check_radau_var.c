@@ -1,5 +1,5 @@
 /* The variable-order Radau IIA methods (methods/integrators/radau/radau_coeffs.c,
- * methods/integrators/radau/radau5.c; issue 16): the computed coefficients for s = 5 and 7
+ * methods/integrators/radau/radau5.c): the computed coefficients for s = 5 and 7
  * against the values printed in Hairer's code RADAU (routine COERCV) and,
  * for s = 3, against RADAU5's closed forms; observed orders of the fixed-step
  * radau9-fixed (s = 5) and radau13-fixed (s = 7) on the pendulum's index-2

@@ -296,7 +296,7 @@ static void write_runs(const char *dir, const char *const *problems, const char 
     fclose(f);
 }
 
-/* Seed 002 Fig. 10 from the committed expectations: 4 published maxima within 30%. */
+/* [arnold2016dae] Fig. 10 from the committed expectations: 4 published maxima within 30%. */
 START_TEST(test_reproduce_fig10)
 {
     char dir[64], rd[128];
@@ -328,7 +328,7 @@ START_TEST(test_reproduce_fig10)
 }
 END_TEST
 
-/* Seed 002 Remark 6d through the min_q extractor; and the listing. */
+/* [arnold2016dae] Remark 6d through the min_q extractor; and the listing. */
 START_TEST(test_reproduce_heavytop_and_list)
 {
     char out[512];
@@ -409,7 +409,7 @@ START_TEST(test_series_and_report)
     ck_assert_ptr_nonnull(strstr(md, "![conv-q](conv-q.png)"));
     ck_assert_ptr_nonnull(strstr(md, "Appendix: environment"));
     free(md);
-    /* index.html (issue 18): every image and link target exists in the folder */
+    /* index.html: every image and link target exists in the folder */
     snprintf(path, sizeof path, "%s/rep/index.html", dir);
     char *html = mbs_read_file(path, NULL);
     ck_assert_ptr_nonnull(html);

@@ -1,5 +1,5 @@
-/* Reproductions of issue 8 added by R8: seed 004 Table 2 (table2), seed 003
- * projections (dca-projections), seed 000 Fig. 2 (smallmass-fig2) each pass and are
+/* Reproductions: [pennestri_coordinate_reduction] Table 2 (table2), [dca_augmented_lagrangian]
+ * projections (dca-projections), [arnold2013recursive] Fig. 2 (smallmass-fig2) each pass and are
  * listed; the suite key atol (rtol = tol, atol separate) reaches the integrator and the
  * record; the reproduce keys with/combine/relation/verdict = info and the max_g
  * extractor judge what they claim to and reject malformed use. */
@@ -146,7 +146,7 @@ START_TEST(test_reproductions_pass)
 }
 END_TEST
 
-/* wheelset-fig12-13 (issue 16 item 5) passes from scratch (60 wheelset runs, ~10 s);
+/* wheelset-fig12-13 passes from scratch (60 wheelset runs, ~10 s);
  * its relerr_q extractor judges what it measures: the measured index-3 error
  * (1.9e-2 at TOL 1e-6) fails a reversed bound; out-of-range and malformed indices
  * give no value (outside, not a pass). */

@@ -1,4 +1,4 @@
-/* Robustness (issue 11): malformed suite files, kill -9 and --resume, SIGINT,
+/* Robustness: malformed suite files, kill -9 and --resume, SIGINT,
  * injected failures.  These drive the mbsbench executable through /bin/sh. */
 #include <dirent.h>
 #include <jansson.h>

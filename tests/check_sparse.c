@@ -1,4 +1,4 @@
-/* Large systems (issue 10): the linear-solver backends of methods/linsol/linsol.h
+/* Large systems: the linear-solver backends of methods/linsol/linsol.h
  * (dense, UMFPACK, CHOLMOD range space) and the index-1 formulation on them.
  * Acceptance: all backends give the same accelerations and multipliers on the
  * chain with N = 50 to 1e-10 relative; pattern reuse (one symbolic analysis per
@@ -354,7 +354,7 @@ START_TEST(test_runs)
 END_TEST
 
 
-/* ---- recursive O(N) formalism (seed 000 Sect. 3) ------------------------------- */
+/* ---- recursive O(N) formalism ([arnold2013recursive] Sect. 3) ------------------------------- */
 
 typedef struct opened {
     mbs_problem pb;
@@ -432,7 +432,7 @@ START_TEST(test_recursive_chain)
 }
 END_TEST
 
-/* Seed 000 Sect. 4 (Fig. 3): with m_i > 0 the recursion reproduces the KKT
+/* [arnold2013recursive] Sect. 4 (Fig. 3): with m_i > 0 the recursion reproduces the KKT
  * solution of the absolute-coordinate model (problems/twomass.c) and the closed
  * form Mbar_i = diag(m_i + m_j, m_i) of the constrained configuration; with
  * m_i = 0 it yields the limit equations (34), (35a,b) and (36). */
@@ -567,7 +567,7 @@ START_TEST(test_recursive_runs)
 }
 END_TEST
 
-/* ---- divide and conquer (seed 003) -------------------------------------------- */
+/* ---- divide and conquer ([dca_augmented_lagrangian]) -------------------------------------------- */
 
 /* v' and lambda of any explicit formulation ("dca/rk4:eps_a=0") at (q, v). */
 static int form_accel(opened *o, const char *method, const double *q, const double *v,
@@ -648,7 +648,7 @@ START_TEST(test_dca_redundant)
 }
 END_TEST
 
-/* Seed 003 Figs. 5-7 qualitatively: the projections reduce the position and
+/* [dca_augmented_lagrangian] Figs. 5-7 qualitatively: the projections reduce the position and
  * velocity constraint errors and the energy drift (spatial five-bar, 1 s). */
 START_TEST(test_dca_projections)
 {

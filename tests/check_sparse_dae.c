@@ -1,4 +1,4 @@
-/* BDF on the sparse linear-solver backends (issue 10): the structured
+/* BDF on the sparse linear-solver backends: the structured
  * simplified Newton of methods/formulations/dae_form.h (sparse mode) behind the BDF
  * parameter linsol = lu | umfpack | cholmod.
  *  - the structured increment equals the dense Newton increment

@@ -1,5 +1,5 @@
 /* Projection, half-explicit and generalized-alpha methods on the linear-solver
- * backends of methods/linsol/linsol.h (issue 10).
+ * backends of methods/linsol/linsol.h.
  * - Every backend gives the final state of the default path (proj-index1 lu,
  *   hem lu, genalpha full) on the pendulum and on chain:N=20: to 1e-10 relative
  *   per block (q, v, lambda) for fixed-step methods, to 10 tol for adaptive

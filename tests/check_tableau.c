@@ -1,4 +1,4 @@
-/* Explicit Runge-Kutta methods as data (issue 20): the order-condition battery
+/* Explicit Runge-Kutta methods as data: the order-condition battery
  * over every registered tableau (rooted trees generated, counts of A000081),
  * its teeth (perturbed tableaux fail), run-time registration, observed orders
  * of the new tableaux at fixed steps (pendulum on index1 and on the QR

@@ -1,5 +1,5 @@
 /* Test Set problems `wheelset` (an extended problem, problems/problem.h
- * MBS_PB_EXTENDED) and `crank` (/work/shared/problems/wheelset.md, crank.md).
+ * MBS_PB_EXTENDED) and `crank` (Mazzia & Magherini 2008 [testset24]).
  * Asserts: the published consistent initial values and initial derivatives are
  * reproduced by our equations (the strongest check of the transcription), the
  * analytic constraint rows against finite differences, the stationarity of the
@@ -252,7 +252,7 @@ static double wheel_relerr_x(const char *spec, const mbs_record *rec)
     return fabs(rec->final[0] - ref[0]) / fabs(ref[0]);
 }
 
-/* Issue 16 item 5, why index3/radau5 is inaccurate on the index-3 wheelset
+/* Why index3/radau5 is inaccurate on the index-3 wheelset
  * (reproductions/wheelset-fig12-13.expect): RADAU5's index-3 weights accept local
  * errors of v and beta up to TOL/h, and the creep forces turn them into force and
  * phase errors.  Measured at tol 1e-6 against the stored form=index3 reference:
@@ -283,8 +283,8 @@ START_TEST(wheelset_index3_error)
 }
 END_TEST
 
-/* Issue 16 item 5: the projection form on the wheelset.  proj-index2/radau5 runs
- * the index-2 form and projects q, v after every accepted step (seed 002 Eqs.
+/* The projection form on the wheelset.  proj-index2/radau5 runs
+ * the index-2 form and projects q, v after every accepted step ([arnold2016dae] Eqs.
  * (88)-(91); the creep-force and contact variables x are left to the next
  * step's Newton iteration).  Measured at tol 1e-6: |g| 5.9e-11 at t_end (the
  * unprojected run drifts to 2.05e-9), |G v| 4e-19, mescd 4.91 (unprojected 4.49). */
@@ -306,9 +306,9 @@ START_TEST(wheelset_projection)
 }
 END_TEST
 
-/* form=ggl (seed 002 Eq. (92)): runs with index2/radau5 and index2/ida, keeps the
+/* form=ggl ([arnold2016dae] Eq. (92)): runs with index2/radau5 and index2/ida, keeps the
  * position constraints at their initial values g1_s = c_s = 5.3e-10 where the
- * index-2 form drifts (seed 002 Fig. 14), mu stays ~0, and has the index-2 form's
+ * index-2 form drifts ([arnold2016dae] Fig. 14), mu stays ~0, and has the index-2 form's
  * exact solution: its stored reference (independent formulation vs index2/radau5
  * at 1e-14) equals the index-2 one, and the runs reach it. */
 START_TEST(wheelset_ggl)

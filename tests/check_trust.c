@@ -1,6 +1,6 @@
-/* Numbers users can trust (issue 17): Test Set digit measures, bounded runs and
+/* Numbers users can trust: Test Set digit measures, bounded runs and
  * no silent success, memory budget, results files (torn lines, unreadable lines,
- * one writer), history keys.  Each test failed on the code before issue 17. */
+ * one writer), history keys.  Each test failed on the code before these checks. */
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
@@ -26,7 +26,7 @@
 
 /* ---- measures ----------------------------------------------------------------- */
 
-/* The Test Set definition on a hand-made vector (../shared/problems/andrews.md,
+/* The Test Set definition on a hand-made vector (andrews in [testset24],
  * Sect. 5): scd over the listed components, skipping exact zeros of the
  * reference; mescd over all components. */
 START_TEST(testset_digits_by_hand)
@@ -450,7 +450,7 @@ END_TEST
 /* ---- history ------------------------------------------------------------------ */
 
 /* sweep's command-line budgets apply to every run (they were parsed and ignored
- * before issue 21): smoke with --max-steps 10 fails every run on its budget. */
+ * before): smoke with --max-steps 10 fails every run on its budget. */
 START_TEST(sweep_command_line_budget_applies)
 {
     char *d = make_tmpdir(), args[4400], *err = NULL, *out = NULL;

@@ -1,4 +1,4 @@
-/* `make bench-scaling`, the parallel divide-and-conquer table (issue 22).
+/* `make bench-scaling`, the parallel divide-and-conquer table.
  *
  * For the chain of N pendulums (N = 1e3, 1e4, 1e5): wall-clock time per
  * dca/rk4 step (h = 1e-4, from the initial state; four right-hand sides of up
@@ -232,7 +232,7 @@ void mbs_bench_dcapar(const char *dir, size_t nmax)
     dcapar_result R[NN];
     double T1[NN], T2[NN], P1[NN], la0, la1;
     load_avg(&la0);
-    printf("\nbench-scaling: parallel DCA (issue 22), chain, wall time per dca/rk4 step "
+    printf("\nbench-scaling: parallel DCA, chain, wall time per dca/rk4 step "
            "(h = 1e-4), threads=1 and threads=2 alternately in one process, min over the "
            "repetitions; load average before: %.2f on %ld cores, OMP_WAIT_POLICY=%s\n",
            la0, sysconf(_SC_NPROCESSORS_ONLN),

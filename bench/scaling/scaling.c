@@ -1,4 +1,4 @@
-/* `make bench-scaling` (issue 10): CPU time of one evaluation of the index-1
+/* `make bench-scaling`: CPU time of one evaluation of the index-1
  * right-hand side (accelerations and multipliers) of the N-pendulum chain for
  * every linear-solver backend, the recursive O(N) formalism (chain-joint) and
  * the divide-and-conquer algorithm, N = 10 ... 1e5; fitted exponent of time vs
@@ -7,15 +7,15 @@
  * table and writes DIR/scaling.dat and DIR/scaling.gp (gnuplot log-log plot,
  * rendered to DIR/scaling.png when gnuplot is installed).
  * A second table puts dca and dca-proj side by side on the spatial five-bar and
- * double loop (seed 003 Sects. 4.2-4.3, Figs. 5-7 and 9-11 qualitatively): max
+ * double loop ([dca_augmented_lagrangian] Sects. 4.2-4.3, Figs. 5-7 and 9-11 qualitatively): max
  * constraint errors at position, velocity and acceleration level and the energy
  * drift over 10 s, Dormand-Prince 5(4) at rtol = atol = 1e-6 (the paper: ode45).
- * A third table (issue 10): CPU time per step of ggl/bdf-fixed (order 1, h = 1e-4,
+ * A third table: CPU time per step of ggl/bdf-fixed (order 1, h = 1e-4,
  * five steps per integration from the consistent initial state, so one KKT
  * factorisation and one index-1 solve for y'_0 per five steps are included)
  * with the structured iteration matrix (methods/formulations/dae_form.h) on linsol = lu
  * (N <= 1000), umfpack and cholmod, with its fitted exponent.
- * A fourth table (issue 22, after the first): the parallel DCA (methods/recursions/dca_pass.c),
+ * A fourth table (after the first): the parallel DCA (methods/recursions/dca_pass.c),
  * wall time per dca/rk4 step on the chain at N = 1e3, 1e4, 1e5 on 1 and 2 threads,
  * measured alternately in one process (minimum over the repetitions), fitted
  * exponents, the speedup, the machine's load average, and the critical path
@@ -59,7 +59,7 @@ typedef struct backend {
 
 static const backend backends[] = {
     {"lu", "index1, dense GSL LU of the KKT matrix", 1000},
-    {"chol", "index1, dense block Cholesky (seed 004)", 1000},
+    {"chol", "index1, dense block Cholesky (Pennestri & Valentini [pennestri_coordinate_reduction])", 1000},
     {"umfpack", "index1, UMFPACK sparse LU of the KKT matrix", 100000},
     {"cholmod", "index1, CHOLMOD range space", 100000},
     {"recursive", "recursive O(N) formalism, joint coordinates", 100000},
@@ -419,8 +419,8 @@ int main(int argc, char **argv)
         printf("  %-10s %s\n", bdf_backends[k].name, bdf_backends[k].what);
     if (only)
         return 0;
-    /* DCA with and without projections, seed 003 Sects. 4.2-4.3 */
-    printf("\nDCA side by side (seed 003 Figs. 5-7, 9-11): 10 s, dopri5 rtol = atol = 1e-6\n");
+    /* DCA with and without projections, [dca_augmented_lagrangian] Sects. 4.2-4.3 */
+    printf("\nDCA side by side ([dca_augmented_lagrangian] Figs. 5-7, 9-11): 10 s, dopri5 rtol = atol = 1e-6\n");
     printf("%-14s %-16s %10s %10s %10s %10s %8s %8s\n", "problem", "method", "|g| max",
            "|Bv| max", "|Bv'-c|", "drift", "steps", "cpu s");
     static const char *const probs[] = {"fivebar3d", "doubleloop3d"};

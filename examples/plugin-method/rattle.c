@@ -1,5 +1,5 @@
 /* A user's method as a plugin: RATTLE and symplectic Euler with SHAKE on the
- * index-3 formulation (issue 20, examples/plugin-method).
+ * index-3 formulation (examples/plugin-method).
  *
  * For q' = v, M v' = f - G^T lambda, 0 = g(t, q) (n_q = n_v, H = I) with
  * a = M^-1 f and W = M^-1 G^T, one step of size h from (q_n, v_n) (Hairer, Lubich

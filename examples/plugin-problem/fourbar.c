@@ -1,5 +1,5 @@
 /* A user's problem as a plugin: the planar four-bar mechanism in natural
- * coordinates (issue 20, examples/plugin-problem).
+ * coordinates (examples/plugin-problem).
  *
  * Ground pivots A = (0, 0) and D = (d, 0); crank AB (length a), coupler BC
  * (length b), rocker DC (length c), uniform bars of mass rho x length.  The

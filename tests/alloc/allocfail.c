@@ -1,4 +1,4 @@
-/* Allocation-failure injection (issue 11): for every registered method on the
+/* Allocation-failure injection: for every registered method on the
  * pendulum, make the k-th allocation of its alloc path fail, for k = 1, 2, ...
  * until alloc succeeds; each failure must return a negative status with no
  * state, and leave the heap exactly as it was (glibc mallinfo2).
@@ -114,7 +114,7 @@ START_TEST(alloc_failures_are_clean)
 }
 END_TEST
 
-/* Issue 17: an allocation failure while a run is set up (problem, state, context,
+/* an allocation failure while a run is set up (problem, state, context,
  * memory estimate, the method's workspace, the published state) is a record,
  * never a silent exit: mbs_run returns MBS_OK (or MBS_BAD_INPUT with a message
  * when opening the problem itself failed), and a no_memory record says

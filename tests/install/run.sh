@@ -1,5 +1,5 @@
 #!/bin/sh
-# make check-install (issue 20): install into a temporary prefix, build both
+# make check-install: install into a temporary prefix, build both
 # examples out of tree against it with pkg-config (their own Makefiles), and run
 # them through run, converge (the plugin method's observed orders on the
 # pendulum), sweep (-j 2, plugins named by the suite) and check-problem; link a

@@ -1,5 +1,5 @@
 #!/bin/bash
-# make check-slurm (issue 21): a real single-node Slurm on localhost runs
+# make check-slurm: a real single-node Slurm on localhost runs
 # tests/slurm/cluster.suite (44 runs) as a 4-task job array; the merged record set
 # must equal a local `sweep -j 4` of the same suite (same cases, statuses,
 # errors, counters to the last digit; only CPU times and the node differ).  One
