@@ -28,7 +28,7 @@ endif
 # SuiteSparse (UMFPACK, CHOLMOD; methods/linsol/linsol.c): Debian 12 ships no .pc files.
 SS_CFLAGS := -I/usr/include/suitesparse
 SS_LIBS   := -lumfpack -lcholmod -lsuitesparseconfig
-# OpenMP (issue 22): the parallel assembly/disassembly passes of methods/recursions/dca_pass.c
+# OpenMP: the parallel assembly/disassembly passes of methods/recursions/dca_pass.c
 # (libgomp ships with gcc).  OPENMP= builds without it: the passes then run
 # sequentially (the code tests _OPENMP), as in the clang fuzz build.
 OPENMP   ?= -fopenmp
@@ -44,7 +44,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
-# The library for other programs and plugins (issue 20): libmbsbench.a, the shared
+# The library for other programs and plugins: libmbsbench.a, the shared
 # libmbsbench.so.<API> (a second, position-independent object set: the objects of
 # bin/mbsbench are unchanged), the public headers and mbsbench.pc.  The API version
 # lives in core/version.h only.
@@ -76,11 +76,13 @@ all: $(BIN) $(LIBA)
 deps:
 	./tools/install-deps.sh
 
-# Revision string, regenerated when it changes.
+# Revision string and the flags every object is compiled with (meta.json
+# "cflags": warnings, optimisation, defines, include paths; not the link line
+# and not the dependency flags), regenerated when they change.
 $(BUILD)/rev.h: FORCE
 	@mkdir -p $(dir $@)
 	@rev=$$(git describe --always --dirty 2>/dev/null || echo unknown); \
-	 printf '#define MBS_GIT_REV "%s"\n#define MBS_CFLAGS "%s"\n' "$$rev" "$(CC) $(CFLAGS) $(OPENMP)" > $@.new; \
+	 printf '#define MBS_GIT_REV "%s"\n#define MBS_CFLAGS "%s"\n' "$$rev" "$(strip $(filter-out -MMD -MP,$(ALL_CFLAGS)))" > $@.new; \
 	 if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
 FORCE:
 
@@ -222,7 +224,7 @@ check-valgrind: $(BIN) $(TESTBIN) test-plugins
 bench: $(BIN) $(BENCHBIN)
 	$(BENCHBIN) $(SECTIONS)
 
-# N-scaling of the index-1 right-hand side per backend (issue 10): table, exponents,
+# N-scaling of the index-1 right-hand side per backend: table, exponents,
 # peak memory, results/scaling/scaling.{dat,gp,png}.  Not a test.
 SCALEBIN := $(O)bin/mbsbench-scaling
 $(SCALEBIN): $(BUILD)/bench/scaling/scaling.o $(BUILD)/bench/scaling/dcapar.o $(LIBA)
@@ -285,21 +287,21 @@ nightly: $(BIN)
 check-report: $(BIN)
 	MBSBENCH=$(BIN) ./tools/check-report
 
-# A real single-node Slurm on localhost (tests/slurm/run.sh, issue 21): a suite of
+# A real single-node Slurm on localhost (tests/slurm/run.sh): a suite of
 # 44 runs as a 4-task job array with one task requeued mid-run, merged and compared
 # with a local sweep.  Needs root; installs slurm-wlm, munge and jq when missing;
 # says SKIP (with the reason) when it cannot.
 check-slurm: $(BIN)
 	MBSBENCH=$(BIN) ./tests/slurm/run.sh
 
-# The installed library and plugins (issue 20, tests/install/run.sh): make install into
+# The installed library and plugins (tests/install/run.sh): make install into
 # a temporary prefix, both examples built out of tree with pkg-config and run through
 # run, converge (observed orders of the plugin method), sweep -j 2 and check-problem;
 # a program linked against libmbsbench.so and libmbsbench.a.
 check-install:
 	./tests/install/run.sh
 
-# Mutation testing of the nightly net (tools/mutate, issue 17): MUTANTS sampled
+# Mutation testing of the nightly net (tools/mutate): MUTANTS sampled
 # mutations of methods/ and problems/ in a scratch copy of HEAD; kill rate of the
 # nightly compare in results/mutate-<time>/summary.md.  Long: not part of CI.
 MUTANTS ?= 60

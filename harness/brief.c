@@ -65,26 +65,39 @@ int mbs_brief_summary(const char *dir, const char *report, FILE *out)
     }
     fprintf(out, "mbsbench: suite %s: %zu runs, %d ok, %zu failed; results in %s\n",
             r.meta ? mbs_jstr(r.meta, "suite") : "?", r.n, n_ok, r.n - (size_t)n_ok, dir);
-    fprintf(out, "fastest run reaching a mixed error (max |err|/(1+|ref|) at t_end) of\n");
-    fprintf(out, "%-20s %-31s %-31s %-31s\n", "problem", "1e-3", "1e-6", "1e-9");
-    for (int p = 0; p < np; p++) {
-        char cells[N_LEVELS][64];
+    fprintf(out, "fastest run reaching a mixed error (max |err|/(1+|ref|) at t_end) of 1e-3, "
+                 "1e-6, 1e-9;\neach cell: the method, its median CPU time per integration "
+                 "(ms) and its force\nevaluations (f = calls of the problem's force "
+                 "function)\n");
+    /* cells first, then the columns as wide as their widest cell */
+    char(*cells)[N_LEVELS][96] = calloc(np ? (size_t)np : 1, sizeof *cells);
+    int w[N_LEVELS + 1] = {(int)strlen("problem"), 4, 4, 4};
+    for (int p = 0; cells && p < np; p++) {
         int any = 0;
         for (int l = 0; l < N_LEVELS; l++) {
             json_t *b = best[p][l];
             if (!b) {
-                snprintf(cells[l], sizeof cells[l], "-");
+                snprintf(cells[p][l], sizeof cells[p][l], "-");
                 continue;
             }
             any = 1;
-            snprintf(cells[l], sizeof cells[l], "%.20s %.2gms %.0ff", mbs_jstr(b, "method_spec"),
-                     1e3 * mbs_jnum(b, "cpu.median"), mbs_jnum(b, "counters.f_evals"));
+            double ms = 1e3 * mbs_jnum(b, "cpu.median");
+            snprintf(cells[p][l], sizeof cells[p][l], ms < 100.0 ? "%s %.2g ms %.0f f"
+                                                                 : "%s %.0f ms %.0f f",
+                     mbs_jstr(b, "method_spec"), ms, mbs_jnum(b, "counters.f_evals"));
         }
         if (!any)
-            snprintf(cells[0], sizeof cells[0], "%s",
+            snprintf(cells[p][0], sizeof cells[p][0], "%s",
                      scored[p] ? "- (no run reached 1e-3)" : "(no reference: not scored)");
-        fprintf(out, "%-20.20s %-31s %-31s %-31s\n", probs[p], cells[0], cells[1], cells[2]);
+        w[0] = (int)fmax(w[0], (double)strlen(probs[p]));
+        for (int l = 0; l < N_LEVELS; l++)
+            w[l + 1] = (int)fmax(w[l + 1], (double)strlen(cells[p][l]));
     }
+    fprintf(out, "%-*s  %-*s  %-*s  %s\n", w[0], "problem", w[1], "1e-3", w[2], "1e-6", "1e-9");
+    for (int p = 0; cells && p < np; p++)
+        fprintf(out, "%-*s  %-*s  %-*s  %s\n", w[0], probs[p], w[1], cells[p][0], w[2],
+                cells[p][1], cells[p][2]);
+    free(cells);
     if (more_problems)
         fprintf(out, "(more than %d problems: see the report)\n", MAX_PROBLEMS);
     if (nr > 0) {
@@ -128,7 +141,8 @@ int mbs_summary_table(const char *dir, const char *format, FILE *out)
     enum { NCOL = sizeof head / sizeof *head };
     const char *sep = fmt == 0 ? " | " : fmt == 1 ? "," : " & ";
     if (fmt == 2)
-        fprintf(out, "%% mbsbench summary of %s; needs \\usepackage{booktabs}\n"
+        fprintf(out, "%% mbsbench summary of %s; needs \\usepackage{booktabs,siunitx}: every "
+                     "number is \\num{...}, -- where not measured\n"
                      "\\begin{tabular}{llrrrlrrrrrrr}\n\\toprule\n", dir);
     for (int k = 0; k < NCOL; k++) {
         fputs(k ? sep : (fmt == 0 ? "| " : ""), out);
@@ -153,8 +167,10 @@ int mbs_summary_table(const char *dir, const char *format, FILE *out)
         cell(c[6], sizeof c[6], mbs_jnum(o, "err.q"));
         cell(c[7], sizeof c[7], mbs_jnum(o, "err.v"));
         cell(c[8], sizeof c[8], mbs_jnum(o, "err.lambda"));
-        snprintf(c[9], sizeof c[9], "%.0f", mbs_jnum(o, "counters.steps"));
-        snprintf(c[10], sizeof c[10], "%.0f", mbs_jnum(o, "counters.f_evals"));
+        for (int k = 9; k <= 10; k++) { /* counts: exact, "-" when absent */
+            double x = mbs_jnum(o, k == 9 ? "counters.steps" : "counters.f_evals");
+            snprintf(c[k], sizeof c[k], isfinite(x) ? "%.0f" : "-", x);
+        }
         cell(c[11], sizeof c[11], mbs_jnum(o, "cpu.median"));
         cell(c[12], sizeof c[12], mbs_jnum(o, "cpu.iqr"));
         for (int k = 0; k < NCOL; k++) {
@@ -169,7 +185,9 @@ int mbs_summary_table(const char *dir, const char *format, FILE *out)
             } else if (fmt == 2 && k == 5) {
                 for (const char *q = c[k]; *q; q++)
                     fprintf(out, *q == '_' ? "\\%c" : "%c", *q);
-            } else
+            } else if (fmt == 2) /* numbers: one style for every numeric column */
+                fprintf(out, strcmp(c[k], "-") ? "\\num{%s}" : "--", c[k]);
+            else
                 fputs(c[k], out);
         }
         fprintf(out, "%s\n", fmt == 0 ? " |" : fmt == 2 ? " \\\\" : "");

@@ -442,7 +442,8 @@ static const mbs_cli_cmd commands[] = {
     {.name = "check-problem",
      .summary = "the problem battery: consistency of g, G, gamma, M, energy, initial values",
      .synopsis = "check-problem -p PROBLEM[:k=v,...]",
-     .notes = PARAMS_NOTE "One line per check.\nExit status 0 all checks pass, 1 one fails, 2 "
+     .notes = PARAMS_NOTE "One line per check (ok, FAIL, or skip with the reason: no sparse "
+                          "callbacks, no\nexact solution, no energy, ...).\nExit status 0 all checks pass, 1 one fails, 2 "
                           "bad input.\n",
      .opts = check_problem_opts, .n_opts = N(check_problem_opts)},
     {.name = "reference",

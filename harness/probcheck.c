@@ -23,7 +23,7 @@ typedef struct inst {
     mbs_ctx ctx;
     const char *spec;
     FILE *out;
-    int failed, checks;
+    int failed, checks, skipped;
     char why[512]; /* the first violation of the current check */
     size_t nq, nv, nl, nlc;
     double *q, *v, *lam, *g, *gt, *w, *w2, *hv, *qs;
@@ -77,6 +77,13 @@ static void report(inst *s, const char *name, const char *fmt, ...)
         fprintf(s->out, "  ok    %-8s %s\n", name, buf);
     }
     s->why[0] = '\0';
+}
+
+/* A check the problem cannot take: one line saying which and why. */
+static void skip(inst *s, const char *name, const char *why)
+{
+    s->skipped++;
+    fprintf(s->out, "  skip  %-8s %s\n", name, why);
 }
 
 static double inf_norm(const double *x, size_t n)
@@ -202,7 +209,7 @@ static void check_initial(inst *s)
     }
     if (extended || (s->pb.flags & (MBS_PB_REDUNDANT | MBS_PB_SINGULAR_MASS)))
         goto done;
-    /* lambda0 from the index-1 system (seed 002 Eq. (17)). */
+    /* lambda0 from the index-1 system ([arnold2016dae] Eq. (17)). */
     mbs_index1 *ix = NULL;
     int st = mbs_index1_alloc(&ix, &s->ctx, MBS_LINSOL_LU);
     if (st == MBS_OK)
@@ -275,8 +282,13 @@ static void check_gt_fd(inst *s, const char *where, double t, const double *q)
 {
     double worst = 0.0;
     size_t nh = s->nl - s->pb.nnh;
-    if (!s->pb.def->constraint_t || nh == 0)
+    if (!s->pb.def->constraint_t || nh == 0) {
+        if (strcmp(where, "off q0") == 0) /* said once */
+            skip(s, "g_t", nh == 0 ? "no holonomic constraints"
+                                   : "no constraint_t callback (scleronomic: g does not "
+                                     "depend on t)");
         return;
+    }
     double h = 1e-6 * fmax(1.0, fabs(t));
     if (cb(s, s->pb.def->constraint_t(&s->pb, t, q, s->gt), "constraint_t", t) ||
         cb(s, s->pb.def->constraint(&s->pb, t + h, q, s->w), "constraint", t + h) ||
@@ -432,8 +444,10 @@ static int add_triplets(inst *s, const mbs_triplets *T, gsl_matrix *D, const cha
 
 static void check_sparse(inst *s, double t, const double *q)
 {
-    if (!(s->pb.flags & MBS_PB_SPARSE))
+    if (!(s->pb.flags & MBS_PB_SPARSE)) {
+        skip(s, "sparse", "no sparse callbacks (not flagged MBS_PB_SPARSE): dense M and G only");
         return;
+    }
     const mbs_problem_def *d = s->pb.def;
     mbs_triplets T = {0};
     gsl_matrix *D = gsl_matrix_calloc(s->nv, s->nv), *E = gsl_matrix_calloc(s->nlc, s->nq);
@@ -471,8 +485,16 @@ static void check_derivs(inst *s)
         mbs_deriv_worst w = {0, 0, 0.0, 0.0};
         char err[256];
         double e = mbs_deriv_mismatch(&s->pb, s->pb.def, k, &w, err, sizeof err);
-        if (e == -1.0)
+        if (e == -1.0) {
+            char why[128];
+            int multipliers = k == MBS_DERIV_GTLAMBDA_Q || k == MBS_DERIV_GW_Q;
+            snprintf(why, sizeof why, "%s: %s", mbs_deriv_name(k),
+                     multipliers && s->nl == 0
+                         ? "no constraints (n_lambda = 0)"
+                         : "callback not given (methods use finite differences)");
+            skip(s, "deriv", why);
             continue;
+        }
         if (e < 0.0)
             violation(s, "%s", err);
         else if (e > TOL_FD)
@@ -485,8 +507,10 @@ static void check_derivs(inst *s)
 
 static void check_exact(inst *s)
 {
-    if (!(s->pb.flags & MBS_PB_EXACT))
+    if (!(s->pb.flags & MBS_PB_EXACT)) {
+        skip(s, "exact", "no exact solution (not flagged MBS_PB_EXACT)");
         return;
+    }
     double *lam = calloc(s->nlc, sizeof(double)), *qa = calloc(s->nq, sizeof(double)),
            *qb = calloc(s->nq, sizeof(double)), *va = calloc(s->nv, sizeof(double)),
            *vb = calloc(s->nv, sizeof(double)), *f = calloc(s->nv, sizeof(double));
@@ -563,8 +587,12 @@ done:
 
 static void check_energy(inst *s)
 {
-    if (!(s->pb.flags & MBS_PB_CONSERVATIVE))
+    if (!(s->pb.flags & MBS_PB_CONSERVATIVE)) {
+        skip(s, "energy", s->pb.def->energy ? "not conservative (not flagged "
+                                              "MBS_PB_CONSERVATIVE): energy is not constant"
+                                            : "no energy callback");
         return;
+    }
     if (!s->pb.def->energy) {
         violation(s, "flagged conservative without the energy callback");
         report(s, "energy", "-");
@@ -577,7 +605,7 @@ static void check_energy(inst *s)
                              ? "svd/rk8pd"
                          : s->pb.flags & MBS_PB_SINGULAR_MASS ? "ggl/radau5"
                                                               : "index1/rk8pd";
-    /* non-holonomic constraints: the energy-preserving scheme (seed 001 Eq. (22)),
+    /* non-holonomic constraints: the energy-preserving scheme ([bauchau2003selfstabilized] Eq. (22)),
      * fixed step */
     int nonholo = (s->pb.flags & MBS_PB_NONHOLONOMIC) != 0;
     if (nonholo)
@@ -597,8 +625,10 @@ static void check_energy(inst *s)
         /* The null-space methods decide the rank of B relative to its largest
          * singular value; a numerically zero B (heavytop norm=1: B = G H = 0 up
          * to round-off) defeats them.  No method runs the problem: say so. */
-        fprintf(s->out, "  skip  %-8s %s failed (%s): no method to check it with\n", "energy",
-                method, rec.reason);
+        char why[600];
+        snprintf(why, sizeof why, "%s failed (%s): no method to check it with", method,
+                 rec.reason);
+        skip(s, "energy", why);
         mbs_record_free(&rec);
         return;
     }
@@ -650,7 +680,7 @@ int mbs_problem_check(const char *spec, FILE *out, char *err, size_t errlen)
         free(q1);
         free(v1);
     }
-    fprintf(out, "%d checks, %d failed\n", s.checks, s.failed);
+    fprintf(out, "%d checks, %d failed, %d skipped\n", s.checks, s.failed, s.skipped);
     int failed = s.failed;
     inst_free(&s);
     return failed;

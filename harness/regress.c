@@ -128,11 +128,100 @@ static json_t *find_key(const mbs_results *r, const char *key)
     return NULL;
 }
 
-static void row(FILE *out, const char *run, const char *check, const char *base,
+/* Whether a baseline run of the refinement series `series` is missing now: its
+ * order is then not judged (the missing run is counted once, as missing). */
+static int series_incomplete(const mbs_results *base, const mbs_results *now,
+                             const char *series)
+{
+    char k[1200];
+    for (size_t i = 0; i < base->n; i++) {
+        mbs_rec_series_key(base->recs[i], k, sizeof k);
+        if (strcmp(k, series) != 0)
+            continue;
+        mbs_rec_key(base->recs[i], k, sizeof k);
+        if (!find_key(now, k))
+            return 1;
+    }
+    return 0;
+}
+
+/* The suite name and grid digest of a results set's meta ("" when absent). */
+static void suite_of(const mbs_results *r, char *buf, size_t len, const char **digest)
+{
+    snprintf(buf, len, "%s", r->meta ? mbs_jstr(r->meta, "suite") : "");
+    const char *d = r->meta ? json_string_value(json_object_get(r->meta, "suite_digest")) : NULL;
+    *digest = d ? d : "";
+}
+
+/* The table of compare: rows are kept and printed at the end with columns as
+ * wide as their widest cell (run keys are long), and the header only when
+ * there is a row (a passing compare prints none).  A row with only its first
+ * cell set is a note printed under the row before it. */
+enum { COLS = 6 };
+typedef struct table {
+    char *(*cells)[COLS];
+    size_t n, cap;
+} table;
+
+static void row(table *t, const char *run, const char *check, const char *base,
                 const char *now, const char *change, const char *verdict)
 {
-    fprintf(out, "%-58.58s | %-22.22s | %-11s | %-11s | %-9s | %s\n", run, check, base, now,
-            change, verdict);
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        char *(*c)[COLS] = realloc(t->cells, cap * sizeof *c);
+        if (!c)
+            return;
+        t->cells = c;
+        t->cap = cap;
+    }
+    const char *v[COLS] = {run, check, base, now, change, verdict};
+    for (int k = 0; k < COLS; k++)
+        t->cells[t->n][k] = v[k] ? strdup(v[k]) : NULL;
+    t->n++;
+}
+
+static void table_print(const table *t, FILE *out)
+{
+    static const char *const head[COLS] = {"run", "check", "baseline", "now", "change",
+                                           "verdict"};
+    int w[COLS];
+    for (int k = 0; k < COLS; k++)
+        w[k] = (int)strlen(head[k]);
+    for (size_t i = 0; i < t->n; i++)
+        for (int k = 0; k < COLS && t->cells[i][1]; k++)
+            if (t->cells[i][k] && (int)strlen(t->cells[i][k]) > w[k])
+                w[k] = (int)strlen(t->cells[i][k]);
+    for (size_t i = 0; i <= t->n && t->n > 0; i++) {
+        char *const *c = i ? t->cells[i - 1] : NULL;
+        if (c && !c[1]) { /* a note */
+            fprintf(out, "    %s\n", c[0] ? c[0] : "");
+            continue;
+        }
+        for (int k = 0; k < COLS; k++) {
+            const char *x = c ? (c[k] ? c[k] : "") : head[k];
+            if (k + 1 < COLS)
+                fprintf(out, "%-*s | ", w[k], x);
+            else
+                fprintf(out, "%s\n", x);
+        }
+        if (!c) {
+            int total = 0;
+            for (int k = 0; k < COLS; k++)
+                total += w[k] + (k + 1 < COLS ? 3 : 0);
+            for (int k = 0; k < total; k++)
+                fputc('-', out);
+            fputc('\n', out);
+        }
+    }
+}
+
+static void table_free(table *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        for (int k = 0; k < COLS; k++)
+            free(t->cells[i][k]);
+    free(t->cells);
+    *t = (table){0};
 }
 
 static void fmt(char *buf, size_t len, double x)
@@ -257,33 +346,39 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
         fprintf(out, "CPU tier: advisory only (%s)%s\n", why,
                 isfinite(cal_b) && isfinite(cal_n) ? "; times normalised by the calibration loop"
                                                    : "");
-    row(out, "run", "check", "baseline", "now", "change", "verdict");
-    fprintf(out, "%.*s\n", 130, "--------------------------------------------------------------"
-                                 "--------------------------------------------------------------"
-                                 "------------");
+    char sb[256], sn[256];
+    const char *db_, *dn_;
+    suite_of(base, sb, sizeof sb, &db_);
+    suite_of(now, sn, sizeof sn, &dn_);
+    if (*db_ && *dn_ && strcmp(db_, dn_) != 0)
+        fprintf(out, "suite: the baseline holds suite %s (grid digest %s), the results suite %s "
+                     "(grid digest %s): the grids differ, so runs can be missing or new\n",
+                sb, db_, sn, dn_);
+    table t = {0};
     for (size_t i = 0; i < base->n; i++) {
         json_t *rb = base->recs[i];
         mbs_rec_key(rb, key, sizeof key);
         json_t *rn = find_key(now, key);
         s.checks++;
-        if (!rn) {
+        if (!rn) { /* counted once, as missing (not again as a lost order) */
             s.missing++;
-            s.regressions++;
-            row(out, key, "coverage", mbs_jstr(rb, "status"), "missing", "", "REGRESSION");
+            row(&t, key, "coverage", mbs_jstr(rb, "status"), "missing", "", "MISSING");
             continue;
         }
         int ok_b = mbs_rec_ok(rb), ok_n = mbs_rec_ok(rn);
         if (ok_b && !ok_n) {
             s.regressions++;
-            row(out, key, "status", "ok", mbs_jstr(rn, "status"), "", "REGRESSION (newly failing)");
-            fprintf(out, "    reason: %s\n", mbs_jstr(rn, "reason"));
+            row(&t, key, "status", "ok", mbs_jstr(rn, "status"), "", "REGRESSION (newly failing)");
+            char note[1200];
+            snprintf(note, sizeof note, "reason: %s", mbs_jstr(rn, "reason"));
+            row(&t, note, NULL, NULL, NULL, NULL, NULL);
             continue;
         }
         if (!ok_b) {
             if (ok_n)
                 s.fixed++;
             if (verbose || ok_n)
-                row(out, key, "status", mbs_jstr(rb, "status"), mbs_jstr(rn, "status"), "",
+                row(&t, key, "status", mbs_jstr(rb, "status"), mbs_jstr(rn, "status"), "",
                     ok_n ? "fixed" : "still failing");
             continue;
         }
@@ -295,7 +390,7 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
             if (x == y || (isnan(x) && isnan(y))) {
                 if (verbose) {
                     fmt(b, sizeof b, x);
-                    row(out, key, path, b, b, "", "ok");
+                    row(&t, key, path, b, b, "", "ok");
                 }
                 continue;
             }
@@ -305,7 +400,7 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
             fmt(b, sizeof b, x);
             fmt(n, sizeof n, y);
             snprintf(ch, sizeof ch, "%+.0f", y - x);
-            row(out, key, path, b, n, ch, allow ? "changed (allowed)" : "REGRESSION (counter)");
+            row(&t, key, path, b, n, ch, allow ? "changed (allowed)" : "REGRESSION (counter)");
         }
         /* tolerance tier: errors */
         double tol = mbs_jnum(rb, "tol");
@@ -319,7 +414,7 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
             fmt(n, sizeof n, y);
             if (digits ? isnan(y) : !isfinite(y)) {
                 s.regressions++;
-                row(out, key, accuracy[k], b, n, "", "REGRESSION (NaN/Inf)");
+                row(&t, key, accuracy[k], b, n, "", "REGRESSION (NaN/Inf)");
                 continue;
             }
             if (digits) { /* d digits: the error 10^-d */
@@ -335,10 +430,10 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                 snprintf(ch, sizeof ch, "x%.3g", x > 0.0 ? y / x : (y > 0.0 ? INFINITY : 1.0));
             if (y > limit) {
                 s.regressions++;
-                row(out, key, accuracy[k], b, n, ch,
+                row(&t, key, accuracy[k], b, n, ch,
                     digits ? "REGRESSION (digits lost)" : "REGRESSION (error grew)");
             } else if (verbose) {
-                row(out, key, accuracy[k], b, n, ch, "ok");
+                row(&t, key, accuracy[k], b, n, ch, "ok");
             }
         }
         /* drift exponent in both directions (round-off level residuals carry no
@@ -354,11 +449,11 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
             snprintf(ch, sizeof ch, "%+.2f", dn - db);
             if (!isfinite(dn) || dn > db + 0.3 || dn < db - 0.3) {
                 s.regressions++;
-                row(out, key, "drift_exponent", b, n, ch,
+                row(&t, key, "drift_exponent", b, n, ch,
                     dn < db - 0.3 ? "REGRESSION (drift exponent fell)"
                                   : "REGRESSION (drift exponent rose)");
             } else if (verbose) {
-                row(out, key, "drift_exponent", b, n, ch, "ok");
+                row(&t, key, "drift_exponent", b, n, ch, "ok");
             }
         }
         /* final-state tier: the state at t_end itself, so that a change is seen
@@ -396,10 +491,10 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
             fmt(n, sizeof n, dmax);
             if (bad || dmax > srtol) {
                 s.regressions++;
-                row(out, key, "final state", worst, bad ? "size" : n, "",
+                row(&t, key, "final state", worst, bad ? "size" : n, "",
                     "REGRESSION (state changed)");
             } else if (verbose) {
-                row(out, key, "final state", worst, n, "", "ok");
+                row(&t, key, "final state", worst, n, "", "ok");
             }
         }
         /* statistical tier: CPU */
@@ -426,11 +521,11 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                     s.cpu_advisory++;
                     snprintf(v, sizeof v, "advisory (slower, p = %.2g)", p);
                 }
-                row(out, key, "cpu.median [s]", b, n, ch, v);
+                row(&t, key, "cpu.median [s]", b, n, ch, v);
             } else if (verbose) {
                 char v[64];
                 snprintf(v, sizeof v, "ok (p = %.2g)", p);
-                row(out, key, "cpu.median [s]", b, n, ch, v);
+                row(&t, key, "cpu.median [s]", b, n, ch, v);
             }
         }
     }
@@ -448,6 +543,8 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
         if (seen || n_done >= 256)
             continue;
         snprintf(done_keys[n_done++], 256, "%.255s", key);
+        if (series_incomplete(base, now, key))
+            continue;
         for (int g = 0; g < 3; g++) {
             mbs_order_fit fb, fn;
             size_t lb, ln;
@@ -466,16 +563,16 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
             fmt(b, sizeof b, fb.p);
             if (!rn || mbs_results_order(now, rn, groups[g], &fn, &ln) != 0 || !fn.established) {
                 s.regressions++;
-                row(out, key, check, b, "n/e", "", "REGRESSION (order not established)");
+                row(&t, key, check, b, "n/e", "", "REGRESSION (order not established)");
                 continue;
             }
             fmt(n, sizeof n, fn.p);
             snprintf(ch, sizeof ch, "%+.2f", fn.p - fb.p);
             if (fn.p < fb.p - 0.3) {
                 s.regressions++;
-                row(out, key, check, b, n, ch, "REGRESSION (order dropped)");
+                row(&t, key, check, b, n, ch, "REGRESSION (order dropped)");
             } else if (verbose) {
-                row(out, key, check, b, n, ch, "ok");
+                row(&t, key, check, b, n, ch, "ok");
             }
         }
     }
@@ -485,19 +582,24 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
         if (!find_key(base, key)) {
             s.new_runs++;
             if (verbose)
-                row(out, key, "coverage", "absent", mbs_jstr(now->recs[j], "status"), "", "new");
+                row(&t, key, "coverage", "absent", mbs_jstr(now->recs[j], "status"), "", "new");
         }
     }
-    fprintf(out, "\n%d checks: %d regressions (%d missing runs), %d counter changes%s, "
+    size_t rows = t.n;
+    table_print(&t, out);
+    table_free(&t);
+    fprintf(out, "%s%d checks: %d regressions, %d missing runs, %d counter changes%s, "
                  "%d new runs, %d fixed\n",
-            s.checks, s.regressions, s.missing, s.counter_changes, allow ? " (allowed)" : "",
-            s.new_runs, s.fixed);
+            rows ? "\n" : "", s.checks, s.regressions, s.missing, s.counter_changes,
+            allow ? " (allowed)" : "", s.new_runs, s.fixed);
     if (s.cpu_advisory)
         fprintf(out, "%d CPU slow-downs reported as advisory: %s\n", s.cpu_advisory, why);
-    fprintf(out, "%s\n", s.regressions ? "REGRESSION" : "no regression");
+    int failed = s.regressions > 0 || s.missing > 0;
+    fprintf(out, "%s\n", s.regressions ? "REGRESSION" : s.missing ? "REGRESSION (runs missing)"
+                                                                 : "no regression");
     if (sum)
         *sum = s;
-    return s.regressions ? 1 : 0;
+    return failed ? 1 : 0;
 }
 
 /* ---- baseline files ------------------------------------------------------------ */

@@ -10,8 +10,9 @@
  *  - statistical: CPU median and minimum slower by more than a threshold AND
  *    significant by a one-sided Mann-Whitney U test over the repeat times
  *    (cpu.times); only runs whose baseline median is at least MBS_REGRESS_CPU_MIN.
- * NaN/Inf where the baseline had a number, a missing run and a newly failing run
- * are regressions. */
+ * NaN/Inf where the baseline had a number and a newly failing run are
+ * regressions; a baseline run missing from the results is counted once, as
+ * missing (its series' orders are not judged), and fails the compare too. */
 #ifndef MBS_REGRESS_H
 #define MBS_REGRESS_H
 
@@ -33,15 +34,17 @@ typedef struct mbs_compare_opts {
 } mbs_compare_opts;
 
 typedef struct mbs_compare_summary {
-    int checks, regressions, counter_changes, missing, new_runs, fixed;
+    int checks, regressions, counter_changes, new_runs, fixed;
+    int missing;           /* baseline runs absent from the results (not in regressions) */
     int cpu_advisory;      /* CPU slow-downs reported as advisory (environments differ) */
 } mbs_compare_summary;
 
-/* Compare; prints the table to out.  Returns 0 (no regression) or 1. */
+/* Compare; prints the table to out (only the rows that fail, or with verbose
+ * all; no table when none).  Returns 0, or 1 on a regression or a missing run. */
 int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                         const mbs_compare_opts *opt, FILE *out, mbs_compare_summary *sum);
 
-/* Per-case budgets from a baseline (issue 17): every run of the suite that the
+/* Per-case budgets from a baseline: every run of the suite that the
  * baseline holds (same problem and method specs, h or tol, and t_end when the
  * run sets one) gets max_steps = max(1000, 10 x its baseline steps + rejected),
  * max_cpu = 1 s + 10 x its baseline CPU median, max_wall = 5 s + 2 x max_cpu.

@@ -30,6 +30,24 @@ int mbs_report_name_index(names *v, const char *s, int add)
 
 /* ---- helpers -------------------------------------------------------------------- */
 
+/* Text for a single-quoted gnuplot string in enhanced mode: the characters
+ * enhanced text reads as markup (_ ^ @ & ~ { }) are escaped with a backslash,
+ * so names print as they are while t_{end} in the surrounding text renders as a
+ * subscript; a single quote is doubled. */
+static const char *gp_text(const char *s, char *buf, size_t len)
+{
+    size_t u = 0;
+    for (; *s && u + 3 < len; s++) {
+        if (strchr("_^@&~{}", *s))
+            buf[u++] = '\\';
+        else if (*s == '\'')
+            buf[u++] = '\'';
+        buf[u++] = *s;
+    }
+    buf[u] = '\0';
+    return buf;
+}
+
 static int by_x(const void *a, const void *b)
 {
     double x = ((const pt *)a)->x, y = ((const pt *)b)->x;
@@ -134,16 +152,30 @@ static int wp_panels(ctx *c, const char *cost, int g, wp_panel *out)
         int nte = t_ends(c, p, -1, te, 16);
         for (int k = 0; k < nte; k++) {
             int first = n;
+            /* distinct points of the panel being filled (up to 2: a panel needs
+             * two; a single point, or methods on one point, is not drawn) */
+            pt seen[2];
+            int distinct = 0;
             for (int m = 0; m < c->meths.n; m++) {
-                if (mbs_report_wp_points(c, p, m, te[k], cost, mbs_report_groups[g], pts) == 0)
+                int np = mbs_report_wp_points(c, p, m, te[k], cost, mbs_report_groups[g], pts);
+                if (np == 0)
                     continue;
                 if (n == first || out[n - 1].nm == CURVES_PER_PANEL) {
+                    if (n > first && distinct < 2)
+                        n--;
                     if (n == MAX_PANELS)
                         return n;
                     out[n++] = (wp_panel){.p = p, .t_end = te[k]};
+                    distinct = 0;
                 }
                 out[n - 1].m[out[n - 1].nm++] = m;
+                for (int j = 0; j < np && distinct < 2; j++) /* apart by 0.1% on the plot */
+                    if (distinct == 0 || fabs(pts[j].x - seen[0].x) > 1e-3 * seen[0].x ||
+                        fabs(pts[j].y - seen[0].y) > 1e-3 * seen[0].y)
+                        seen[distinct++] = pts[j];
             }
+            if (n > first && distinct < 2)
+                n--;
             for (int i = first; i < n; i++) {
                 out[i].part = i - first + 1;
                 out[i].parts = n - first;
@@ -178,7 +210,7 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
              mbs_report_groups[g]);
     fprintf(b, "set multiplot layout %d,%d\nset logscale xy\nset grid\n", rows, cols);
     fprintf(b, "set format x '10^{%%L}'\nset format y '10^{%%L}'\n");
-    fprintf(b, "set key outside right top vertical font ',8' noenhanced\n");
+    fprintf(b, "set key outside right top vertical font ',8'\n");
     fprintf(b, "set xlabel '%s'\nset ylabel 'error in %s at t_{end} (max-norm)'\n", cost_label,
             mbs_report_group_gp[g]);
     for (int k = 0; k < panels; k++) {
@@ -187,11 +219,26 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
         FILE *d = data_file(c, dname);
         if (!d)
             continue;
-        char part[32] = "";
+        char part[32] = "", name[1100], text[1100];
         if (w->parts > 1)
             snprintf(part, sizeof part, " (%d/%d)", w->part, w->parts);
-        fprintf(b, "set title '%s, t_{end} = %g s%s' noenhanced\nplot ", c->probs.s[w->p],
-                w->t_end, part);
+        /* all points at one cost (or one error): a range around it, not gnuplot's
+         * "empty x range" */
+        double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+        for (int i = 0; i < w->nm; i++) {
+            int n = mbs_report_wp_points(c, w->p, w->m[i], w->t_end, cost, mbs_report_groups[g], pts);
+            for (int j = 0; j < n; j++) {
+                xlo = fmin(xlo, pts[j].x), xhi = fmax(xhi, pts[j].x);
+                ylo = fmin(ylo, pts[j].y), yhi = fmax(yhi, pts[j].y);
+            }
+        }
+        fprintf(b, "set autoscale xy\n");
+        if (xlo == xhi)
+            fprintf(b, "set xrange [%.8e:%.8e]\n", xlo / 2.0, xhi * 2.0);
+        if (ylo == yhi)
+            fprintf(b, "set yrange [%.8e:%.8e]\n", ylo / 2.0, yhi * 2.0);
+        fprintf(b, "set title '%s, t_{end} = %g s%s'\nplot ",
+                gp_text(c->probs.s[w->p], name, sizeof name), w->t_end, part);
         for (int i = 0; i < w->nm; i++) {
             int n = mbs_report_wp_points(c, w->p, w->m[i], w->t_end, cost, mbs_report_groups[g], pts);
             fprintf(d, "# %s\n", c->meths.s[w->m[i]]);
@@ -200,7 +247,8 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
             fprintf(d, "\n\n");
             fprintf(b, "%s'data/%s' index %d with linespoints lw 2 pt %d ps 1.2 lc rgb '%s' "
                        "title '%s'",
-                    i ? ", \\\n     " : "", dname, i, 1 + i, palette[i], c->meths.s[w->m[i]]);
+                    i ? ", \\\n     " : "", dname, i, 1 + i, palette[i],
+                    gp_text(c->meths.s[w->m[i]], text, sizeof text));
         }
         fprintf(b, "\n");
         fclose(d);
@@ -275,7 +323,7 @@ static void convergence(ctx *c, int g)
     snprintf(stem, sizeof stem, "conv-%s", mbs_report_groups[g]);
     fprintf(b, "set multiplot layout %d,%d\nset logscale xy\nset grid\n", rows, cols);
     fprintf(b, "set format x '10^{%%L}'\nset format y '10^{%%L}'\n");
-    fprintf(b, "set key outside right top vertical font ',8' noenhanced\n");
+    fprintf(b, "set key outside right top vertical font ',8'\n");
     fprintf(b, "set xlabel 'step size h [s]'\nset ylabel 'error in %s at t_{end} (max-norm)'\n",
             mbs_report_group_gp[g]);
     for (int k = 0; k < panels; k++) {
@@ -288,7 +336,8 @@ static void convergence(ctx *c, int g)
         char part[32] = "";
         if (nchunks > 1)
             snprintf(part, sizeof part, " (%d/%d)", chunk + 1, nchunks);
-        fprintf(b, "set title '%s%s' noenhanced\nplot ", c->probs.s[p], part);
+        char name[1100];
+        fprintf(b, "set title '%s%s'\nplot ", gp_text(c->probs.s[p], name, sizeof name), part);
         names series = {.n = 0};
         int blk = 0;
         for (size_t i = 0; i < c->r->n; i++) {
@@ -318,13 +367,14 @@ static void convergence(ctx *c, int g)
             qsort(pts, (size_t)n, sizeof *pts, by_x);
             mbs_order_fit fit;
             size_t nl;
-            char label[400];
+            char label[1400];
             int have_fit = mbs_results_order(c->r, o, mbs_report_groups[g], &fit, &nl) == 0 && fit.established;
-            const char *ms = mbs_jstr(o, "method_spec");
-            char tend[48] = "";
+            char ms[1100];
+            gp_text(mbs_jstr(o, "method_spec"), ms, sizeof ms);
+            char tend[48] = ""; /* as the titles of the work-precision panels say it */
             double te[16];
             if (t_ends(c, p, -1, te, 16) > 1)
-                snprintf(tend, sizeof tend, ", t_end = %g", mbs_jnum(o, "t_end"));
+                snprintf(tend, sizeof tend, ", t_{end} = %g s", mbs_jnum(o, "t_end"));
             if (have_fit)
                 snprintf(label, sizeof label, "%s%s: p = %.2f [%.2f, %.2f]", ms, tend, fit.p,
                          fit.ci_low, fit.ci_high);
@@ -432,13 +482,15 @@ static void drift(ctx *c, const char *results_dir)
                 continue;
             fclose(t);
             double h = mbs_jnum(o, "h"), k = mbs_jnum(o, "drift_exponent");
-            char label[400], kk[32];
+            char label[1400], kk[32];
             if (isfinite(k))
                 snprintf(kk, sizeof kk, "k = %.2f", k);
             else
                 snprintf(kk, sizeof kk, "k n/a");
-            snprintf(label, sizeof label, "%s %s=%g: %s", mbs_jstr(o, "method_spec"),
-                     isfinite(h) ? "h" : "tol", isfinite(h) ? h : mbs_jnum(o, "tol"), kk);
+            char ms[1100];
+            snprintf(label, sizeof label, "%s %s=%g: %s",
+                     gp_text(mbs_jstr(o, "method_spec"), ms, sizeof ms), isfinite(h) ? "h" : "tol",
+                     isfinite(h) ? h : mbs_jnum(o, "tol"), kk);
             for (int q = 0; q < 3; q++) {
                 if (!positive[q])
                     continue;
@@ -456,11 +508,12 @@ static void drift(ctx *c, const char *results_dir)
             free(body);
             continue;
         }
-        fprintf(b, "set multiplot layout 1,3 title '%s: drift-off (k: fit of |g| ~ t^k)' "
-                   "noenhanced\nset logscale xy\nset grid\nset format x '10^{%%L}'\n"
-                   "set format y '10^{%%L}'\nset key below font ',8' noenhanced\n"
+        char name[1100];
+        fprintf(b, "set multiplot layout 1,3 title '%s: drift-off (k: fit of |g| ~ t^k), "
+                   "t_{end} = %g s'\nset logscale xy\nset grid\nset format x '10^{%%L}'\n"
+                   "set format y '10^{%%L}'\nset key below font ',8'\n"
                    "set xlabel 't - t_0 [s]'\n",
-                c->probs.s[p]);
+                gp_text(c->probs.s[p], name, sizeof name), t_max);
         for (int q = 0; q < 3; q++) {
             if (plots[q][0])
                 fprintf(b, "set ylabel '%s'\nplot %s\n", ylab[q], plots[q]);

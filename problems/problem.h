@@ -1,7 +1,7 @@
 /* The problem contract.
  *
- * A problem describes the constrained mechanical system (seed 002, Eq. (16);
- * the kinematic matrix H after seed 002 Eq. (44)):
+ * A problem describes the constrained mechanical system ([arnold2016dae], Eq. (16);
+ * the kinematic matrix H after [arnold2016dae] Eq. (44)):
  *
  *     q' = H(q) v,
  *     M(t,q) v' = f(t,q,v) - H(q)^T G(t,q)^T lambda,
@@ -10,16 +10,16 @@
  * with n_q >= n_v coordinates, n_v velocities and n_lambda constraints, G = dg/dq
  * (n_lambda x n_q).  The velocity-level constraint matrix is B = G H
  * (n_lambda x n_v), the hidden constraints are B v + g_t = 0 and B v' = gamma with
- * the curvature term gamma = -(B v)_q H v - 2 (B_t) v - g_tt (seed 002 Eq. (17);
- * seed 004 Eq. (2)).  Redundant constraints (rank G < n_lambda) and a
+ * the curvature term gamma = -(B v)_q H v - 2 (B_t) v - g_tt ([arnold2016dae] Eq. (17);
+ * [pennestri_coordinate_reduction] Eq. (2)).  Redundant constraints (rank G < n_lambda) and a
  * rank-deficient M (positive definite on ker B) are allowed and flagged.
  *
  * A problem file defines one `const mbs_problem_def` and adds one line to
  * problems/registry.def.  Every callback takes the problem instance (its
  * parameters and any derived data) explicitly and returns an mbs_status
  * (0 = success).  Matrices are dense GSL matrices whose size the caller
- * provides; sparse problems set MBS_PB_SPARSE and may also provide the
- * triplet callbacks (a later issue fills these in).
+ * provides; sparse problems set MBS_PB_SPARSE and provide the triplet
+ * callbacks as well (docs/adding-a-problem.md describes every field).
  */
 #ifndef MBS_PROBLEM_H
 #define MBS_PROBLEM_H
@@ -72,7 +72,7 @@ typedef struct mbs_problem {
  * callback sets nnz and grows row/col/val with realloc when cap is too small
  * (problems/triplets.h), so the caller may pass a zeroed struct, keeps the
  * arrays between calls and frees them (mbs_triplets_free). */
-/* Contract extension after seed 002 Eq. (44), for problems flagged MBS_PB_EXTENDED:
+/* Contract extension after [arnold2016dae] Eq. (44), for problems flagged MBS_PB_EXTENDED:
  * n_x extra variables x follow the multipliers, so the state is
  *     y = q | v | lambda | x        (mbs_ny counts x; records, stored references,
  *                                     observers (x = lambda + n_l) keep this layout),
@@ -101,7 +101,7 @@ typedef struct mbs_extension {
  * or by setup() for the instances it applies to; `lie` is then non-NULL): the
  * configuration is an element of a matrix Lie group stored in q (e.g. the heavy
  * top's SO(3) x R^3 form, q = (x, R) with R as nine entries) and v holds its
- * velocity in Lie-algebra coordinates, q' = H(q) v (seed 002 Eq. (33)).
+ * velocity in Lie-algebra coordinates, q' = H(q) v ([arnold2016dae] Eq. (33)).
  *   compose_exp: q1 = q o exp(w) for w in R^{n_v}: the exact flow of q' = H(q) w
  *       over unit time at constant w (so q o exp(h v) = q + h H(q) v + O(h^2));
  *       q1 may not alias q.
@@ -112,7 +112,7 @@ typedef struct mbs_extension {
  * through compose_exp, so q stays on the group to round-off with no
  * normalisation constraint.  The tangent operator of exp is I + O(h) and enters
  * only O(h) terms of their iteration matrices, which the simplified Newton
- * iteration of seed 002 Eq. (70) drops, so the contract has no callback for it.
+ * iteration of [arnold2016dae] Eq. (70) drops, so the contract has no callback for it.
  * Methods that treat q as a vector integrate the embedding q' = H(q) v in
  * R^{n_q} and drift off the group at the size of their local errors. */
 typedef struct mbs_liegroup {
@@ -129,10 +129,11 @@ typedef struct mbs_triplets {
 struct mbs_problem_def {
     const char *name;      /* command-line name, e.g. "pendulum" */
     const char *title;     /* one line */
-    const char *citation;  /* seed file and equation/example */
-    const char *reference; /* provenance of the reference solution */
+    const char *citation;  /* author, year, references.bib key, equation/example */
+    const char *reference; /* provenance of the reference solution ("<name>": the name) */
     unsigned flags;
-    int index;             /* differential index of the original DAE */
+    int index;             /* differential index (3 position constraints, 2 velocity
+                              constraints only, 0 an ODE); informational */
     double t0, t_end;      /* defaults */
     const mbs_param_def *params;
     size_t n_params;
@@ -175,7 +176,7 @@ struct mbs_problem_def {
                        double *lambda, int *have_lambda, char *what, size_t whatlen);
     /* Optional: the state y = q | v | lambda at time t in the component order of
      * the published definition (Test Set problems: exactly the order of
-     * ../shared/problems/<name>.md, multipliers in the published sign convention);
+     * the Test Set 2.4 [testset24], multipliers in the published sign convention);
      * sets *n to the number of components and, when out is not NULL, writes them.
      * published_scd lists the 0-based published components the published
      * accuracy measure scd uses (NULL = all n). */
@@ -187,7 +188,7 @@ struct mbs_problem_def {
     const mbs_extension *ext;
     /* Required with MBS_PB_NONHOLONOMIC, else NULL: the number n_nh <= n_lambda of
      * non-holonomic (velocity-level, linear in v) constraints
-     *     A(t,q) v + a(t,q) = 0                      (seed 001 Eq. (2), Sect. 3.3).
+     *     A(t,q) v + a(t,q) = 0                      ([bauchau2003selfstabilized] Eq. (2), Sect. 3.3).
      * They are the LAST n_nh of the n_lambda constraints and their multipliers the
      * last n_nh entries of lambda (state q | v | lambda unchanged; n_lambda counts
      * them).  For these rows the plain callbacks carry the velocity-level data, so
@@ -205,7 +206,7 @@ struct mbs_problem_def {
     /* Required with MBS_PB_LIEGROUP, else ignored (see mbs_liegroup above). */
     const mbs_liegroup *lie;
 
-    /* Optional analytic derivatives (issue 16; NULL = the methods fall back to
+    /* Optional analytic derivatives (NULL = the methods fall back to
      * finite differences).  Dense GSL matrices of the stated size, provided by
      * the caller; the callback writes every entry.  With G = jacobian()
      * (n_lambda x n_q, the matrix that callback returns, also for

@@ -13,6 +13,8 @@
 
 #include "../harness/cli.h"
 #include "../harness/io.h"
+#include "../methods/registry.h"
+#include "../problems/registry.h"
 #include "testutil.h"
 
 /* Collapse runs of white space into one space (--help wraps its text). */
@@ -347,6 +349,208 @@ START_TEST(sweep_outside_results_says_so)
 }
 END_TEST
 
+/* check-problem lists the checks a problem cannot take, with why. */
+START_TEST(check_problem_lists_skipped_checks)
+{
+    char *err = NULL, *out = NULL;
+    ck_assert_int_eq(mbs_test_cli_text("check-problem -p crank", &err, &out), 0);
+    static const char *const want[] = {
+        "  skip  sparse   no sparse callbacks", "  skip  exact    no exact solution",
+        "  skip  energy   no energy callback",
+        "  skip  deriv    force_q: callback not given", "7 checks, 0 failed, 7 skipped"};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++)
+        ck_assert_msg(strstr(out, want[k]), "crank: '%s' missing:\n%s", want[k], out);
+    free(err);
+    free(out);
+    /* the pendulum takes every check but sparse */
+    ck_assert_int_eq(mbs_test_cli_text("check-problem -p pendulum", &err, &out), 0);
+    ck_assert_msg(strstr(out, "  ok    energy") && strstr(out, "  ok    exact") &&
+                      strstr(out, "  skip  sparse") && strstr(out, " 2 skipped"),
+                  "%s", out);
+    free(err);
+    free(out);
+}
+END_TEST
+
+/* compare as a reader sees it: a pass prints no table; a run missing from the
+ * results is one row "MISSING" (its series' order is not judged again as
+ * "n/e"); a different grid is named by its digest; the table's columns line up
+ * whatever the width of the run keys. */
+START_TEST(compare_output_reads_at_a_glance)
+{
+    char *d = mbs_test_tmpdir(), args[4400], *err = NULL, *out = NULL;
+    static const char *const suites[2] = {"h = 0.1 0.05 0.025 0.0125\n", "h = 0.1 0.05 0.025\n"};
+    for (int k = 0; k < 2; k++) {
+        char text[512];
+        snprintf(text, sizeof text, "[suite]\nname = cmp\nrepeat = 0\n[grid g]\n"
+                                    "problems = pendulum:x0=0.2\nmethods = index1/rk4\n%s"
+                                    "t_end = 1\n", suites[k]);
+        snprintf(args, sizeof args, "%s/s%d.suite", d, k);
+        mbs_test_write_text(args, text);
+        snprintf(args, sizeof args, "sweep %s/s%d.suite --out %s/r%d --no-history", d, k, d, k);
+        ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+        free(err);
+        free(out);
+    }
+    snprintf(args, sizeof args, "baseline bless %s/r0 -o %s/base.json", d, d);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    free(err);
+    free(out);
+    /* a pass: the summary line and the verdict, no table header */
+    snprintf(args, sizeof args, "compare %s/base.json %s/r0", d, d);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    ck_assert_msg(!strstr(out, "| check") && !strstr(out, "---") &&
+                      strstr(out, "no regression"), "%s", out);
+    free(err);
+    free(out);
+    /* one level missing: one MISSING row, no order regression, the digests named */
+    snprintf(args, sizeof args, "compare %s/base.json %s/r1", d, d);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 1);
+    ck_assert_msg(strstr(out, "MISSING") && !strstr(out, "n/e") &&
+                      !strstr(out, "order not established") &&
+                      strstr(out, "0 regressions, 1 missing runs") &&
+                      strstr(out, "grid digest") && strstr(out, "the grids differ"),
+                  "%s", out);
+    int rows = 0, bar = -1;
+    for (const char *l = out; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        const char *e = strchr(l, '\n'), *p = strstr(l, " | ");
+        if (!p || (e && p > e))
+            continue;
+        rows++;
+        if (bar < 0)
+            bar = (int)(p - l);
+        ck_assert_msg((int)(p - l) == bar, "columns do not line up:\n%s", out);
+    }
+    ck_assert_int_eq(rows, 2); /* the header and the missing run */
+    free(err);
+    free(out);
+    /* the verdict of make run says what its numbers are */
+    snprintf(args, sizeof args, "summary %s/r0 --brief", d);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    ck_assert_msg(strstr(out, "(ms)") && strstr(out, "f = calls of the problem's force"), "%s",
+                  out);
+    free(err);
+    free(out);
+    /* summary --format latex: every number of a row is \num{} (or -- where absent) */
+    snprintf(args, sizeof args, "summary %s/r0 --format latex", d);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    int cells = 0;
+    for (const char *l = strstr(out, "\\texttt{"); l; l = strstr(l + 1, "\n\\texttt{")) {
+        const char *c = l;
+        for (int k = 0; k < 13 && c; k++, c = strstr(c, " & ")) {
+            if (k > 0)
+                c += 3;
+            if (k < 2 || k == 5) /* problem, method, status */
+                continue;
+            cells++;
+            ck_assert_msg(strncmp(c, "\\num{", 5) == 0 || strncmp(c, "--", 2) == 0,
+                          "latex cell %d not \\num{}: %.40s", k, c);
+        }
+    }
+    ck_assert_int_ge(cells, 4 * 10);
+    free(err);
+    free(out);
+    /* meta.json: the compile flags, not the link line */
+    snprintf(args, sizeof args, "%s/r0/meta.json", d);
+    char *meta = mbs_read_file(args, NULL);
+    ck_assert_ptr_nonnull(meta);
+    const char *cf = strstr(meta, "\"cflags\"");
+    ck_assert_ptr_nonnull(cf);
+    char flags[2048];
+    ck_assert_int_eq(sscanf(cf, "\"cflags\": \"%2047[^\"]", flags), 1);
+    ck_assert_msg(strstr(flags, "-std=c11") && strstr(flags, "-Wall") &&
+                      strncmp(flags, "cc ", 3) != 0 && !strstr(flags, "-rdynamic") &&
+                      !strstr(flags, "-MMD"), "cflags: %s", flags);
+    free(meta);
+    mbs_test_remove_tree(d);
+    free(d);
+}
+END_TEST
+
+/* list --long: every problem and method names a source a reader can look up
+ * (author, year and references.bib key, no "seed 00N", no tracker numbers, no
+ * path outside the clone) and the reference placeholder is filled. */
+START_TEST(list_long_cites_what_a_reader_can_look_up)
+{
+    static const char *const what[2] = {"list problems --long", "list methods --long"};
+    char *bib = mbs_read_file("references.bib", NULL);
+    ck_assert_ptr_nonnull(bib);
+    for (int k = 0; k < 2; k++) {
+        char *err = NULL, *out = NULL;
+        ck_assert_int_eq(mbs_test_cli_text(what[k], &err, &out), 0);
+        int sources = 0;
+        for (const char *l = out; (l = strstr(l, "      source: ")) != NULL; l++)
+            sources++;
+        ck_assert_int_eq(sources, k ? (int)mbs_method_count() : (int)mbs_problem_count());
+        static const char *const banned[] = {"seed 0", "Seed 0", "issue ", "<name>", "shared/",
+                                             "ref. ["};
+        for (size_t b = 0; b < sizeof banned / sizeof *banned; b++)
+            ck_assert_msg(!strstr(out, banned[b]), "%s: '%s' in:\n%.300s", what[k], banned[b],
+                          strstr(out, banned[b]));
+        /* every [key] cited is an entry of references.bib */
+        for (const char *p = out; (p = strchr(p, '[')) != NULL; p++) {
+            size_t n = strspn(p + 1, "abcdefghijklmnopqrstuvwxyz0123456789_");
+            if (n < 6 || p[1 + n] != ']')
+                continue;
+            char entry[128];
+            snprintf(entry, sizeof entry, "{%.*s,", (int)n, p + 1);
+            ck_assert_msg(strstr(bib, entry), "%s cites [%.*s], not in references.bib", what[k],
+                          (int)n, p + 1);
+        }
+        free(err);
+        free(out);
+    }
+    free(bib);
+}
+END_TEST
+
+/* Figures: titles in gnuplot's enhanced mode (t_{end} renders as a subscript;
+ * names are escaped), no panel of a single point, no "empty x range" warning
+ * (one method at one h: f-evals equal), t_end named the same way in titles and
+ * legends. */
+START_TEST(figures_read_at_a_glance)
+{
+    char *d = mbs_test_tmpdir(), args[4400], *err = NULL, *out = NULL;
+    snprintf(args, sizeof args, "%s/f.suite", d);
+    mbs_test_write_text(args, "[suite]\nname = fig\nrepeat = 0\n"
+                              "[grid single]\nproblems = pendulum:x0=0.2\n"
+                              "methods = index1/rk4 index1/rk4:linsol=chol\nh = 0.01\nt_end = 1\n"
+                              "[grid two-ends-a]\nproblems = pendulum\nmethods = index1/rk4\n"
+                              "h = 0.02 0.01 0.005\nt_end = 1\n"
+                              "[grid two-ends-b]\nproblems = pendulum\nmethods = index1/rk4\n"
+                              "h = 0.02 0.01 0.005\nt_end = 2\n");
+    snprintf(args, sizeof args, "sweep %s/f.suite --out %s/r --no-history", d, d);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    free(err);
+    free(out);
+    snprintf(args, sizeof args, "report %s/r --out %s/rep", d, d);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 0);
+    free(err);
+    free(out);
+    snprintf(args, sizeof args, "%s/rep/gnuplot.log", d);
+    char *log = mbs_read_file(args, NULL);
+    ck_assert_msg(log && !strstr(log, "arning"), "gnuplot: %s", log ? log : "(no log)");
+    free(log);
+    snprintf(args, sizeof args, "%s/rep/report.gp", d);
+    char *gp = mbs_read_file(args, NULL);
+    ck_assert_ptr_nonnull(gp);
+    ck_assert_msg(!strstr(gp, "noenhanced"), "a title or key in noenhanced mode");
+    ck_assert_msg(strstr(gp, "set title 'pendulum, t_{end} = 1 s'") &&
+                      strstr(gp, "title 'index1/rk4, t_{end} = 2 s: p = "),
+                  "titles and legends name t_end as t_{end} = T s");
+    /* force evaluations: rk4 and rk4:linsol=chol lie on one point, no panel */
+    const char *fe = strstr(gp, "set output 'wp-fevals-q.png'");
+    ck_assert_ptr_nonnull(fe);
+    const char *next = strstr(fe + 1, "set output");
+    const char *one = strstr(fe, "pendulum:x0=0.2, t_{end}");
+    ck_assert_msg(!one || (next && one > next),
+                  "a panel of one point (both methods on the same point) is drawn");
+    free(gp);
+    mbs_test_remove_tree(d);
+    free(d);
+}
+END_TEST
+
 Suite *mbs_suite_manual(void)
 {
     Suite *s = suite_create("manual");
@@ -359,6 +563,10 @@ Suite *mbs_suite_manual(void)
     tcase_add_test(tc, bad_input_is_refused);
     tcase_add_test(tc, resume_of_a_missing_directory);
     tcase_add_test(tc, sweep_outside_results_says_so);
+    tcase_add_test(tc, check_problem_lists_skipped_checks);
+    tcase_add_test(tc, compare_output_reads_at_a_glance);
+    tcase_add_test(tc, list_long_cites_what_a_reader_can_look_up);
+    tcase_add_test(tc, figures_read_at_a_glance);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
