@@ -612,7 +612,7 @@ int mbs_baseline_bless(const char *results_dir, const char *out_path, const char
         fprintf(stderr, "mbsbench: %s\n", err);
         return 2;
     }
-    if (r.n_bad) { /* issue 17: never bless a damaged results file */
+    if (r.n_bad) { /* never bless a damaged results file */
         fprintf(stderr, "mbsbench: bless: refusing: %zu unreadable lines in %s/runs.jsonl\n",
                 r.n_bad, results_dir);
         mbs_results_free(&r);
@@ -753,7 +753,7 @@ int mbs_cmd_compare(int argc, char **argv)
         mbs_results_free(&base);
         return 2;
     }
-    if (base.n_bad || now.n_bad) { /* issue 17: never compare damaged files */
+    if (base.n_bad || now.n_bad) { /* never compare damaged files */
         mbs_results_report_bad(&base, stderr);
         fprintf(stderr, "mbsbench: compare: refusing: %zu unreadable lines in %s, %zu in "
                         "%s/runs.jsonl\n", base.n_bad, pos[0], now.n_bad, pos[1]);

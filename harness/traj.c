@@ -163,7 +163,7 @@ int mbs_traj_init(mbs_traj **out, const mbs_problem *pb, long steps, int keep_ro
     return MBS_OK;
 }
 
-/* The index-1 system (seed 002 Eq. (17)) on the measurement's own context:
+/* The index-1 system ([arnold2016dae] Eq. (17)) on the measurement's own context:
  * not for extended problems (their plain callbacks need not describe the
  * system) nor redundant constraints (singular KKT matrix). */
 static int index1_ready(mbs_traj *tr)
