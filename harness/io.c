@@ -144,3 +144,12 @@ void mbs_data_path(const char *rel, char *buf, size_t len)
     }
     snprintf(buf, len, "%s", rel);
 }
+
+void mbs_print_prefixed(FILE *f, const char *text)
+{
+    while (text && *text) {
+        size_t n = strcspn(text, "\n");
+        fprintf(f, "mbsbench: %.*s\n", (int)n, text);
+        text += n + (text[n] == '\n');
+    }
+}

@@ -4,6 +4,7 @@
 #define MBS_IO_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 int mbs_write_atomic(const char *path, const char *data, size_t len);
 /* Open for appending (O_APPEND | O_CREAT); returns fd or -1. */
@@ -13,6 +14,9 @@ int mbs_append_line(int fd, const char *line);
 /* mkdir -p; returns 0 or -1. */
 int mbs_mkdir_p(const char *path);
 /* Read a whole file (NUL-terminated, malloc'ed) or NULL. */
+/* Print text line by line to f, each line as "mbsbench: LINE". */
+void mbs_print_prefixed(FILE *f, const char *text);
+
 char *mbs_read_file(const char *path, size_t *len);
 /* Where a data file of the suite lives (stored references, reproductions,
  * suites): rel, e.g. "problems/ref/andrews.ref", is looked up in

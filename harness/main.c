@@ -13,6 +13,7 @@
 #include "battery.h"
 #include "converge.h"
 #include "history.h"
+#include "io.h"
 #include "refgen.h"
 #include "brief.h"
 #include "env.h"
@@ -486,8 +487,7 @@ static int cmd_sweep(int argc, char **argv)
     mbs_suite s;
     char err[8192];
     if (mbs_suite_load(c.positional, &s, err, sizeof err) != MBS_OK) {
-        /* one line per problem found */
-        fputs(err, stderr);
+        mbs_print_prefixed(stderr, err); /* one line per problem found, in file order */
         return 2;
     }
     if (c.baseline) { /* per-case budgets from the baseline */

@@ -66,7 +66,7 @@ static int run_one(const char *dir, const char *name, const char *results, const
         return 2;
     }
     if (mbs_repro_load_expect(path, e) != 0) {
-        fprintf(stderr, "mbsbench: %s", e->err);
+        mbs_print_prefixed(stderr, e->err);
         free(e);
         return 2;
     }
@@ -83,7 +83,7 @@ static int run_one(const char *dir, const char *name, const char *results, const
         char suite_path[4096];
         mbs_data_path(e->suite, suite_path, sizeof suite_path);
         if (mbs_suite_load(suite_path, &s, err, sizeof err) != MBS_OK) {
-            fputs(err, stderr);
+            mbs_print_prefixed(stderr, err);
             free(e);
             return 2;
         }
@@ -206,7 +206,8 @@ int mbs_cmd_reproduce(int argc, char **argv)
                 printf("\n");
             }
         } else if (!ok && e) {
-            fprintf(stderr, "mbsbench: %s: invalid:\n%s", path, e->err);
+            fprintf(stderr, "mbsbench: %s: invalid:\n", path);
+            mbs_print_prefixed(stderr, e->err);
             worst = 2;
         }
         free(e);

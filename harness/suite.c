@@ -2,6 +2,7 @@
  * into runs (suite.h).  Split from sweep.c, which runs them. */
 #include "suite.h"
 
+#include <errno.h>
 #include <ini.h>
 #include <math.h>
 #include <stdarg.h>
@@ -47,6 +48,7 @@ typedef struct parse_state {
     const char *cursor; /* inih reports keys in file order: search from here */
     int line;           /* line of the current key */
     int continuation;   /* the current value is an indented continuation line */
+    int plugin_failed;  /* a plugin of `plugins =` did not load (the cause of unknown names) */
 } parse_state;
 
 /* libinih (as packaged by Debian) reads lines of at most 200 characters. */
@@ -234,8 +236,10 @@ static void load_plugins(parse_state *ps, const char *value, const char *where)
             snprintf(path, sizeof path, "%s", w);
         else
             snprintf(path, sizeof path, "%.*s/%s", dirlen, ps->path, w);
-        if (mbs_plugin_load(path, err, sizeof err) != MBS_OK)
+        if (mbs_plugin_load(path, err, sizeof err) != MBS_OK) {
             add_error(ps, "%s: plugins: %s", where, err);
+            ps->plugin_failed = 1;
+        }
     }
     if (n == 0)
         add_error(ps, "%s: plugins: empty list", where);
@@ -406,20 +410,32 @@ static void expand_grid(parse_state *ps, const grid *g)
         add_error(ps, "%s:%d: [grid %s]: 'atol' needs 'tol'", path, g->line[6], name);
     if ((g->seen & 128u) && !(g->seen & 8u))
         add_error(ps, "%s:%d: [grid %s]: 'tol_mode' needs 'tol'", path, g->line[7], name);
+    /* a cause is said once: a bad problem or method spec is not said again
+     * for each of its runs, and a run-level message shared by several runs
+     * (an h too large for the grid's t_end) once with their count */
+    const char *plugin_note = ps->plugin_failed ? " (a plugin of this suite did not load: "
+                                                  "see its line above)"
+                                                : "";
+    int bad_problem[MAX_LIST] = {0};
     for (int i = 0; i < g->np; i++) {
         mbs_problem pb;
-        if (mbs_problem_open(&pb, g->problems[i], msg, sizeof msg) != MBS_OK)
-            add_error(ps, "%s:%d: [grid %s]: problems: %s", path, g->line[0], name, msg);
-        else
+        if (mbs_problem_open(&pb, g->problems[i], msg, sizeof msg) != MBS_OK) {
+            add_error(ps, "%s:%d: [grid %s]: problems: %s%s", path, g->line[0], name, msg,
+                      plugin_note);
+            bad_problem[i] = 1;
+        } else
             mbs_problem_close(&pb);
     }
     char where[1200];
     snprintf(where, sizeof where, "%s:%d: [grid %s]", path, g->line[1], name);
+    enum { MAX_SAID = 16 };
+    char said[MAX_SAID][512], first_run[MAX_SAID][400];
+    int said_count[MAX_SAID], n_said = 0;
     for (int j = 0; j < g->nm; j++) {
         const mbs_method_def *m;
         mbs_params mp;
         if (mbs_method_parse(g->methods[j], &m, &mp, msg, sizeof msg) != MBS_OK) {
-            add_error(ps, "%s: methods: %s", where, msg);
+            add_error(ps, "%s: methods: %s%s", where, msg, plugin_note);
             continue;
         }
         int fixed = (m->flags & MBS_M_FIXED_STEP) != 0;
@@ -428,6 +444,8 @@ static void expand_grid(parse_state *ps, const grid *g)
         if (!fixed && g->ntol == 0 && !(g->seen & 8u))
             add_error(ps, "%s: method %s is adaptive but the grid has no 'tol'", where, m->name);
         for (int i = 0; i < g->np; i++) {
+            if (bad_problem[i])
+                continue;
             int n = fixed ? g->nh : g->ntol;
             for (int k = 0; k < n; k++) {
                 mbs_run_spec r = {.problem = g->problems[i], .method = g->methods[j],
@@ -446,13 +464,38 @@ static void expand_grid(parse_state *ps, const grid *g)
                 /* every run validated before anything runs (an h whose
                  * step count does not fit used to give "ok, 0 steps") */
                 if (mbs_run_check(&r, msg, sizeof msg) != MBS_OK) {
-                    add_error(ps, "%s: %s %s: %s", where, g->problems[i], g->methods[j], msg);
+                    /* the run checks speak of command-line options; here they are keys */
+                    if (strncmp(msg, "--t-end", 7) == 0)
+                        memcpy(msg, "  t_end", 7);
+                    if (strncmp(msg, "--", 2) == 0 || strncmp(msg, "  t_end", 7) == 0)
+                        memmove(msg, msg + 2, strlen(msg + 2) + 1);
+                    int k2 = 0;
+                    while (k2 < n_said && strcmp(said[k2], msg) != 0)
+                        k2++;
+                    if (k2 < n_said) {
+                        said_count[k2]++;
+                    } else if (n_said < MAX_SAID) {
+                        snprintf(said[n_said], sizeof said[0], "%s", msg);
+                        snprintf(first_run[n_said], sizeof first_run[0], "%.190s %.190s",
+                                 g->problems[i], g->methods[j]);
+                        said_count[n_said++] = 1;
+                    } else {
+                        add_error(ps, "%s: %s %s: %s", where, g->problems[i], g->methods[j],
+                                  msg);
+                    }
                     continue;
                 }
                 if (add_run(ps->suite, &r) != 0)
                     add_error(ps, "%s: out of memory", where);
             }
         }
+    }
+    for (int k = 0; k < n_said; k++) {
+        if (said_count[k] == 1)
+            add_error(ps, "%s: %s: %s", where, first_run[k], said[k]);
+        else
+            add_error(ps, "%s: %s (%d runs, the first %s)", where, said[k], said_count[k],
+                      first_run[k]);
     }
 }
 
@@ -503,10 +546,12 @@ static void sort_messages(char *err, size_t path_len)
 int mbs_suite_load(const char *path, mbs_suite *s, char *err, size_t errlen)
 {
     size_t len = 0;
+    errno = 0;
     char *text = mbs_read_file(path, &len);
     if (!text) {
         memset(s, 0, sizeof *s);
-        snprintf(err, errlen, "%s: cannot read suite file\n", path);
+        snprintf(err, errlen, "%s: cannot read the suite file: %s\n", path,
+                 errno ? strerror(errno) : "read error");
         return MBS_BAD_INPUT;
     }
     int r = mbs_suite_parse(text, len, path, s, err, errlen);

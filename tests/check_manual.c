@@ -551,6 +551,46 @@ START_TEST(figures_read_at_a_glance)
 }
 END_TEST
 
+/* Suite-file errors: every line "mbsbench: ...", in file order (a plugin that
+ * does not load before the names it would have registered, which then point
+ * back to it), each cause once (a bad problem is not repeated for each of its
+ * runs; one message shared by several runs once, with their count); a missing
+ * file says why it cannot be read. */
+START_TEST(suite_errors_cause_first_once_each)
+{
+    char *d = mbs_test_tmpdir(), args[4400], *err = NULL, *out = NULL;
+    snprintf(args, sizeof args, "sweep %s/none.suite", d);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 2);
+    ck_assert_msg(strstr(err, "mbsbench: ") == err && strstr(err, "No such file or directory") &&
+                      mbs_count_lines(err) == 1, "%s", err);
+    free(err);
+    free(out);
+    snprintf(args, sizeof args, "%s/bad.suite", d);
+    mbs_test_write_text(args, "[suite]\nname = bad\nplugins = nope.so\n[grid a]\n"
+                              "problems = pendulum pendlum pendulum:x0=0.2\n"
+                              "methods = index1/rk4 myplug/m index1/rk8pd\n"
+                              "h = 0.5\ntol = 1e-6\nt_end = 0.2\n");
+    snprintf(args, sizeof args, "sweep %s/bad.suite", d);
+    ck_assert_int_eq(mbs_test_cli_text(args, &err, &out), 2);
+    int lines = mbs_count_lines(err), prefixed = 0;
+    for (const char *l = err; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+        prefixed += strncmp(l, "mbsbench: ", 10) == 0;
+    ck_assert_msg(prefixed == lines && lines == 4, "%d lines, %d prefixed:\n%s", lines, prefixed,
+                  err);
+    const char *plug = strstr(err, "plugins:"), *prob = strstr(err, "'pendlum'"),
+               *meth = strstr(err, "'myplug/m'"), *h = strstr(err, "h 0.5 exceeds");
+    ck_assert_msg(plug && prob && meth && h && plug < prob && prob < meth,
+                  "not in file order:\n%s", err);
+    ck_assert_msg(!strstr(prob + 1, "'pendlum'") && strstr(meth, "did not load"),
+                  "a cause repeated, or the method not pointed to the plugin:\n%s", err);
+    ck_assert_msg(strstr(h, "(2 runs, the first pendulum index1/rk4)"), "%s", err);
+    free(err);
+    free(out);
+    mbs_test_remove_tree(d);
+    free(d);
+}
+END_TEST
+
 Suite *mbs_suite_manual(void)
 {
     Suite *s = suite_create("manual");
@@ -567,6 +607,7 @@ Suite *mbs_suite_manual(void)
     tcase_add_test(tc, compare_output_reads_at_a_glance);
     tcase_add_test(tc, list_long_cites_what_a_reader_can_look_up);
     tcase_add_test(tc, figures_read_at_a_glance);
+    tcase_add_test(tc, suite_errors_cause_first_once_each);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
