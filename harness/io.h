@@ -13,11 +13,10 @@ int mbs_open_append(const char *path);
 int mbs_append_line(int fd, const char *line);
 /* mkdir -p; returns 0 or -1. */
 int mbs_mkdir_p(const char *path);
-/* Read a whole file (NUL-terminated, malloc'ed) or NULL. */
+/* Read a whole file (NUL-terminated, malloc'ed) or NULL (errno says why). */
+char *mbs_read_file(const char *path, size_t *len);
 /* Print text line by line to f, each line as "mbsbench: LINE". */
 void mbs_print_prefixed(FILE *f, const char *text);
-
-char *mbs_read_file(const char *path, size_t *len);
 /* Where a data file of the suite lives (stored references, reproductions,
  * suites): rel, e.g. "problems/ref/andrews.ref", is looked up in
  * $MBSBENCH_DATADIR, then in the current directory (a source tree), then in
