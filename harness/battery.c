@@ -369,10 +369,8 @@ static void check_failure(const mbs_battery *b, const mbs_run_spec *base,
     mbs_record_free(&rec);
 }
 
-/* Round-off level of the errors of group g: 1000 eps (1 + max |y_i|) over its
- * components at t_end (an accumulation over up to ~1e3-1e4 steps of rounding in
- * the state; errors below it carry no order information). */
-static double roundoff_level(const mbs_converge *cv, int g)
+/* max |y_i| over group g's components at t_end (any level that ran). */
+static double group_ymax(const mbs_converge *cv, int g)
 {
     double ymax = 0.0;
     for (int i = 0; i < cv->levels; i++) {
@@ -383,58 +381,73 @@ static double roundoff_level(const mbs_converge *cv, int g)
         for (size_t k = off[g]; k < off[g + 1]; k++)
             ymax = fmax(ymax, fabs(ri->final[k]));
     }
-    return 1e3 * DBL_EPSILON * (1.0 + ymax);
+    return ymax;
 }
 
-static void classify_groups(const mbs_converge *cv,
-                            mbs_battery_result *r)
+/* The measurements a pair's judgement needs (mbs_battery_judge): the fits, the
+ * levels' errors and steps, the groups' magnitudes and which groups exist. */
+static void record_groups(const mbs_converge *cv, mbs_battery_result *r)
 {
     const mbs_record *r0 = &cv->rec[0];
+    for (int i = 0; i < cv->levels; i++) {
+        const mbs_record *ri = &cv->rec[i];
+        r->steps[i] = ri->cnt.steps;
+        if (ri->status == MBS_OK && !(ri->have_ref || cv->self_ref))
+            r->err[i][0] = r->err[i][1] = r->err[i][2] = NAN; /* nothing measured */
+    }
     for (int g = 0; g < 3; g++) {
-        double floor_ = roundoff_level(cv, g);
         const mbs_order_fit *ft = &cv->fit[g];
         r->g[g].nominal = r0->order[g];
-        r->g[g].p = ft->p;
-        r->g[g].ci_low = ft->ci_low;
-        r->g[g].ci_high = ft->ci_high;
+        r->g[g].p = ft->established ? ft->p : NAN;
+        r->g[g].ci_low = ft->established ? ft->ci_low : NAN;
+        r->g[g].ci_high = ft->established ? ft->ci_high : NAN;
         r->g[g].first = ft->established ? (int)ft->first + 1 : 0;
         r->g[g].last = ft->established ? (int)ft->last + 1 : 0;
         r->g[g].expect = -1;
-        int usable = 0, limited = 0, exact = 1;
-        for (int i = 0; i < cv->levels; i++) {
-            const mbs_record *ri = &cv->rec[i];
-            double e = g == 0 ? ri->err.q : g == 1 ? ri->err.v : ri->err.lambda;
-            if (ri->status != MBS_OK || !(ri->have_ref || cv->self_ref))
-                continue;
-            exact = exact && e <= floor_;
-            int lim = cv->ref_limited[i][g] || e <= floor_;
-            limited |= lim;
-            usable += !lim && isfinite(e);
-        }
-        r->g[g].usable = usable;
+        r->g[g].ymax = group_ymax(cv, g);
         /* Adaptive methods: the multipliers are not error-controlled (left out of
          * the error test or weighted by h, Arnold 2016 [arnold2016dae] Sect. 4.2),
          * so their tolerance exponent is recorded but not judged. */
-        int present = g < 2 || (r0->nl > 0 && !r->adaptive);
-        if (!present || exact || (!r->adaptive && r0->order[g] <= 0.0)) {
-            r->g[g].state = MBS_GRP_SKIP; /* no multipliers; exact to round-off */
-            continue;
-        }
-        /* judged by mbs_battery_judge: established (pass for now) or not */
-        mbs_battery_group_state st = ft->established ? MBS_GRP_PASS
-                                     : limited && usable < 3 ? MBS_GRP_LIMITED
-                                                             : MBS_GRP_NONE;
-        r->g[g].state = st;
+        r->g[g].present = (g < 2 || (r0->nl > 0 && !r->adaptive)) &&
+                          (r->adaptive || r0->order[g] > 0.0);
     }
+}
+
+/* Round-off level of group g's error at level i: eps (1 + max |y|) times the
+ * steps taken (at least 1000): rounding of the state accumulates at most
+ * linearly over the steps; errors below it carry no order information. */
+static double roundoff_level(const mbs_battery_result *r, int i, int g)
+{
+    return DBL_EPSILON * (1.0 + r->g[g].ymax) * fmax(1e3, (double)r->steps[i]);
 }
 
 void mbs_battery_judge(const mbs_battery *b, mbs_battery_result *r)
 {
     for (int g = 0; g < 3; g++) {
-        mbs_battery_group_state st = r->g[g].state;
-        if (st == MBS_GRP_SKIP || st == MBS_GRP_LIMITED)
-            continue;
+        int usable = 0, limited = 0, exact = 1;
+        for (int i = 0; i < r->levels; i++) {
+            double e = r->err[i][g];
+            if (r->status[i] != MBS_OK || isnan(e))
+                continue;
+            int below = e <= roundoff_level(r, i, g);
+            exact = exact && below;
+            int lim = ((r->ref_limited[i] >> g) & 1) || below;
+            limited |= lim;
+            usable += !lim && isfinite(e);
+        }
+        r->g[g].usable = usable;
         int est = r->g[g].first > 0 && isfinite(r->g[g].p);
+        mbs_battery_group_state st;
+        if (!r->g[g].present || exact) {
+            r->g[g].state = MBS_GRP_SKIP; /* no such group; exact to round-off */
+            r->g[g].expect = -1;
+            continue;
+        }
+        if (!est && limited && usable < 3) {
+            r->g[g].state = MBS_GRP_LIMITED;
+            r->g[g].expect = -1;
+            continue;
+        }
         double p = r->g[g].p, nom = r->g[g].nominal;
         if (est && r->adaptive)
             st = fabs(p - 1.0) <= 0.3 ? MBS_GRP_PASS : MBS_GRP_OFF;
@@ -465,6 +478,11 @@ void mbs_battery_judge(const mbs_battery *b, mbs_battery_result *r)
         return;
     }
     r->outcome = MBS_BAT_PASS;
+    int judged = 0;
+    for (int g = 0; g < 3; g++)
+        judged += r->g[g].state != MBS_GRP_SKIP;
+    if (!judged) /* every error at round-off: nothing to establish (a solution at rest) */
+        r->outcome = MBS_BAT_LIMITED;
     for (int g = 0; g < 3; g++) {
         mbs_battery_group_state s = r->g[g].state;
         if (s == MBS_GRP_LOW || s == MBS_GRP_OFF || s == MBS_GRP_NONE)
@@ -535,7 +553,7 @@ int mbs_battery_pair(const mbs_battery *b, const char *problem, const char *meth
             snprintf(r->fail_reason, sizeof r->fail_reason, "%s", ri->reason);
         }
     }
-    classify_groups(cv, r);
+    record_groups(cv, r);
     if (cv->declined)
         r->outcome = MBS_BAT_DECLINED;
     else if (r->fail_level)
@@ -613,19 +631,21 @@ char *mbs_battery_result_json(const mbs_battery_result *r)
     for (int g = 0; g < 3; g++)
         json_object_set_new(
             groups, gname[g],
-            json_pack("{s:s,s:o,s:o,s:o,s:o,s:i,s:i,s:i,s:i}", "state",
+            json_pack("{s:s,s:o,s:o,s:o,s:o,s:i,s:i,s:i,s:i,s:b,s:o}", "state",
                       group_names[r->g[g].state], "p", num(r->g[g].p), "ci_low",
                       num(r->g[g].ci_low), "ci_high", num(r->g[g].ci_high), "nominal",
                       num(r->g[g].nominal), "first", r->g[g].first, "last", r->g[g].last,
-                      "usable", r->g[g].usable, "expect", r->g[g].expect));
+                      "usable", r->g[g].usable, "expect", r->g[g].expect, "present",
+                      r->g[g].present, "ymax", num(r->g[g].ymax)));
     json_object_set_new(o, "groups", groups);
     json_t *lv = json_array();
     for (int i = 0; i < r->levels; i++)
-        json_array_append_new(lv, json_pack("{s:o,s:s,s:[o,o,o],s:i}", "x", num(r->x[i]),
+        json_array_append_new(lv, json_pack("{s:o,s:s,s:[o,o,o],s:i,s:I}", "x", num(r->x[i]),
                                             "status", mbs_status_code(r->status[i]), "err",
                                             num(r->err[i][0]), num(r->err[i][1]),
                                             num(r->err[i][2]), "ref_limited",
-                                            (int)r->ref_limited[i]));
+                                            (int)r->ref_limited[i], "steps",
+                                            (json_int_t)r->steps[i]));
     json_object_set_new(o, "levels", lv);
     if (r->fail_level)
         json_object_set_new(o, "fail",
@@ -674,6 +694,11 @@ int mbs_battery_result_parse(const char *line, mbs_battery_result *r)
         r->g[g].last = (int)json_integer_value(json_object_get(gj, "last"));
         r->g[g].usable = (int)json_integer_value(json_object_get(gj, "usable"));
         r->g[g].expect = (int)json_integer_value(json_object_get(gj, "expect"));
+        const json_t *pr = json_object_get(gj, "present");
+        r->g[g].present = json_is_boolean(pr) ? json_is_true(pr) : r->g[g].state != MBS_GRP_SKIP;
+        r->g[g].ymax = get_num(gj, "ymax");
+        if (isnan(r->g[g].ymax))
+            r->g[g].ymax = 0.0;
     }
     r->levels = (int)json_array_size(lv);
     for (int i = 0; i < r->levels; i++) {
@@ -687,6 +712,7 @@ int mbs_battery_result_parse(const char *line, mbs_battery_result *r)
             r->err[i][g] = json_is_number(v) ? json_number_value(v) : NAN;
         }
         r->ref_limited[i] = (unsigned char)json_integer_value(json_object_get(l, "ref_limited"));
+        r->steps[i] = (long)json_integer_value(json_object_get(l, "steps"));
     }
     const json_t *f = json_object_get(o, "fail");
     if (json_is_object(f)) {

@@ -122,8 +122,12 @@ typedef struct mbs_battery_result {
         mbs_battery_group_state state;
         double p, ci_low, ci_high, nominal;
         int first, last;   /* levels of the fit (1-based; 0: none) */
-        int usable;        /* levels with an error above the reference's accuracy */
+        int usable;        /* levels with an error above the reference's accuracy and
+                              round-off */
         int expect;        /* index into mbs_battery.ex, or -1 */
+        int present;       /* judged at all (0: no multipliers, an adaptive method's
+                              multipliers, or nominal order 0) */
+        double ymax;       /* max |y_i| over the group at t_end (round-off level) */
     } g[3];
     int fail_level;        /* 1-based level of the first failure, 0: none */
     int fail_status;
@@ -133,6 +137,7 @@ typedef struct mbs_battery_result {
     int levels;
     double x[MBS_MAX_LEVELS], err[MBS_MAX_LEVELS][3];
     int status[MBS_MAX_LEVELS];
+    long steps[MBS_MAX_LEVELS];
     unsigned char ref_limited[MBS_MAX_LEVELS]; /* bit g: group g reference-limited */
     double ref_digits;     /* stated accuracy of the stored reference (NaN: none) */
     int self_ref;
