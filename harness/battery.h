@@ -30,12 +30,12 @@
  * Outcome of a pair (the definitions are in docs/methods.md, "Battery"):
  *   declined  the method declines the problem (status unsupported), with its reason;
  *   failed    a level failed; its status and reason are kept, and the failure is
- *             checked: a Newton or step-size failure of a method with a Newton
- *             tolerance (parameter newton_tol) is run again with that tolerance
- *             1000 times looser: failing again confirms it; passing refutes a
- *             reported divergence or step-size collapse (the iteration had stagnated
- *             at round-off, not diverged) and marks an exhausted iteration count
- *             ("did not converge in N iterations") as slow, true as stated;
+ *             checked: budgets are true by construction; a Newton or step-size
+ *             failure of a method with a Newton tolerance (newton_tol) runs again:
+ *             an exhausted iteration count with ten times the iteration limit
+ *             (passing: slow, true as stated), else with the loosest newton_tol
+ *             (failing again: confirmed; passing: refuted, i.e. stagnation above
+ *             the tolerance reported as failure, a finding);
  *   pass      every group (q, v, lambda) establishes its nominal order (fixed step:
  *             fitted order >= nominal - max(0.3, 10%)) or, adaptive, a tolerance
  *             exponent within 0.3 of 1;

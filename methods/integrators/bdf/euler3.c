@@ -13,15 +13,21 @@
  * left block replaced by the full dr1/dv (r1 = M (v - v_n) - h f + B^T h lambda,
  * q = q_n + h H v), by forward differences, so the O(h) terms (f_v, f_q, the
  * derivatives of M and B) are included; the iteration is exact in one step for
- * M = I, f = 0 and linear constraints (Example 9).  It stops when the scaled
- * increment is below newton_tol or stagnates at round-off level (below 1e-6
- * and no longer halving).
+ * M = I, f = 0 and linear constraints (Example 9).  It stops when the increment
+ * is below newton_tol in RADAU5's index weights (Hairer and Wanner 1996
+ * [hairer1996solving], Sect. VII.4: v, index 2, relative to (1 + |v|)/h; lambda,
+ * index 3, relative to (1 + |lambda|)/h^2, where round-off through the bounded
+ * scaled matrix puts O(eps/h) into v and O(eps/h^2) into lambda), or when it no
+ * longer halves within 10 times its round-off floor (the increment that eps times
+ * the magnitudes of the residual's terms causes through the iteration matrix:
+ * converged); increments that grow above that floor are a divergence.
  *
  * Step sequences (parameter `steps`): constant h; `alternate` h, r h, h, r h, ...;
  * `last`: constant steps h' ~ h and a final step r h landing on t_end (r =
  * hratio).  Example 9: lambda_{n+1} = -(h_n + h_{n-1})/(2 h_n) (C C^T)^{-1} z'' +
  * O(h_n) + O(h_{n-1}^2/h_n), so with h_{n-1} fixed and h_n -> 0 lambda does not
  * converge, and with alternating ratios it converges to a wrong value. */
+#include <float.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 #include <math.h>
@@ -41,8 +47,9 @@ static const mbs_param_def euler_params[] = {
                  "constant,alternate,last", 1},
     [E_HRATIO] = {"hratio", 0.5, 1e-9, 1.0, "step ratio r of the alternate/last sequences",
                   NULL, 0},
-    [E_NTOL] = {"newton_tol", 1e-10, 1e-15, 1e-2,
-                "Newton stopping tolerance on the scaled increment of (v, h lambda)", NULL, 0},
+    [E_NTOL] = {"newton_tol", 1e-13, 1e-16, 1e-2,
+                "Newton tolerance on the increments of v and lambda relative to (1 + |value|) "
+                "/ h^(index - 1) (RADAU5's weights)", NULL, 0},
     [E_MAXIT] = {"newton_maxit", 20, 1, 100, "maximum Newton iterations per step", NULL, 1},
 };
 
@@ -181,6 +188,48 @@ static int residual1(euler_state *st, mbs_ctx *ctx, double t, double h, const do
     return MBS_OK;
 }
 
+/* Increment (dv, d(h lambda)) in RADAU5's index weights at (v, mu = h lambda). */
+static double euler_norm(const euler_state *st, double h, const double *v, const double *d)
+{
+    double dn = 0.0;
+    for (size_t i = 0; i < st->nv; i++)
+        dn = fmax(dn, h * fabs(d[i]) / (1.0 + fabs(v[i])));
+    for (size_t k = 0; k < st->nl; k++)
+        dn = fmax(dn, h * h * fabs(d[st->nv + k]) / (h + fabs(st->mu[k])));
+    return dn;
+}
+
+/* Round-off floor of the increments at the current iterate (M, B, f, r1's
+ * terms and q as evaluated there; K holds the LU of the iteration matrix): K^-1
+ * applied to eps times |M| |v - v_n| + h |f| + |B^T| |h lambda| (momentum rows)
+ * and |B| |q| / h (constraint rows), in euler_norm.  Uses rhs and sol. */
+static double euler_floor(euler_state *st, mbs_ctx *ctx, double h, const double *q,
+                          const double *v)
+{
+    size_t nv = st->nv, nl = st->nl;
+    for (size_t i = 0; i < nv; i++) {
+        double a = h * fabs(st->f[i]);
+        for (size_t j = 0; j < nv; j++)
+            a += fabs(gsl_matrix_get(st->M, i, j) * (v[j] - st->vn[j]));
+        for (size_t k = 0; k < nl; k++)
+            a += fabs(gsl_matrix_get(st->B, k, i) * st->mu[k]);
+        gsl_vector_set(st->rhs, i, DBL_EPSILON * a);
+    }
+    double qmax = 0.0; /* q' = H v with n_q != n_v: the magnitude of q */
+    for (size_t j = 0; j < st->nq; j++)
+        qmax = fmax(qmax, fabs(q[j]));
+    for (size_t k = 0; k < nl; k++) {
+        double a = 0.0;
+        for (size_t j = 0; j < nv; j++)
+            a += fabs(gsl_matrix_get(st->B, k, j)) * (st->nq == nv ? fabs(q[j]) : qmax);
+        gsl_vector_set(st->rhs, nv + k, DBL_EPSILON * a / h);
+    }
+    mbs_count_solve(ctx);
+    if (gsl_linalg_LU_solve(st->K, st->perm, st->rhs, st->sol) != GSL_SUCCESS)
+        return INFINITY;
+    return euler_norm(st, h, v, st->sol->data);
+}
+
 /* One backward Euler step of size h from y = (q, v, lambda) at t; on success y
  * holds the new state at t + h, on failure y is unchanged. */
 static int euler_step(euler_state *st, mbs_ctx *ctx, double t, double h, double *y)
@@ -242,24 +291,24 @@ static int euler_step(euler_state *st, mbs_ctx *ctx, double t, double h, double 
             s = mbs_fail(ctx, MBS_SINGULAR_MATRIX, tn, "backward Euler: singular matrix");
             goto fail;
         }
-        double dn = 0.0;
-        for (size_t i = 0; i < nv; i++) {
+        for (size_t i = 0; i < n; i++) {
             double d = gsl_vector_get(st->sol, i);
-            v[i] += d;
-            dn = fmax(dn, fabs(d) / (1.0 + fabs(v[i])));
+            if (i < nv)
+                v[i] += d;
+            else
+                st->mu[i - nv] += d;
         }
-        for (size_t k = 0; k < nl; k++) {
-            double d = gsl_vector_get(st->sol, nv + k);
-            st->mu[k] += d;
-            dn = fmax(dn, fabs(d) / (h * (1.0 + fabs(st->mu[k] / h))));
-        }
+        double dn = euler_norm(st, h, v, st->sol->data);
         if (!isfinite(dn)) {
             s = mbs_fail(ctx, MBS_NEWTON_DIVERGED, tn, "backward Euler: non-finite iterate");
             goto fail;
         }
-        /* Converged; or stagnating at round-off level (tiny increments that no
-         * longer contract, e.g. h lambda resolved to machine precision). */
-        if (dn <= st->ntol || (it >= 2 && dn <= 1e-6 && dn >= 0.5 * prev)) {
+        /* Converged; or no longer halving within 10 times the round-off floor
+         * (stagnation at round-off is convergence). */
+        double fl = NAN;
+        if (it >= 2 && dn >= 0.5 * prev)
+            fl = euler_floor(st, ctx, h, q, v);
+        if (dn <= st->ntol || (!isnan(fl) && dn <= 10.0 * fmax(st->ntol, fl))) {
             if ((s = update_q(st, ctx, h, v, q)) != MBS_OK)
                 goto fail;
             for (size_t k = 0; k < nl; k++)
@@ -268,9 +317,11 @@ static int euler_step(euler_state *st, mbs_ctx *ctx, double t, double h, double 
                 st->vdot[i] = (v[i] - st->vn[i]) / h;
             return MBS_OK;
         }
-        if (it >= 3 && dn > 2.0 * prev && dn > 1e-6) {
+        if (it >= 3 && dn > 2.0 * prev) {
             s = mbs_fail(ctx, MBS_NEWTON_DIVERGED, tn,
-                         "backward Euler: Newton increments grow (%.3g -> %.3g)", prev, dn);
+                         "backward Euler: Newton iteration diverged (contraction rate %.3g, "
+                         "scaled increment %.3g above its round-off floor %.3g)",
+                         dn / prev, dn, fl);
             goto fail;
         }
         prev = dn;
@@ -306,9 +357,14 @@ static int euler_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         if (st->steps == STEPS_LAST) {
             tn = k + 1 < nfull ? t0 + (double)(k + 1) * hc : (k + 1 == nfull ? t_end - r * h : t_end);
         } else {
-            hs = (st->steps == STEPS_ALTERNATE && (k % 2) == 1) ? r * h : h;
-            tn = t + hs;
-            if (tn >= t_end - 1e-12 * span)
+            /* t_{k+1} from t0 and k, not by summing steps: the rounding of the
+             * sums left a last step of ~1e-12 before t_end (linear-constraint,
+             * h = 1e-5), whose lambda = (h lambda)/h was 3.4e6 off (Arnold 2016
+             * [arnold2016dae], Example 9: lambda depends on the step ratio) */
+            int alt = st->steps == STEPS_ALTERNATE;
+            long m = alt ? (k + 1) / 2 : k + 1;
+            tn = t0 + (double)m * (alt ? (1.0 + r) * h : h) + (alt && (k + 1) % 2 ? h : 0.0);
+            if (tn >= t_end - 1e-9 * h)
                 tn = t_end;
         }
         hs = tn - t;

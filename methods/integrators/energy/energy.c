@@ -80,7 +80,9 @@
  * of a step and again only when an update is not 4 times smaller than the
  * previous one; iterated until max_i |dq_i|/(1 + |q_i|) and the multiplier
  * update measured as a displacement, (h^2/2)|dlambda|/max M_ii, are below
- * newton_tol. */
+ * newton_tol, or until the updates stop halving within 10 times a round-off
+ * floor that lies above newton_tol (energy_floor: stagnation is convergence);
+ * updates that grow above the floor are a divergence. */
 #include "../../../core/gslalloc.h"
 #include "energy.h"
 
@@ -248,6 +250,71 @@ static int ws_alloc(const mbs_method_def *m, const mbs_params *params, mbs_ctx *
     return MBS_OK;
 }
 
+/* Round-off floor of the Newton increments in the norm of the steps (positions
+ * relative to 1 + |q|, multipliers as displacements (h^2/2)|dlambda|/max M_ii):
+ * the increment that perturbations eps |M| |q| + eps (h^2/2) |B^T| |lambda| of the
+ * momentum rows and eps |G| |q_f| of the constraint rows cause through the
+ * current factorisation (M, B_g, G_f as last evaluated).  Uses w->r and w->dx.
+ * An iteration that no longer halves within 10 times this floor, when the floor
+ * lies above newton_tol, has converged: stagnation at round-off. */
+static int energy_floor(energy_ws *w, mbs_ctx *ctx, double t, double c, double ms, double *out)
+{
+    size_t n = w->n, nl = w->nl, nb = w->ed ? 2 : 1;
+    double *r = w->r->data, *z = w->dx->data;
+    for (size_t b = 0; b < nb; b++) {
+        const double *x = b ? w->qj : w->qf;
+        for (size_t i = 0; i < n; i++) {
+            double a = 0.0;
+            for (size_t j = 0; j < n; j++)
+                a += fabs(gsl_matrix_get(w->M, i, j) * x[j]);
+            for (size_t k = 0; k < nl; k++)
+                a += c * fabs(gsl_matrix_get(w->Bg, k, i) * w->lam[k]);
+            r[b * n + i] = DBL_EPSILON * a;
+        }
+    }
+    for (size_t k = 0; k < nl; k++) {
+        double a = 0.0;
+        for (size_t j = 0; j < n; j++)
+            a += fabs(gsl_matrix_get(w->Gf, k, j) * w->qf[j]);
+        r[nb * n + k] = DBL_EPSILON * a;
+    }
+    int s = mbs_energy_lu_solve(ctx, w->J, w->perm, w->r, w->dx, t);
+    if (s != MBS_OK)
+        return s;
+    double e = 0.0;
+    for (size_t b = 0; b < nb; b++)
+        for (size_t i = 0; i < n; i++)
+            e = fmax(e, fabs(z[b * n + i]) / (1.0 + fabs((b ? w->qj : w->qf)[i])));
+    for (size_t k = 0; k < nl; k++)
+        e = fmax(e, c * fabs(z[nb * n + k]) / ms);
+    *out = e;
+    return MBS_OK;
+}
+
+/* The stopping test of both steps after an update of scaled size dn (previous
+ * prev): *done = 1 when converged (below newton_tol, or stagnating within 10
+ * times a round-off floor that lies above newton_tol).  Returns MBS_OK or the
+ * failure status of a divergence: growth with a matrix factorised in this
+ * iteration (fresh; with an older one the next iteration refactorises). */
+static int energy_converged(energy_ws *w, mbs_ctx *ctx, double t, double h, double c,
+                            double ms, double dn, double prev, long it, int fresh, int *done)
+{
+    *done = dn <= w->tol;
+    if (*done || it < 2 || dn < 0.5 * prev)
+        return MBS_OK;
+    double fl;
+    int s = energy_floor(w, ctx, t, c, ms, &fl);
+    if (s != MBS_OK)
+        return s;
+    *done = fl > w->tol && dn <= 10.0 * fl;
+    if (!*done && fresh && it >= 3 && dn > 2.0 * prev && prev > 0.0)
+        return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
+                        "Newton iteration diverged at t=%g (h=%g): contraction rate %.3g, "
+                        "scaled increment %.3g above its round-off floor %.3g",
+                        t, h, dn / prev, dn, fl);
+    return MBS_OK;
+}
+
 /* One EP step from (w->qi, w->vi) at t; result in w->qf, w->vf, w->lam. */
 static int ep_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
 {
@@ -329,7 +396,10 @@ static int ep_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
         /* Componentwise |dq_i| / (1 + |q_i|) and the multiplier update as a
          * displacement, (h^2/2) |dlambda| / max M_ii. */
         double dn = fmax(dqn, c * dln / ms);
-        if (dn <= w->tol)
+        int done, cs = energy_converged(w, ctx, t, h, c, ms, dn, prev, it, refresh, &done);
+        if (cs != MBS_OK)
+            return cs;
+        if (done)
             break;
         /* Modified Newton: keep the factorisation while it contracts fast. */
         refresh = dn > 0.25 * prev;
@@ -477,7 +547,10 @@ static int ed_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
         if (!isfinite(dqn) || !isfinite(dln))
             return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t, "Newton produced NaN/Inf (h=%g)", h);
         double dn = fmax(dqn, c * dln / ms);
-        if (dn <= w->tol)
+        int done, cs = energy_converged(w, ctx, t, h, c, ms, dn, prev, it, refresh, &done);
+        if (cs != MBS_OK)
+            return cs;
+        if (done)
             break;
         refresh = dn > 0.25 * prev;
         prev = dn;
