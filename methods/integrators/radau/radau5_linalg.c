@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../../../core/gslalloc.h"
+#include "../../linsol/dense_small.h"
 #include "radau5_impl.h"
 
 /* Radau IIA (s = 3) coefficients (Hairer & Wanner II, Table IV.5.6) and the
@@ -169,6 +170,53 @@ int mbs_radau_reducible(const radau_state *st)
     return 1;
 }
 
+/* LU of the real (cplx = 0) or complex m x m block at a (leading dimension
+ * lda): the tiny dense kernel of methods/linsol/dense_small.h up to
+ * MBS_SMALL_NMAX (GSL's arithmetic without its per-call allocation and
+ * checks), GSL's LU above; 1 for a zero or non-finite pivot. */
+static int radau_lu(size_t m, double *a, size_t lda, int cplx, gsl_permutation *p)
+{
+    if (m <= MBS_SMALL_NMAX)
+        return cplx ? mbs_small_zlu(m, a, lda, p->data) : mbs_small_lu(m, a, lda, p->data);
+    int sign;
+    if (!cplx) {
+        gsl_matrix A = {.size1 = m, .size2 = m, .tda = lda, .data = a, .block = NULL, .owner = 0};
+        return gsl_linalg_LU_decomp(&A, p, &sign) != GSL_SUCCESS || mbs_radau_lu_singular(&A);
+    }
+    gsl_matrix_complex A = {.size1 = m, .size2 = m, .tda = lda, .data = a, .block = NULL,
+                            .owner = 0};
+    if (gsl_linalg_complex_LU_decomp(&A, p, &sign) != GSL_SUCCESS)
+        return 1;
+    for (size_t k = 0; k < m; k++, a += 2 * (lda + 1)) /* |d| > 0 without hypot */
+        if (!(isfinite(a[0]) && isfinite(a[1]) && (a[0] != 0.0 || a[1] != 0.0)))
+            return 1;
+    return 0;
+}
+
+/* x = U^-1 L^-1 x on the factors of radau_lu (x permuted, complex: interleaved). */
+static void radau_lu_solve(size_t m, double *a, size_t lda, int cplx, double *x)
+{
+    if (m <= MBS_SMALL_NMAX) {
+        if (cplx)
+            mbs_small_zlu_solve(m, a, lda, x);
+        else
+            mbs_small_lu_solve(m, a, lda, x);
+        return;
+    }
+    if (!cplx) {
+        gsl_matrix A = {.size1 = m, .size2 = m, .tda = lda, .data = a, .block = NULL, .owner = 0};
+        gsl_vector X = {.size = m, .stride = 1, .data = x, .block = NULL, .owner = 0};
+        gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasUnit, &A, &X);
+        gsl_blas_dtrsv(CblasUpper, CblasNoTrans, CblasNonUnit, &A, &X);
+        return;
+    }
+    gsl_matrix_complex A = {.size1 = m, .size2 = m, .tda = lda, .data = a, .block = NULL,
+                            .owner = 0};
+    gsl_vector_complex X = {.size = m, .stride = 1, .data = x, .block = NULL, .owner = 0};
+    gsl_blas_ztrsv(CblasLower, CblasNoTrans, CblasUnit, &A, &X);
+    gsl_blas_ztrsv(CblasUpper, CblasNoTrans, CblasNonUnit, &A, &X);
+}
+
 /* Factor the scaled Newton matrices after RADAU's transformation (Hairer &
  * Wanner II, Sect. IV.8): the real block u1/h E0 - J0 (also the matrix of the
  * error estimate) and the complex blocks (alpha_p + i beta_p)/h E0 - J0,
@@ -230,19 +278,11 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
             }
         }
     }
-    int sign;
     mbs_count_factorization(ctx);
-    int bad = gsl_linalg_LU_decomp(&T1, p1, &sign) != GSL_SUCCESS || mbs_radau_lu_singular(&T1);
+    int bad = radau_lu(m, T1.data, t1, 0, p1);
     for (int p = 0; p < np && !bad; p++) {
-        gsl_matrix_complex Tc = {.size1 = m, .size2 = m, .tda = tt[p], .data = tc[p],
-                                 .block = st->Tc[p]->block, .owner = 0};
         mbs_count_factorization(ctx);
-        bad = gsl_linalg_complex_LU_decomp(&Tc, st->red ? st->pcr[p] : st->pc[p], &sign) !=
-              GSL_SUCCESS;
-        /* a zero or non-finite pivot (|d| > 0 without hypot) */
-        const double *d = tc[p];
-        for (size_t k = 0; k < m && !bad; k++, d += 2 * (tt[p] + 1))
-            bad = !(isfinite(d[0]) && isfinite(d[1]) && (d[0] != 0.0 || d[1] != 0.0));
+        bad = radau_lu(m, tc[p], tt[p], 1, st->red ? st->pcr[p] : st->pc[p]);
     }
     if (bad)
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
@@ -252,9 +292,9 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
 }
 
 /* out = (u1/h E0 - J0)^-1 (sign rhs) on the factors of mbs_radau_factor:
- * GSL's LU_solve (x = P b, then the unit-lower and the upper triangular
- * solve) without its copies and repeated singularity checks (the
- * factorisation rejected zero and non-finite pivots), through the row and
+ * x = P b, then the unit-lower and the upper triangular solve
+ * (radau_lu_solve, without GSL's copies and repeated singularity checks;
+ * the factorisation rejected zero and non-finite pivots), through the row and
  * column scaling; reduced (st->red): the system of order n - n_q and
  * x_q = (b_q + x_v)/gamma (mbs_radau_reducible).  out may be rhs. */
 static void radau_solve_real(radau_state *st, const double *rhs, double sign, double *out)
@@ -279,11 +319,7 @@ static void radau_solve_real(radau_state *st, const double *rhs, double sign, do
         for (size_t k = 0; k < m; k++)
             b[k] = rs[o + pp[k]] * r[pp[k]];
     }
-    gsl_matrix T1 = {.size1 = m, .size2 = m, .tda = st->T1->tda, .data = st->T1->data,
-                     .block = st->T1->block, .owner = 0};
-    gsl_vector bv = {.size = m, .stride = 1, .data = b, .block = st->b1->block, .owner = 0};
-    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasUnit, &T1, &bv);
-    gsl_blas_dtrsv(CblasUpper, CblasNoTrans, CblasNonUnit, &T1, &bv);
+    radau_lu_solve(m, st->T1->data, st->T1->tda, 0, b);
     if (!st->red) {
         for (size_t k = 0; k < n; k++)
             out[k] = cs[k] * b[k];
@@ -330,12 +366,7 @@ static void radau_solve_complex(radau_state *st, int p, const double *Wr, const 
             b[2 * k + 1] = rs[o + i] * r[2 * i + 1];
         }
     }
-    gsl_matrix_complex Tc = {.size1 = m, .size2 = m, .tda = st->Tc[p]->tda,
-                             .data = st->Tc[p]->data, .block = st->Tc[p]->block, .owner = 0};
-    gsl_vector_complex bv = {.size = m, .stride = 1, .data = b, .block = st->bc->block,
-                             .owner = 0};
-    gsl_blas_ztrsv(CblasLower, CblasNoTrans, CblasUnit, &Tc, &bv);
-    gsl_blas_ztrsv(CblasUpper, CblasNoTrans, CblasNonUnit, &Tc, &bv);
+    radau_lu_solve(m, st->Tc[p]->data, st->Tc[p]->tda, 1, b);
     if (!st->red) {
         for (size_t k = 0; k < n; k++) {
             wr[k] = cs[k] * b[2 * k];

@@ -1,0 +1,206 @@
+/* Tiny dense LU with partial pivoting and its triangular solves, real and
+ * complex, for the fixed small blocks of the Radau iteration matrices (order
+ * n - n_q: 3 on the pendulum, up to a few tens on the test problems).  The
+ * arithmetic is that of GSL 2.7's gsl_linalg_LU_decomp (unblocked Level-2
+ * path: pivot = first largest |a_ij| of the column, the column below the
+ * pivot scaled by 1/a_jj, rank-1 update), gsl_linalg_complex_LU_decomp
+ * (pivot by |re| + |im|, the column scaled by 1/a_jj, rank-1 update) and
+ * gslcblas' dtrsv/ztrsv (Golub & Van Loan 2013, Algorithms 3.4.1, 3.1.1,
+ * 3.1.2; [golub2013matrix]) operation for operation, so the factors and
+ * solutions are the same numbers as GSL's; what it saves is GSL's per-call
+ * overhead: a heap-allocated pivot vector per factorisation, views, argument
+ * checks and BLAS dispatch, which on an order-3 system cost several times
+ * the arithmetic (tests/check_dense_small.c compares against GSL, bench
+ * section `small` times both).
+ *
+ * Matrices are row-major with leading dimension lda (complex: interleaved
+ * (re, im) pairs, lda in complex entries).  perm has GSL's convention: row k
+ * of P A is row perm[k] of A.  Header-only (static inline) so that the
+ * integrators' loops inline it; methods/linsol/ is its one place.  Callers
+ * take GSL's routines above MBS_SMALL_NMAX. */
+#ifndef MBS_DENSE_SMALL_H
+#define MBS_DENSE_SMALL_H
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+
+/* Largest order for which the kernel is used: bench section `small` (factor
+ * + 2 solves) measures 0.21 / 0.50 (n = 3), 0.50 / 0.61 (8), 0.78 / 0.76
+ * (16) and 1.12 / 0.82 (32) of GSL's time, real / complex; above it GSL's
+ * (same numbers, the better cache use). */
+enum { MBS_SMALL_NMAX = 16 };
+
+/* P A = L U in place (L unit lower, U upper); 0, or 1 when a pivot is zero
+ * or not finite (the factors are then those GSL computes, unusable). */
+static inline int mbs_small_lu(size_t n, double *A, size_t lda, size_t *perm)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    for (size_t j = 0; j < n; j++) {
+        size_t piv = j;
+        double amax = fabs(A[j * lda + j]);
+        for (size_t i = j + 1; i < n; i++) {
+            double a = fabs(A[i * lda + j]);
+            if (a > amax) { /* the first of equal maxima, as idamax */
+                amax = a;
+                piv = i;
+            }
+        }
+        if (piv != j) {
+            double *rj = A + j * lda, *rp = A + piv * lda;
+            for (size_t k = 0; k < n; k++) {
+                double tmp = rj[k];
+                rj[k] = rp[k];
+                rp[k] = tmp;
+            }
+            size_t tp = perm[j];
+            perm[j] = perm[piv];
+            perm[piv] = tp;
+        }
+        const double *rj = A + j * lda;
+        const double ajj = rj[j];
+        if (!(ajj != 0.0 && isfinite(ajj)))
+            bad = 1;
+        if (fabs(ajj) >= DBL_MIN) {
+            const double r = 1.0 / ajj;
+            for (size_t i = j + 1; i < n; i++)
+                A[i * lda + j] *= r;
+        } else {
+            for (size_t i = j + 1; i < n; i++)
+                A[i * lda + j] /= ajj;
+        }
+        for (size_t i = j + 1; i < n; i++) {
+            double *ri = A + i * lda;
+            const double l = -ri[j]; /* dger with alpha = -1: a_ik += u_jk (-l_ij) */
+            for (size_t k = j + 1; k < n; k++)
+                ri[k] += rj[k] * l;
+        }
+    }
+    return bad;
+}
+
+/* x = U^-1 L^-1 x on the factors of mbs_small_lu (x already permuted: x_k =
+ * b[perm[k]]). */
+static inline void mbs_small_lu_solve(size_t n, const double *LU, size_t lda, double *x)
+{
+    for (size_t i = 1; i < n; i++) {
+        const double *ri = LU + i * lda;
+        double tmp = x[i];
+        for (size_t j = 0; j < i; j++)
+            tmp -= ri[j] * x[j];
+        x[i] = tmp;
+    }
+    if (n == 0)
+        return;
+    x[n - 1] = x[n - 1] / LU[(n - 1) * lda + (n - 1)];
+    for (size_t i = n - 1; i-- > 0;) {
+        const double *ri = LU + i * lda;
+        double tmp = x[i];
+        for (size_t j = i + 1; j < n; j++)
+            tmp -= ri[j] * x[j];
+        x[i] = tmp / ri[i];
+    }
+}
+
+/* The complex P A = L U (A: n x n interleaved (re, im), lda complex
+ * entries); 0, or 1 when a pivot is zero or not finite. */
+static inline int mbs_small_zlu(size_t n, double *A, size_t lda, size_t *perm)
+{
+    int bad = 0;
+    const size_t ld = 2 * lda;
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    for (size_t j = 0; j < n; j++) {
+        size_t piv = j;
+        double amax = fabs(A[j * ld + 2 * j]) + fabs(A[j * ld + 2 * j + 1]);
+        for (size_t i = j + 1; i < n; i++) {
+            double a = fabs(A[i * ld + 2 * j]) + fabs(A[i * ld + 2 * j + 1]);
+            if (a > amax) { /* izamax: |re| + |im| */
+                amax = a;
+                piv = i;
+            }
+        }
+        if (piv != j) {
+            double *rj = A + j * ld, *rp = A + piv * ld;
+            for (size_t k = 0; k < 2 * n; k++) {
+                double tmp = rj[k];
+                rj[k] = rp[k];
+                rp[k] = tmp;
+            }
+            size_t tp = perm[j];
+            perm[j] = perm[piv];
+            perm[piv] = tp;
+        }
+        const double *rj = A + j * ld;
+        const double ar = rj[2 * j], ai = rj[2 * j + 1];
+        if (!(isfinite(ar) && isfinite(ai) && (ar != 0.0 || ai != 0.0)))
+            bad = 1;
+        /* 1/a_jj as gsl_complex_inverse: s = 1/|a|, ((ar s) s, -(ai s) s) */
+        const double s = 1.0 / hypot(ar, ai);
+        const double rr = (ar * s) * s, ri_ = -(ai * s) * s;
+        for (size_t i = j + 1; i < n; i++) { /* zscal: (xr rr - xi ri, xr ri + xi rr) */
+            double *x = A + i * ld + 2 * j;
+            const double xr = x[0], xi = x[1];
+            x[0] = rr * xr - ri_ * xi;
+            x[1] = rr * xi + ri_ * xr;
+        }
+        for (size_t i = j + 1; i < n; i++) { /* zgeru, alpha = -1: a_ik += (-l_ij) u_jk */
+            double *ri = A + i * ld;
+            const double lr = -ri[2 * j] - 0.0 * ri[2 * j + 1],
+                         li = -ri[2 * j + 1] + 0.0 * ri[2 * j];
+            for (size_t k = j + 1; k < n; k++) {
+                const double ur = rj[2 * k], ui = rj[2 * k + 1];
+                ri[2 * k] += ur * lr - ui * li;
+                ri[2 * k + 1] += ur * li + ui * lr;
+            }
+        }
+    }
+    return bad;
+}
+
+/* |x + iy| as gslcblas' xhypot (not libm's hypot: max sqrt(1 + (min/max)^2)),
+ * which ztrsv divides by. */
+static inline double mbs_small_cblas_hypot(double x, double y)
+{
+    const double xa = fabs(x), ya = fabs(y);
+    const double mn = xa < ya ? xa : ya, mx = xa < ya ? ya : xa;
+    if (mn == 0.0)
+        return mx;
+    const double u = mn / mx;
+    return mx * sqrt(1.0 + u * u);
+}
+
+/* x = U^-1 L^-1 x on the factors of mbs_small_zlu (x interleaved, already
+ * permuted); the division by u_ii as gslcblas' ztrsv. */
+static inline void mbs_small_zlu_solve(size_t n, const double *LU, size_t lda, double *x)
+{
+    const size_t ld = 2 * lda;
+    for (size_t i = 1; i < n; i++) {
+        const double *ri = LU + i * ld;
+        double tr = x[2 * i], ti = x[2 * i + 1];
+        for (size_t j = 0; j < i; j++) {
+            const double ar = ri[2 * j], ai = ri[2 * j + 1];
+            tr -= ar * x[2 * j] - ai * x[2 * j + 1];
+            ti -= ar * x[2 * j + 1] + ai * x[2 * j];
+        }
+        x[2 * i] = tr;
+        x[2 * i + 1] = ti;
+    }
+    for (size_t i = n; i-- > 0;) {
+        const double *ri = LU + i * ld;
+        double tr = x[2 * i], ti = x[2 * i + 1];
+        for (size_t j = i + 1; j < n; j++) {
+            const double ar = ri[2 * j], ai = ri[2 * j + 1];
+            tr -= ar * x[2 * j] - ai * x[2 * j + 1];
+            ti -= ar * x[2 * j + 1] + ai * x[2 * j];
+        }
+        const double ar = ri[2 * i], ai = ri[2 * i + 1];
+        const double s = mbs_small_cblas_hypot(ar, ai), br = ar / s, bi = ai / s;
+        x[2 * i] = (tr * br + ti * bi) / s;
+        x[2 * i + 1] = (ti * br - tr * bi) / s;
+    }
+}
+
+#endif
