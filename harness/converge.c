@@ -109,7 +109,7 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
                     d[g] = fmax(d[g], fabs(a[k] - b[k]));
             r->err.q = d[0];
             r->err.v = d[1];
-            r->err.lambda = d[2];
+            r->err.lambda = r->nl ? d[2] : NAN; /* no multipliers: null, not 0 */
         }
         if (fine.status != MBS_OK)
             snprintf(err, errlen, "finest level (%s %g) failed: %s", out->adaptive ? "tol" : "h",
@@ -160,12 +160,21 @@ void mbs_converge_print(const mbs_converge *c, FILE *f)
             "p_q", "p_v", "p_lam", "steps", c->adaptive ? "err_q/tol" : "");
     for (int i = 0; i < c->levels; i++) {
         const mbs_record *r = &c->rec[i];
-        fprintf(f, "%10.3e %11.3e %11.3e %11.3e", c->x[i], r->err.q, r->err.v, r->err.lambda);
+        fprintf(f, "%10.3e %11.3e %11.3e", c->x[i], r->err.q, r->err.v);
+        if (isnan(r->err.lambda)) /* no multipliers (or not measured) */
+            fprintf(f, " %11s", "-");
+        else
+            fprintf(f, " %11.3e", r->err.lambda);
         if (i == 0)
             fprintf(f, " %7s %7s %7s", "", "", "");
         else
-            fprintf(f, " %7.2f %7.2f %7.2f", pair_order(c, i, get_q), pair_order(c, i, get_v),
-                    pair_order(c, i, get_l));
+            for (int g = 0; g < 3; g++) { /* "-" where an error is missing, never "nan" */
+                double p = pair_order(c, i, g == 0 ? get_q : g == 1 ? get_v : get_l);
+                if (isfinite(p))
+                    fprintf(f, " %7.2f", p);
+                else
+                    fprintf(f, " %7s", "-");
+            }
         fprintf(f, " %9ld", r->cnt.steps);
         if (c->adaptive)
             fprintf(f, " %9.2e", r->err.q / c->x[i]);
@@ -202,7 +211,9 @@ void mbs_converge_print(const mbs_converge *c, FILE *f)
             snprintf(nominal, sizeof nominal, "(err ~ tol^p; proportional: p = 1)");
         else
             snprintf(nominal, sizeof nominal, "(nominal %g)", c->rec[0].order[g]);
-        if (ft->established)
+        if (g == 2 && c->rec[0].nl == 0)
+            fprintf(f, "%s %-6s -  (no multipliers)\n", what, names[g]);
+        else if (ft->established)
             fprintf(f, "%s %-6s %.2f  95%% CI [%.2f, %.2f]  levels %zu..%zu  %s\n", what,
                     names[g], ft->p, ft->ci_low, ft->ci_high, ft->first + 1, ft->last + 1,
                     nominal);

@@ -350,14 +350,17 @@ void mbs_record_print_long(const mbs_record *r, FILE *f)
                    "               mbsbench references -p %s --t-end %g\n",
                 r->problem_spec, r->t_end, r->problem_spec, r->t_end);
     } else {
-        fprintf(f, "err(t_end)     q %.3e  v %.3e  lambda %.3e\n", r->err.q, r->err.v,
-                r->err.lambda);
+        char lam[48], lam_max[48]; /* no multipliers: "-", never "nan" */
+        snprintf(lam, sizeof lam, isnan(r->err.lambda) ? "-" : "%.3e", r->err.lambda);
+        snprintf(lam_max, sizeof lam_max, isnan(r->err_max.lambda) ? "-" : "%.3e",
+                 r->err_max.lambda);
+        fprintf(f, "err(t_end)     q %.3e  v %.3e  lambda %s\n", r->err.q, r->err.v, lam);
         if (isnan(r->err_max.q))
             fprintf(f, "err max        not measured (exact solutions only; a stored reference "
                        "holds t_end)\n");
         else
-            fprintf(f, "err max        q %.3e  v %.3e  lambda %.3e\n", r->err_max.q,
-                    r->err_max.v, r->err_max.lambda);
+            fprintf(f, "err max        q %.3e  v %.3e  lambda %s\n", r->err_max.q,
+                    r->err_max.v, lam_max);
         if (isfinite(r->scd))
             fprintf(f, "scd, mescd     %.2f, %.2f\n", r->scd, r->mescd);
     }

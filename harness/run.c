@@ -413,11 +413,12 @@ static void measure(const mbs_run_spec *spec, mbs_record *rec, void *state,
             rec->err.q = mbs_max_abs_diff(y, o->ex, nq);
             rec->err.v = mbs_max_abs_diff(y + nq, o->ex + nq, nv);
             rec->err_mixed_qv = mbs_max_mixed_diff(y, o->ex, nq + nv);
-            rec->err.lambda = nl ? mbs_max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
+            /* no multipliers: no lambda error (null in the record), not 0 */
+            rec->err.lambda = nl ? mbs_max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : NAN;
             correct_digits(pb, t, y, o->ex, &rec->scd, &rec->mescd);
         }
         if (nl == 0)
-            rec->err_max.lambda = 0.0;
+            rec->err_max.lambda = NAN;
     } else if (mbs_reference_find(pb, pb->t_end, o->ex, NULL, 0)) {
         rec->have_ref = 1;
         strcpy(rec->ref_kind, "reference");
@@ -425,7 +426,7 @@ static void measure(const mbs_run_spec *spec, mbs_record *rec, void *state,
             rec->err.q = mbs_max_abs_diff(y, o->ex, nq);
             rec->err.v = mbs_max_abs_diff(y + nq, o->ex + nq, nv);
             rec->err_mixed_qv = mbs_max_mixed_diff(y, o->ex, nq + nv);
-            rec->err.lambda = nl ? mbs_max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : 0.0;
+            rec->err.lambda = nl ? mbs_max_abs_diff(y + nq + nv, o->ex + nq + nv, nl) : NAN;
             correct_digits(pb, t, y, o->ex, &rec->scd, &rec->mescd);
         }
     }
