@@ -25,12 +25,26 @@ static int find_or_add(const char **names, int *n, int cap, const char *s)
     return (*n)++;
 }
 
-int mbs_brief_summary(const char *dir, const char *report, FILE *out)
+/* No record with trajectory errors: --error traj has nothing to show (one line). */
+static int no_traj(const mbs_results *r, const char *dir)
+{
+    if (mbs_results_have_traj(r))
+        return 0;
+    fprintf(stderr, "mbsbench: summary: --error traj: no record in %s has trajectory errors "
+                    "(field traj); use --error final\n", dir);
+    return 1;
+}
+
+int mbs_brief_summary(const char *dir, const char *report, mbs_err_kind ek, FILE *out)
 {
     mbs_results r;
     char err[1024];
     if (mbs_results_load(dir, &r, err, sizeof err) != 0) {
         fprintf(stderr, "mbsbench: %s\n", err);
+        return 2;
+    }
+    if (ek == MBS_ERR_TRAJ && no_traj(&r, dir)) {
+        mbs_results_free(&r);
         return 2;
     }
     const char *probs[MAX_PROBLEMS];
@@ -54,7 +68,7 @@ int mbs_brief_summary(const char *dir, const char *report, FILE *out)
             more_problems = 1;
             continue;
         }
-        double digits = mbs_jnum(rec, "mescd"), cpu = mbs_jnum(rec, "cpu.median");
+        double digits = -log10(mbs_rec_err_mixed(rec, ek)), cpu = mbs_jnum(rec, "cpu.median");
         if (!isfinite(digits) || !isfinite(cpu))
             continue;
         scored[p] = 1;
@@ -65,10 +79,11 @@ int mbs_brief_summary(const char *dir, const char *report, FILE *out)
     }
     fprintf(out, "mbsbench: suite %s: %zu runs, %d ok, %zu failed; results in %s\n",
             r.meta ? mbs_jstr(r.meta, "suite") : "?", r.n, n_ok, r.n - (size_t)n_ok, dir);
-    fprintf(out, "fastest run reaching a mixed error (max |err|/(1+|ref|) at t_end) of 1e-3, "
+    fprintf(out, "fastest run reaching a mixed error (max |err|/(1+|ref|) %s) of 1e-3, "
                  "1e-6, 1e-9;\neach cell: the method, its median CPU time per integration "
                  "(ms) and its force\nevaluations (f = calls of the problem's force "
-                 "function)\n");
+                 "function)\n",
+            ek == MBS_ERR_TRAJ ? "along the trajectory" : "at t_end");
     /* cells first, then the columns as wide as their widest cell */
     char(*cells)[N_LEVELS][96] = calloc(np ? (size_t)np : 1, sizeof *cells);
     int w[N_LEVELS + 1] = {(int)strlen("problem"), 4, 4, 4};
@@ -121,7 +136,7 @@ static void cell(char *buf, size_t len, double x)
         snprintf(buf, len, "-");
 }
 
-int mbs_summary_table(const char *dir, const char *format, FILE *out)
+int mbs_summary_table(const char *dir, const char *format, int kinds, FILE *out)
 {
     int fmt = !strcmp(format, "md") ? 0 : !strcmp(format, "csv") ? 1
               : !strcmp(format, "latex") ? 2 : -1;
@@ -135,15 +150,33 @@ int mbs_summary_table(const char *dir, const char *format, FILE *out)
         fprintf(stderr, "mbsbench: %s\n", err);
         return 2;
     }
-    static const char *const head[] = {"problem", "method", "t_end", "h", "tol", "status",
-                                       "err_q", "err_v", "err_lambda", "steps", "f_evals",
-                                       "cpu_median_s", "cpu_iqr_s"};
-    enum { NCOL = sizeof head / sizeof *head };
+    if (kinds == MBS_SUMMARY_TRAJ && no_traj(&r, dir)) {
+        mbs_results_free(&r);
+        return 2;
+    }
+    /* the error columns: at t_end (err_*), along the trajectory (traj_err_*: the
+     * mixed error's maximum over the grid), or both */
+    const char *head[16] = {"problem", "method", "t_end", "h", "tol", "status"};
+    const char *ecol[2][3] = {{"err_q", "err_v", "err_lambda"},
+                              {"traj_err_q", "traj_err_v", "traj_err_lambda"}};
+    int NCOL = 6;
+    for (int k = 0; k < 2; k++)
+        for (int g = 0; g < 3 && (kinds & (1 << k)); g++)
+            head[NCOL++] = ecol[k][g];
+    int first_work = NCOL;
+    head[NCOL++] = "steps";
+    head[NCOL++] = "f_evals";
+    head[NCOL++] = "cpu_median_s";
+    head[NCOL++] = "cpu_iqr_s";
     const char *sep = fmt == 0 ? " | " : fmt == 1 ? "," : " & ";
-    if (fmt == 2)
+    if (fmt == 2) {
         fprintf(out, "%% mbsbench summary of %s; needs \\usepackage{booktabs,siunitx}: every "
                      "number is \\num{...}, -- where not measured\n"
-                     "\\begin{tabular}{llrrrlrrrrrrr}\n\\toprule\n", dir);
+                     "\\begin{tabular}{llrrrl", dir);
+        for (int k = 6; k < NCOL; k++)
+            fputc('r', out);
+        fprintf(out, "}\n\\toprule\n");
+    }
     for (int k = 0; k < NCOL; k++) {
         fputs(k ? sep : (fmt == 0 ? "| " : ""), out);
         for (const char *q = head[k]; *q; q++)
@@ -157,22 +190,24 @@ int mbs_summary_table(const char *dir, const char *format, FILE *out)
     }
     for (size_t i = 0; i < r.n; i++) {
         json_t *o = r.recs[i];
-        char c[NCOL][600];
+        char c[16][600];
+        static const char *const g3[3] = {"q", "v", "lambda"};
         snprintf(c[0], sizeof c[0], "%s", mbs_jstr(o, "problem_spec"));
         snprintf(c[1], sizeof c[1], "%s", mbs_jstr(o, "method_spec"));
         cell(c[2], sizeof c[2], mbs_jnum(o, "t_end"));
         cell(c[3], sizeof c[3], mbs_jnum(o, "h"));
         cell(c[4], sizeof c[4], mbs_jnum(o, "tol"));
         snprintf(c[5], sizeof c[5], "%s", mbs_jstr(o, "status"));
-        cell(c[6], sizeof c[6], mbs_jnum(o, "err.q"));
-        cell(c[7], sizeof c[7], mbs_jnum(o, "err.v"));
-        cell(c[8], sizeof c[8], mbs_jnum(o, "err.lambda"));
-        for (int k = 9; k <= 10; k++) { /* counts: exact, "-" when absent */
-            double x = mbs_jnum(o, k == 9 ? "counters.steps" : "counters.f_evals");
-            snprintf(c[k], sizeof c[k], isfinite(x) ? "%.0f" : "-", x);
+        int j = 6;
+        for (int k = 0; k < 2; k++)
+            for (int g = 0; g < 3 && (kinds & (1 << k)); g++, j++)
+                cell(c[j], sizeof c[j], mbs_rec_err(o, (mbs_err_kind)k, g3[g]));
+        for (int k = 0; k <= 1; k++) { /* counts: exact, "-" when absent */
+            double x = mbs_jnum(o, k == 0 ? "counters.steps" : "counters.f_evals");
+            snprintf(c[first_work + k], sizeof c[0], isfinite(x) ? "%.0f" : "-", x);
         }
-        cell(c[11], sizeof c[11], mbs_jnum(o, "cpu.median"));
-        cell(c[12], sizeof c[12], mbs_jnum(o, "cpu.iqr"));
+        cell(c[first_work + 2], sizeof c[0], mbs_jnum(o, "cpu.median"));
+        cell(c[first_work + 3], sizeof c[0], mbs_jnum(o, "cpu.iqr"));
         for (int k = 0; k < NCOL; k++) {
             fputs(k ? sep : (fmt == 0 ? "| " : ""), out);
             if (fmt == 1 && k < 2) /* CSV: quote the specs (they contain commas) */

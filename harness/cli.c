@@ -236,6 +236,10 @@ static const mbs_opt summary_opts[] = {
     {.name = "--format", .kind = MBS_OPT_STR, .arg = "table|md|csv|latex",
      .doc = "the table as text, Markdown, CSV or LaTeX",
      .def = "table", .range = "table, md, csv, latex"},
+    {.name = "--error", .kind = MBS_OPT_STR, .arg = "final|traj",
+     .doc = "the errors shown and judged: at t_end, or along the trajectory (the maximum "
+            "over the output grid of the mixed error, records with traj only)",
+     .def = "final", .range = "final, traj"},
 };
 
 static const mbs_opt report_opts[] = {
@@ -245,6 +249,10 @@ static const mbs_opt report_opts[] = {
      .range = "a writable directory"},
     {.name = "--latex", .kind = MBS_OPT_FLAG, .doc = "also write the tables as tables.tex",
      .def = "off", .range = "a flag"},
+    {.name = "--error", .kind = MBS_OPT_STR, .arg = "final|traj",
+     .doc = "the error of the tables: at t_end, or along the trajectory (records with traj "
+            "only); the work-precision figures show both when measured",
+     .def = "final", .range = "final, traj"},
 };
 
 static const mbs_opt reproduce_opts[] = {

@@ -583,6 +583,7 @@ static int cmd_summary(int argc, char **argv)
     const mbs_cli_cmd *cmd = mbs_cli_find("summary");
     const char *dir = NULL, *report = NULL, *format = NULL;
     int brief = 0;
+    mbs_err_kind ek = MBS_ERR_FINAL;
     for (int i = 2; i < argc; i++) {
         mbs_cli_arg a;
         int k = mbs_cli_next(cmd, argc, argv, &i, &a);
@@ -594,6 +595,8 @@ static int cmd_summary(int argc, char **argv)
             dir = a.str;
         else if (mbs_cli_is(&a, "--brief"))
             brief = 1;
+        else if (mbs_cli_is(&a, "--error") && mbs_err_kind_parse(a.str, &ek) != 0)
+            return bad("summary: --error '%s' must be final or traj%s", a.str, "");
         else if (mbs_cli_is(&a, "--format"))
             format = a.str;
         else if (mbs_cli_is(&a, "--report"))
@@ -606,11 +609,12 @@ static int cmd_summary(int argc, char **argv)
     if (report && !brief)
         return bad("summary: --report goes with --brief%s%s", "", "");
     if (brief)
-        return mbs_brief_summary(dir, report, stdout);
+        return mbs_brief_summary(dir, report, ek, stdout);
     if (format && strcmp(format, "table") != 0)
-        return mbs_summary_table(dir, format, stdout);
+        return mbs_summary_table(dir, format,
+                                 ek == MBS_ERR_TRAJ ? MBS_SUMMARY_TRAJ : MBS_SUMMARY_FINAL, stdout);
     int n_failed;
-    return mbs_summary(dir, stdout, &n_failed);
+    return mbs_summary(dir, stdout, ek, &n_failed);
 }
 
 static const struct {

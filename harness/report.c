@@ -87,12 +87,11 @@ static FILE *data_file(ctx *c, const char *name)
     return fopen(path, "w");
 }
 
-/* The points (cost, err.<group>) of one problem/method over its ok runs. */
-int mbs_report_wp_points(ctx *c, int p, int m, double t_end, const char *cost, const char *group,
-                     pt *out)
+/* The points (cost, error of group) of one problem/method over its ok runs
+ * (at t_end, or every t_end when NaN), sorted by cost. */
+int mbs_report_wp_points(ctx *c, int p, int m, double t_end, const char *cost, mbs_err_kind k,
+                         const char *group, pt *out)
 {
-    char f[32];
-    snprintf(f, sizeof f, "err.%s", group);
     int n = 0;
     for (size_t i = 0; i < c->r->n && n < 256; i++) {
         json_t *o = c->r->recs[i];
@@ -100,9 +99,9 @@ int mbs_report_wp_points(ctx *c, int p, int m, double t_end, const char *cost, c
             strcmp(mbs_jstr(o, "method_spec"), c->meths.s[m]) ||
             (!isnan(t_end) && mbs_jnum(o, "t_end") != t_end))
             continue;
-        double x = mbs_jnum(o, cost), y = mbs_jnum(o, f);
+        double x = mbs_jnum(o, cost), y = mbs_rec_err(o, k, group);
         if (x > 0.0 && y > 0.0 && isfinite(x) && isfinite(y))
-            out[n++] = (pt){x, y};
+            out[n++] = (pt){x, y, (int)mbs_jnum(o, "run")};
     }
     qsort(out, (size_t)n, sizeof *out, by_x);
     return n;
@@ -143,7 +142,7 @@ typedef struct wp_panel {
 
 /* Panels of at most 8 curves: one per problem and t_end, split in parts in
  * method order (methods are listed formulation family by family). */
-static int wp_panels(ctx *c, const char *cost, int g, wp_panel *out)
+static int wp_panels(ctx *c, const char *cost, mbs_err_kind ek, int g, wp_panel *out)
 {
     pt pts[256];
     int n = 0;
@@ -157,7 +156,7 @@ static int wp_panels(ctx *c, const char *cost, int g, wp_panel *out)
             pt seen[2];
             int distinct = 0;
             for (int m = 0; m < c->meths.n; m++) {
-                int np = mbs_report_wp_points(c, p, m, te[k], cost, mbs_report_groups[g], pts);
+                int np = mbs_report_wp_points(c, p, m, te[k], cost, ek, mbs_report_groups[g], pts);
                 if (np == 0)
                     continue;
                 if (n == first || out[n - 1].nm == CURVES_PER_PANEL) {
@@ -185,7 +184,8 @@ static int wp_panels(ctx *c, const char *cost, int g, wp_panel *out)
     return n;
 }
 
-static void work_precision(ctx *c, const char *cost, const char *cost_label, int g)
+static void work_precision(ctx *c, const char *cost, const char *cost_label, mbs_err_kind ek,
+                           int g)
 {
     pt pts[256];
     wp_panel *pan = malloc(MAX_PANELS * sizeof *pan);
@@ -196,7 +196,7 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
         free(pan);
         return;
     }
-    int panels = wp_panels(c, cost, g, pan);
+    int panels = wp_panels(c, cost, ek, g, pan);
     if (panels == 0) {
         fclose(b);
         free(body);
@@ -206,13 +206,17 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
     int rows, cols;
     layout(panels, &rows, &cols);
     char stem[96], dname[160];
-    snprintf(stem, sizeof stem, "wp-%s-%s", strcmp(cost, "cpu.median") ? "fevals" : "cpu",
-             mbs_report_groups[g]);
+    snprintf(stem, sizeof stem, "wp-%s-%s%s", strcmp(cost, "cpu.median") ? "fevals" : "cpu",
+             mbs_report_groups[g], ek == MBS_ERR_TRAJ ? "-traj" : "");
     fprintf(b, "set multiplot layout %d,%d\nset logscale xy\nset grid\n", rows, cols);
     fprintf(b, "set format x '10^{%%L}'\nset format y '10^{%%L}'\n");
     fprintf(b, "set key outside right top vertical font ',8'\n");
-    fprintf(b, "set xlabel '%s'\nset ylabel 'error in %s at t_{end} (max-norm)'\n", cost_label,
-            mbs_report_group_gp[g]);
+    if (ek == MBS_ERR_TRAJ)
+        fprintf(b, "set xlabel '%s'\nset ylabel 'mixed error in %s along the trajectory (max)'\n",
+                cost_label, mbs_report_group_gp[g]);
+    else
+        fprintf(b, "set xlabel '%s'\nset ylabel 'error in %s at t_{end} (max-norm)'\n",
+                cost_label, mbs_report_group_gp[g]);
     for (int k = 0; k < panels; k++) {
         const wp_panel *w = &pan[k];
         snprintf(dname, sizeof dname, "%s-%d.dat", stem, k);
@@ -226,7 +230,8 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
          * "empty x range" */
         double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
         for (int i = 0; i < w->nm; i++) {
-            int n = mbs_report_wp_points(c, w->p, w->m[i], w->t_end, cost, mbs_report_groups[g], pts);
+            int n = mbs_report_wp_points(c, w->p, w->m[i], w->t_end, cost, ek,
+                                         mbs_report_groups[g], pts);
             for (int j = 0; j < n; j++) {
                 xlo = fmin(xlo, pts[j].x), xhi = fmax(xhi, pts[j].x);
                 ylo = fmin(ylo, pts[j].y), yhi = fmax(yhi, pts[j].y);
@@ -240,7 +245,8 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
         fprintf(b, "set title '%s, t_{end} = %g s%s'\nplot ",
                 gp_text(c->probs.s[w->p], name, sizeof name), w->t_end, part);
         for (int i = 0; i < w->nm; i++) {
-            int n = mbs_report_wp_points(c, w->p, w->m[i], w->t_end, cost, mbs_report_groups[g], pts);
+            int n = mbs_report_wp_points(c, w->p, w->m[i], w->t_end, cost, ek,
+                                         mbs_report_groups[g], pts);
             fprintf(d, "# %s\n", c->meths.s[w->m[i]]);
             for (int j = 0; j < n; j++)
                 fprintf(d, "%.8e %.8e\n", pts[j].x, pts[j].y);
@@ -255,8 +261,11 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, int
     }
     fclose(b);
     char cap[256];
-    snprintf(cap, sizeof cap, "Work-precision: error in %s at t_end against %s; one panel per "
-                              "problem and t_end, at most 8 methods each.", mbs_report_groups[g], cost_label);
+    snprintf(cap, sizeof cap, "Work-precision: %s in %s against %s; one panel per problem and "
+                              "t_end, at most 8 methods each.",
+             ek == MBS_ERR_TRAJ ? "mixed error along the trajectory (max over the grid)"
+                                : "error at t_end",
+             mbs_report_groups[g], cost_label);
     figure(c, stem, cap, body, rows, cols);
     free(body);
     free(pan);
@@ -356,7 +365,7 @@ static void convergence(ctx *c, int g)
                 mbs_rec_series_key(c->r->recs[j], k2, sizeof k2);
                 double h = mbs_jnum(c->r->recs[j], "h"), e = mbs_jnum(c->r->recs[j], f);
                 if (!strcmp(k2, key) && mbs_rec_ok(c->r->recs[j]) && h > 0.0 && e > 0.0)
-                    pts[n++] = (pt){h, e};
+                    pts[n++] = (pt){h, e, (int)mbs_jnum(c->r->recs[j], "run")};
             }
             if (n < 2)
                 continue;
@@ -534,7 +543,7 @@ static void drift(ctx *c, const char *results_dir)
     }
 }
 
-int mbs_report(const char *results_dir, const char *out_dir, int latex)
+int mbs_report(const char *results_dir, const char *out_dir, int latex, mbs_err_kind ek)
 {
     mbs_results r;
     char err[1024], path[4400];
@@ -552,6 +561,15 @@ int mbs_report(const char *results_dir, const char *out_dir, int latex)
     }
     c->r = &r;
     c->out = out_dir;
+    c->err = ek;
+    int have_traj = mbs_results_have_traj(&r);
+    if (ek == MBS_ERR_TRAJ && !have_traj) {
+        fprintf(stderr, "mbsbench: report: --error traj: no record in %s has trajectory errors "
+                        "(field traj)\n", results_dir);
+        free(c);
+        mbs_results_free(&r);
+        return 2;
+    }
     for (size_t i = 0; i < r.n; i++) {
         mbs_report_name_index(&c->probs, mbs_jstr(r.recs[i], "problem_spec"), 1);
         mbs_report_name_index(&c->meths, mbs_jstr(r.recs[i], "method_spec"), 1);
@@ -566,9 +584,15 @@ int mbs_report(const char *results_dir, const char *out_dir, int latex)
     }
     fprintf(c->gp, "# generated by mbsbench report from %s; run in this directory\n",
             results_dir);
-    for (int g = 0; g < 3; g++) {
-        work_precision(c, "cpu.median", "CPU time [s] (median over repeats)", g);
-        work_precision(c, "counters.f_evals", "force evaluations", g);
+    /* both errors: the one of the tables first, the other when measured */
+    for (int k = 0; k < 2; k++) {
+        mbs_err_kind e = k == 0 ? ek : (mbs_err_kind)(1 - ek);
+        if (e == MBS_ERR_TRAJ && !have_traj)
+            continue;
+        for (int g = 0; g < 3; g++) {
+            work_precision(c, "cpu.median", "CPU time [s] (median over repeats)", e, g);
+            work_precision(c, "counters.f_evals", "force evaluations", e, g);
+        }
     }
     for (int g = 0; g < 3; g++)
         convergence(c, g);
@@ -613,40 +637,70 @@ int mbs_report(const char *results_dir, const char *out_dir, int latex)
                     "the appendix): compare CPU times only between runs of one machine; errors, "
                     "orders and counters do not depend on the machine.\n\n",
                 mbs_jnum(r.meta, "environments"));
-    fprintf(md, "## Observed orders\n\nLeast-squares slope of log err(t_end) against log h over "
-                "the asymptotic window (harness/fit.h) of the longest fixed-step series; n/e: "
-                "order not established; —: fewer than 3 step sizes.\n\n");
-    mbs_report_md_table(c, md, mbs_report_order_cell);
-    fprintf(md, "## Digits at fixed cost\n\n-log10 of the error in q at t_end, interpolated "
-                "log-log at a reference cost per problem (geometric mean of the force evaluations "
-                "of its runs):");
-    for (int p = 0; p < c->probs.n; p++) {
-        double rc = mbs_report_ref_cost(c, p);
-        if (isfinite(rc))
-            fprintf(md, " %s: %.0f;", c->probs.s[p], rc);
-    }
-    fprintf(md, " —: the method's runs do not bracket that cost.\n\n");
-    mbs_report_md_table(c, md, mbs_report_digits_cell);
-    fprintf(md, "## Drift exponents\n\nk of |g(q(t))| ~ C t^k (longest, finest run); rms in "
-                "decades (large: oscillation rather than growth).\n\n");
-    mbs_report_md_table(c, md, mbs_report_drift_cell);
+    const char *errname = ek == MBS_ERR_TRAJ ? "the mixed error along the trajectory (max over "
+                                                "the output grid, traj.err_max)"
+                                              : "the error at t_end (max-norm, err)";
+    fprintf(md, "Every table below compares identical runs: a column is one problem at one "
+                "t_end, every cell in it comes from the same runs (the same h or tolerance, or "
+                "the same levels of them), and each cell names its runs by their index in "
+                "runs.jsonl.  Errors: %s%s.\n\n",
+            errname, have_traj ? "; the work-precision figures show both errors" : "");
+    fprintf(md, "## Observed orders\n\nFixed-step methods: least-squares slope of log err "
+                "against log h; adaptive methods (`tol:`): the tolerance exponent, the slope of "
+                "log err against log tol (1: proportional; the next section has its confidence "
+                "interval and err/tol).  Over the asymptotic window (harness/fit.h) of the "
+                "column's common levels; n/e: not established; —: the method has no run at one "
+                "of the common levels.\n\n");
+    mbs_report_columns(c, TABLE_ORDERS);
+    mbs_report_md_table(c, md, TABLE_ORDERS);
+    mbs_report_runs_compared(c, md, TABLE_ORDERS);
     if (tex) {
         fprintf(tex, "%% generated by mbsbench report from %s; needs \\usepackage{booktabs}\n\n",
                 results_dir);
-        mbs_report_tex_table(c, tex, mbs_report_order_cell, "Observed orders (q / v / lambda)", "tab:orders");
-        mbs_report_tex_table(c, tex, mbs_report_digits_cell, "Correct digits in q at fixed cost", "tab:digits");
-        mbs_report_tex_table(c, tex, mbs_report_drift_cell, "Drift exponents", "tab:drift");
+        mbs_report_tex_table(c, tex, TABLE_ORDERS,
+                             "Observed orders in h, or tolerance exponents (tol:), q / v / lambda",
+                             "tab:orders");
     }
+    fprintf(md, "## Tolerance proportionality\n\nAdaptive methods over the common tolerances "
+                "of each column: the exponent p of err ~ tol^p per group (1: proportional) with "
+                "its 95%% confidence interval over the asymptotic window; when no window "
+                "qualifies (n/e), the plain least-squares slope over all levels for scale; and "
+                "err_q/tol at each tolerance.\n\n");
+    mbs_report_tol_table(c, md);
+    fprintf(md, "## Digits at fixed cost\n\n-log10 of %s in q, interpolated log-log between the "
+                "two runs that bracket a reference cost per column (geometric mean of the force "
+                "evaluations of its runs); `extrap.`: extrapolated from the two nearest runs, "
+                "the cost lying within one level (their cost ratio) outside the method's runs; "
+                "`at C f`: farther outside, the digits of the nearest run at its own cost C.\n\n",
+            errname);
+    mbs_report_columns(c, TABLE_DIGITS);
+    mbs_report_md_table(c, md, TABLE_DIGITS);
+    mbs_report_runs_compared(c, md, TABLE_DIGITS);
+    if (tex)
+        mbs_report_tex_table(c, tex, TABLE_DIGITS, "Correct digits in q at fixed cost",
+                             "tab:digits");
+    fprintf(md, "## Drift exponents\n\nk of |g(q(t))| ~ C t^k; rms in decades (large: "
+                "oscillation rather than growth).  Per column the common h and the common "
+                "tolerance at which the most methods ran (ties: the finer).\n\n");
+    mbs_report_columns(c, TABLE_DRIFT);
+    mbs_report_md_table(c, md, TABLE_DRIFT);
+    mbs_report_runs_compared(c, md, TABLE_DRIFT);
+    if (tex)
+        mbs_report_tex_table(c, tex, TABLE_DRIFT, "Drift exponents", "tab:drift");
     mbs_report_failures(c, md, tex);
     fprintf(md, "## Figures\n\nPNG shown; SVG next to each; gnuplot script `report.gp`, data in "
                 "`data/`.\n\n");
     for (int i = 0; i < c->n_plots; i++)
         fprintf(md, "### %s\n\n%s\n\n![%s](%s.png)\n\n", c->plots[i], c->captions[i], c->plots[i],
                 c->plots[i]);
-    fprintf(md, "## All runs\n\nOne row per run: errors at t_end (max-norm), work, CPU median "
+    fprintf(md, "## All runs\n\nOne row per run: errors at t_end (max-norm)%s, work, CPU median "
                 "and interquartile range over the timing repeats (`mbsbench summary DIR --format "
-                "md|csv|latex` prints the same table).\n\n");
-    mbs_summary_table(results_dir, "md", md);
+                "md|csv|latex%s` prints the same table).\n\n",
+            have_traj ? " and along the trajectory (traj_err_*: maximum over the output grid of "
+                        "the mixed error)" : "",
+            have_traj ? " [--error final|traj]" : "");
+    mbs_summary_table(results_dir, "md", MBS_SUMMARY_FINAL | (have_traj ? MBS_SUMMARY_TRAJ : 0),
+                      md);
     fprintf(md, "\n## Sources\n\nEach method's source (seed paper and equation numbers): "
                 "`mbsbench list methods --long`; each problem's: `mbsbench list problems`; the "
                 "papers and the Test Set for IVP Solvers: `references.bib`.\n\n");
@@ -674,6 +728,7 @@ int mbs_cmd_report(int argc, char **argv)
     const char *dir = NULL, *out = NULL;
     int latex = 0;
     const mbs_cli_cmd *cmd = mbs_cli_find("report");
+    mbs_err_kind ek = MBS_ERR_FINAL;
     for (int i = 2; i < argc; i++) {
         mbs_cli_arg a;
         int k = mbs_cli_next(cmd, argc, argv, &i, &a);
@@ -681,7 +736,12 @@ int mbs_cmd_report(int argc, char **argv)
             return 2;
         if (mbs_cli_is(&a, "--latex"))
             latex = 1;
-        else if (mbs_cli_is(&a, "--out"))
+        else if (mbs_cli_is(&a, "--error")) {
+            if (mbs_err_kind_parse(a.str, &ek) != 0) {
+                fprintf(stderr, "mbsbench: report: --error '%s' must be final or traj\n", a.str);
+                return 2;
+            }
+        } else if (mbs_cli_is(&a, "--out"))
             out = a.str;
         else if (k == 0 && !dir)
             dir = a.str;
@@ -691,7 +751,8 @@ int mbs_cmd_report(int argc, char **argv)
         }
     }
     if (!dir) {
-        fprintf(stderr, "mbsbench: usage: mbsbench report RESULTS_DIR [--out DIR] [--latex]\n");
+        fprintf(stderr, "mbsbench: usage: mbsbench report RESULTS_DIR [--out DIR] [--latex] "
+                        "[--error final|traj]\n");
         return 2;
     }
     char def[4200];
@@ -705,5 +766,5 @@ int mbs_cmd_report(int argc, char **argv)
         snprintf(def, sizeof def, "reports/%s", base ? base + 1 : d);
         out = def;
     }
-    return mbs_report(dir, out, latex);
+    return mbs_report(dir, out, latex, ek);
 }

@@ -164,19 +164,64 @@ void mbs_results_free(mbs_results *r)
 double mbs_jnum(json_t *rec, const char *path)
 {
     char a[64];
-    const char *dot = strchr(path, '.');
-    json_t *x;
-    if (dot) {
-        size_t n = (size_t)(dot - path);
+    json_t *x = rec;
+    for (const char *p = path;;) { /* one object level per '.' */
+        const char *dot = strchr(p, '.');
+        if (!dot) {
+            x = json_object_get(x, p);
+            break;
+        }
+        size_t n = (size_t)(dot - p);
         if (n >= sizeof a)
             return NAN;
-        memcpy(a, path, n);
+        memcpy(a, p, n);
         a[n] = '\0';
-        x = json_object_get(json_object_get(rec, a), dot + 1);
-    } else {
-        x = json_object_get(rec, path);
+        x = json_object_get(x, a);
+        p = dot + 1;
     }
     return json_is_number(x) ? json_number_value(x) : NAN;
+}
+
+int mbs_err_kind_parse(const char *s, mbs_err_kind *k)
+{
+    if (s && strcmp(s, "final") == 0)
+        *k = MBS_ERR_FINAL;
+    else if (s && strcmp(s, "traj") == 0)
+        *k = MBS_ERR_TRAJ;
+    else
+        return -1;
+    return 0;
+}
+
+double mbs_rec_err(json_t *rec, mbs_err_kind k, const char *group)
+{
+    char f[48];
+    snprintf(f, sizeof f, k == MBS_ERR_TRAJ ? "traj.err_max.%s" : "err.%s", group);
+    return mbs_jnum(rec, f);
+}
+
+double mbs_rec_err_mixed(json_t *rec, mbs_err_kind k)
+{
+    if (k == MBS_ERR_FINAL) {
+        double d = mbs_jnum(rec, "mescd");
+        return isfinite(d) ? pow(10.0, -d) : NAN;
+    }
+    static const char *const g[3] = {"q", "v", "lambda"};
+    double e = NAN;
+    for (int i = 0; i < 3; i++) { /* null groups (no multipliers) do not count */
+        double x = mbs_rec_err(rec, k, g[i]);
+        if (isfinite(x))
+            e = isfinite(e) ? fmax(e, x) : x;
+    }
+    return e;
+}
+
+int mbs_results_have_traj(const mbs_results *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (json_is_object(json_object_get(r->recs[i], "traj")))
+            return 1;
+    return 0;
 }
 
 const char *mbs_jstr(json_t *rec, const char *key)

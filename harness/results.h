@@ -38,10 +38,26 @@ int mbs_is_record(json_t *o);
 int mbs_results_from_array(json_t *meta, json_t *array, mbs_results *r);
 void mbs_results_free(mbs_results *r);
 
-/* Field access: a number (NaN when null/absent), "a" or "a.b". */
+/* Field access: a number (NaN when null/absent), "a", "a.b" or "a.b.c". */
 double mbs_jnum(json_t *rec, const char *path);
 const char *mbs_jstr(json_t *rec, const char *key); /* "" when absent */
 int mbs_rec_ok(json_t *rec);                          /* status == "ok" */
+
+/* Which error a table, figure or verdict uses (`--error final|traj`): the error at
+ * t_end (err.<group>: max-norm of y - y_ref; its mixed form is 10^-mescd) or along
+ * the trajectory (traj.err_max.<group>: the maximum over the output grid of the mixed
+ * error |y - y_ref| / (1 + |y_ref|), docs/results-schema.md). */
+typedef enum mbs_err_kind { MBS_ERR_FINAL = 0, MBS_ERR_TRAJ = 1 } mbs_err_kind;
+/* "final" or "traj" -> *k; 0, or -1 for anything else. */
+int mbs_err_kind_parse(const char *s, mbs_err_kind *k);
+/* The error of group "q", "v" or "lambda" of a record (NaN: null or absent, e.g.
+ * lambda of a problem without multipliers, or no trajectory measurement). */
+double mbs_rec_err(json_t *rec, mbs_err_kind k, const char *group);
+/* The mixed error over all components: 10^-mescd (final), or the largest of
+ * traj.err_max.q, .v, .lambda (traj; null groups skipped).  NaN when not measured. */
+double mbs_rec_err_mixed(json_t *rec, mbs_err_kind k);
+/* Does some record carry trajectory errors (an object "traj")? */
+int mbs_results_have_traj(const mbs_results *r);
 
 /* Identity of a run across sweeps: "problem_spec method_spec h=.. tol=.. t_end=..". */
 void mbs_rec_key(json_t *rec, char *buf, size_t len);

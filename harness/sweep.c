@@ -540,7 +540,7 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
     else
         fprintf(out, "suite %s: %zu runs, results in %s\n", s->name, s->n_runs, outdir);
     int n_failed = 0;
-    if (mbs_summary(outdir, out, &n_failed) != 0)
+    if (mbs_summary(outdir, out, MBS_ERR_FINAL, &n_failed) != 0)
         return 2;
     failed += n_failed;
     char shard_opt[64] = "";
@@ -567,7 +567,7 @@ int mbs_json_by_run_index(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int mbs_summary(const char *dir, FILE *out, int *n_failed)
+int mbs_summary(const char *dir, FILE *out, mbs_err_kind ek, int *n_failed)
 {
     *n_failed = 0;
     mbs_results res;
@@ -578,8 +578,16 @@ int mbs_summary(const char *dir, FILE *out, int *n_failed)
     }
     json_t **recs = res.recs;
     size_t n = res.n;
+    if (ek == MBS_ERR_TRAJ && !mbs_results_have_traj(&res)) {
+        fprintf(stderr, "mbsbench: summary: --error traj: no record in %s has trajectory "
+                        "errors (field traj); use --error final\n", dir);
+        mbs_results_free(&res);
+        return 2;
+    }
+    int tj = ek == MBS_ERR_TRAJ; /* traj: the mixed error's maximum over the grid */
     fprintf(out, "%-26s %-26s %-10s %-15s %9s %9s %9s %9s %8s %10s\n", "problem", "method",
-            "h|tol", "status", "err_q", "err_v", "err_lam", "|g|max", "steps", "cpu[s]");
+            "h|tol", "status", tj ? "traj_q" : "err_q", tj ? "traj_v" : "err_v",
+            tj ? "traj_lam" : "err_lam", "|g|max", "steps", "cpu[s]");
     for (size_t i = 0; i < n; i++) {
         json_t *o = recs[i];
         char step[32];
@@ -590,8 +598,8 @@ int mbs_summary(const char *dir, FILE *out, int *n_failed)
             snprintf(step, sizeof step, "tol=%.0e", mbs_jnum(o, "tol"));
         fprintf(out, "%-26.26s %-26.26s %-10s %-15.15s", mbs_jstr(o, "problem_spec"),
                 mbs_jstr(o, "method_spec"), step, mbs_jstr(o, "status"));
-        const double v[] = {mbs_jnum(o, "err.q"), mbs_jnum(o, "err.v"),
-                            mbs_jnum(o, "err.lambda"), mbs_jnum(o, "residual.pos_max")};
+        const double v[] = {mbs_rec_err(o, ek, "q"), mbs_rec_err(o, ek, "v"),
+                            mbs_rec_err(o, ek, "lambda"), mbs_jnum(o, "residual.pos_max")};
         for (int k = 0; k < 4; k++) {
             if (isfinite(v[k]))
                 fprintf(out, " %9.2e", v[k]);

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "results.h"
 #include "run.h"
 #include "suite.h"
 
@@ -32,9 +33,11 @@ int mbs_sweep(const mbs_suite *s, const char *outdir, const mbs_sweep_options *o
 /* runs.csv of a results directory from its runs.jsonl (atomic); 0 or -1. */
 int mbs_write_runs_csv(const char *dir);
 
-/* Print the summary table of a results directory's runs.jsonl; *n_failed gets
- * the number of records whose status is not ok.  Returns 0 or 2 (unreadable). */
-int mbs_summary(const char *dir, FILE *out, int *n_failed);
+/* Print the summary table of a results directory's runs.jsonl with the errors at
+ * t_end (MBS_ERR_FINAL) or along the trajectory (MBS_ERR_TRAJ); *n_failed gets the
+ * number of records whose status is not ok.  Returns 0, or 2 (unreadable, or traj
+ * asked of records without trajectory errors). */
+int mbs_summary(const char *dir, FILE *out, mbs_err_kind ek, int *n_failed);
 
 /* qsort comparator of parsed JSON records (json_t *) by their "run" index. */
 int mbs_json_by_run_index(const void *a, const void *b);
