@@ -52,9 +52,11 @@ static int handler(void *user, const char *section, const char *name, const char
             add_err(e, "too many quantities%s%s\n", "", "");
             return 1;
         }
+        if (strlen(section) >= 49) /* inih keeps 49 characters of a section name: a name of 40 may have been cut */
+            add_err(e, "[%s...]: quantity names have at most 39 characters%s\n", section, "");
         q = &e->q[e->n++];
         memset(q, 0, sizeof *q);
-        q->published = q->rtol = q->atol = NAN;
+        q->published = q->rtol = q->atol = q->bound = NAN;
         snprintf(q->name, sizeof q->name, "%s", section + 9);
     }
     double x;
@@ -66,6 +68,8 @@ static int handler(void *user, const char *section, const char *name, const char
         snprintf(q->extract, sizeof q->extract, "%s", value);
     else if (strcmp(name, "read") == 0)
         snprintf(q->read, sizeof q->read, "%s", value);
+    else if (strcmp(name, "rule") == 0)
+        snprintf(q->rule, sizeof q->rule, "%s", value);
     else if (strcmp(name, "with") == 0) {
         if (q->nwith == MAX_WITH)
             add_err(e, "quantity '%s': more than 8 'with' runs%s\n", q->name, "");
@@ -105,7 +109,7 @@ static int handler(void *user, const char *section, const char *name, const char
             q->info = 1;
     }
     else if (strcmp(name, "published") == 0 || strcmp(name, "rtol") == 0 ||
-             strcmp(name, "atol") == 0) {
+             strcmp(name, "atol") == 0 || strcmp(name, "bound") == 0) {
         if (mbs_parse_double(value, &x) != 0) {
             add_err(e, "'%s' is not a number (%s)\n", value, name);
             return 1;
@@ -114,6 +118,8 @@ static int handler(void *user, const char *section, const char *name, const char
             q->published = x;
         else if (name[0] == 'r')
             q->rtol = x;
+        else if (name[0] == 'b')
+            q->bound = x;
         else
             q->atol = x;
     } else
@@ -178,9 +184,13 @@ int mbs_repro_load_expect(const char *path, expect *e)
                     q->name, q->run);
         if (!q->field[0] == !q->extract[0])
             add_err(e, "quantity '%s': give exactly one of field = or extract =%s\n", q->name, "");
-        if (isnan(q->published) && !q->info)
-            add_err(e, "quantity '%s': published = is required (or verdict = info)%s\n",
+        if (isnan(q->published) && isnan(q->bound) && !q->info)
+            add_err(e, "quantity '%s': published = (what the source printed) or bound = (a "
+                       "derived value, with rule =) is required (or verdict = info)%s\n",
                     q->name, "");
+        if (!isnan(q->bound) != (q->rule[0] != '\0'))
+            add_err(e, "quantity '%s': bound = and rule = (how the bound is derived) go "
+                       "together%s\n", q->name, "");
         if (!q->read[0])
             add_err(e, "quantity '%s': read = (how the number was read) is required%s\n", q->name,
                     "");
@@ -642,53 +652,65 @@ int mbs_reproduce_check(const char *expect_path, const char *results_dir, FILE *
         return 2;
     }
     fprintf(out, "%s\n  %s\n  results: %s\n\n", e->title, e->citation, results_dir);
-    fprintf(out, "%-34s | %-10s | %-10s | %-7s | %-10s | %s\n", "quantity", "published", "ours",
-            "ratio", "tolerance", "verdict");
-    fprintf(out, "%.*s\n", 96, "------------------------------------------------------------"
-                               "------------------------------------------------------------");
+    /* labels are printed whole: the first column is as wide as the longest */
+    int w = (int)strlen("quantity");
+    for (int i = 0; i < e->n; i++)
+        w = (int)strlen(e->q[i].name) > w ? (int)strlen(e->q[i].name) : w;
+    fprintf(out, "%-*s | %-10s | %-10s | %-10s | %-9s | %-10s | %s\n", w, "quantity", "published",
+            "bound", "ours", "ratio", "tolerance", "verdict");
+    for (int k = 0; k < w + 77; k++)
+        fputc('-', out);
+    fputc('\n', out);
     int fails = 0, n_info = 0;
     for (int i = 0; i < e->n; i++) {
         quantity *q = &e->q[i];
         double ours = NAN;
         char note[1100] = "";
         ours = quantity_value(&res, q, note, sizeof note);
+        /* judged against the derived bound when there is one, else the printed value */
+        double ref = isfinite(q->bound) ? q->bound : q->published;
         int within = 0;
         char tol[32];
         if (q->info)
             snprintf(tol, sizeof tol, "-");
         else if (q->relation[0])
-            snprintf(tol, sizeof tol, "%s %.3g", q->relation, q->published);
+            snprintf(tol, sizeof tol, "%s %.4g", q->relation, ref);
         else if (q->rtol >= 0.0)
             snprintf(tol, sizeof tol, "%.0f%%", 100.0 * q->rtol);
         else
             snprintf(tol, sizeof tol, "+-%.3g", q->atol);
         if (isfinite(ours)) {
             if (q->relation[0])
-                within = q->relation[0] == '<' ? ours < q->published : ours > q->published;
-            if (q->rtol >= 0.0 && q->published != 0.0)
-                within |= fabs(ours / q->published - 1.0) <= q->rtol;
+                within = q->relation[0] == '<' ? ours < ref : ours > ref;
+            if (q->rtol >= 0.0 && ref != 0.0)
+                within |= fabs(ours / ref - 1.0) <= q->rtol;
             if (q->atol >= 0.0)
-                within |= fabs(ours - q->published) <= q->atol;
+                within |= fabs(ours - ref) <= q->atol;
         }
         n_info += q->info;
         fails += !within && !q->info;
-        char ratio[32] = "-", o[32] = "-", pub[32] = "-"; /* info rows may have none */
+        /* "-" where the source printed no number; the ratio is ours / published, or
+         * ours / bound when nothing was printed, in 3 significant digits */
+        char ratio[32] = "-", o[32] = "-", pub[32] = "-", bnd[32] = "-";
         if (isfinite(q->published))
             snprintf(pub, sizeof pub, "%.4g", q->published);
+        if (isfinite(q->bound))
+            snprintf(bnd, sizeof bnd, "%.4g", q->bound);
+        double den = isfinite(q->published) ? q->published : q->bound;
         if (isfinite(ours)) {
             snprintf(o, sizeof o, "%.4g", ours);
-            if (isfinite(q->published) && q->published != 0.0)
-                snprintf(ratio, sizeof ratio, "%.3f", ours / q->published);
+            if (isfinite(den) && den != 0.0)
+                snprintf(ratio, sizeof ratio, "%.3g", ours / den);
         }
-        fprintf(out, "%-34.34s | %-10s | %-10s | %-7s | %-10s | %s\n", q->name, pub, o, ratio,
-                tol, q->info ? "info" : within ? "ok" : "OUTSIDE");
+        fprintf(out, "%-*s | %-10s | %-10s | %-10s | %-9s | %-10s | %s\n", w, q->name, pub, bnd, o,
+                ratio, tol, q->info ? "info" : within ? "ok" : "OUTSIDE");
         if (note[0])
             fprintf(out, "    %s\n", note);
     }
-    fprintf(out, "\nhow the published numbers were read:\n");
+    fprintf(out, "\nhow the published numbers were read (and the bounds derived):\n");
     for (int i = 0; i < e->n; i++) {
         const quantity *q = &e->q[i];
-        fprintf(out, "  %-34.34s %s (%s%s%s of %s", q->name, q->read, q->combine,
+        fprintf(out, "  %-*s %s (%s%s%s of %s", w, q->name, q->read, q->combine,
                 q->combine[0] ? " of " : "", q->extract[0] ? q->extract : q->field, q->run);
         for (int j = 0; j < q->nwith; j++)
             fprintf(out, "; %s", q->with[j]);
@@ -698,6 +720,8 @@ int mbs_reproduce_check(const char *expect_path, const char *results_dir, FILE *
                 fprintf(out, " %g", q->factors[k]);
         }
         fprintf(out, ")\n");
+        if (q->rule[0])
+            fprintf(out, "  %-*s bound %.4g: %s\n", w, "", q->bound, q->rule);
     }
     if (n_info)
         fprintf(out, "\n%d informational quantities (verdict = info) are not judged\n", n_info);

@@ -13,10 +13,18 @@
  *                                    ; order.q|order.v|order.lambda: observed order
  *                                    ; over the h levels of the run's series, or
  *   extract   = min_q:1              ; a registered extractor (below) instead of field
- *   published = 4.0e-3
+ *   published = 4.0e-3               ; only a number the source printed
  *   read      = read off the log-scale plot (one-digit precision)
  *   rtol      = 0.3                  ; within when |ours / published - 1| <= rtol
  *   atol      = 0.5                  ; or when |ours - published| <= atol
+ *
+ * A value the source did not print (derived from a printed one, from a formula or
+ * from a qualitative claim) is not a published value: it is a bound with its rule,
+ * printed in its own column, and the verdict (relation, rtol, atol) uses it instead
+ * of published; published may then be omitted ("-" in the table):
+ *   bound     = 139.5                ; the value judged against
+ *   rule      = 1.5 x published: within 1.5 times the accepted steps of RADAU5
+ * Quantity names have at most 39 characters (the INI parser cuts section names).
  *
  * Optional keys of a quantity (backward compatible; absent = the behaviour above):
  *   with      = RUN                  ; further runs (repeatable, up to 8), combined by
@@ -57,7 +65,8 @@
 
 /* CLI: `mbsbench reproduce --list | --all | NAME [--results DIR] [--out DIR]
  * [--dir reproductions]`.  Exit 0 when every quantity is within tolerance, 1 when
- * one is not (or a run failed), 2 on bad input. */
+ * one is not (or a run failed), 2 on bad input, including --results DIR whose
+ * meta.json names another suite or grid (suite_digest) than the reproduction's. */
 int mbs_cmd_reproduce(int argc, char **argv);
 
 /* Check a reproduction against an existing results directory (no sweep); prints

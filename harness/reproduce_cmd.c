@@ -5,6 +5,7 @@
 #include "reproduce_impl.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 #include "cli.h"
 #include "html.h"
 #include "io.h"
+#include "shard.h"
 #include "sweep.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -51,6 +53,44 @@ static char **list_names(const char *dir, size_t *n)
     return names;
 }
 
+/* --results DIR must hold this reproduction's suite: refused (one line) when its
+ * meta.json names another suite, or the same suite with another grid (suite_digest,
+ * harness/shard.h).  A directory without meta.json cannot be told apart: checked
+ * run by run as before. */
+static int check_results_suite(const expect *e, const char *rdir)
+{
+    char path[4200], suite_path[4096], err[8192];
+    snprintf(path, sizeof path, "%s/meta.json", rdir);
+    json_t *m = json_load_file(path, 0, NULL);
+    if (!m)
+        return 0;
+    mbs_suite s;
+    mbs_data_path(e->suite, suite_path, sizeof suite_path);
+    if (mbs_suite_load(suite_path, &s, err, sizeof err) != MBS_OK) {
+        fputs(err, stderr);
+        json_decref(m);
+        return -1;
+    }
+    char digest[32];
+    mbs_suite_digest(&s, digest, sizeof digest);
+    const char *name = json_string_value(json_object_get(m, "suite"));
+    const char *d = json_string_value(json_object_get(m, "suite_digest"));
+    int bad = 0;
+    if (name && strcmp(name, s.name) != 0) {
+        fprintf(stderr, "mbsbench: reproduce: '%s' holds results of suite %s, not %s (%s)\n",
+                rdir, name, s.name, e->suite);
+        bad = 1;
+    } else if (d && strcmp(d, digest) != 0) {
+        fprintf(stderr, "mbsbench: reproduce: '%s' holds results of another version of suite %s "
+                        "(grid digest %s, %s gives %s)\n",
+                rdir, s.name, d, e->suite, digest);
+        bad = 1;
+    }
+    mbs_suite_free(&s);
+    json_decref(m);
+    return bad ? -1 : 0;
+}
+
 static int run_one(const char *dir, const char *name, const char *results, const char *outdir,
                    int jobs, FILE *out)
 {
@@ -77,6 +117,10 @@ static int run_one(const char *dir, const char *name, const char *results, const
     }
     if (results) {
         snprintf(rdir, sizeof rdir, "%s", results);
+        if (check_results_suite(e, rdir) != 0) {
+            free(e);
+            return 2;
+        }
     } else {
         mbs_suite s;
         char err[8192];

@@ -9,7 +9,9 @@ enum { MAX_QUANT = 64, MAX_WITH = 8, MAX_FACTORS = 9 };
 
 typedef struct quantity {
     char name[96], run[512], field[64], extract[64], read[512];
-    double published, rtol, atol;
+    double published, rtol, atol; /* published: only what the source printed (NaN: none) */
+    double bound;     /* a derived acceptance value judged instead of published (NaN: none) */
+    char rule[512];   /* how bound was derived (required with bound) */
     char with[MAX_WITH][512]; /* further runs for combine = ratio|spread */
     int nwith;
     char combine[16];  /* "", "ratio" or "spread" */

@@ -2,7 +2,8 @@
  * error; every comparison table of a report compares identical runs and names
  * them; adaptive methods get tolerance exponents and err/tol; digits at fixed cost
  * never drop the cheapest method; `--error final|traj` in summary, the brief
- * verdict and the report. */
+ * verdict and the report; reproductions print only what the source printed, with
+ * derived bounds in their own column, and refuse another suite's results. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -390,6 +391,166 @@ START_TEST(test_error_kind)
 }
 END_TEST
 
+/* ---- reproductions ---------------------------------------------------------------------- */
+
+static expect *load_expect(const char *path)
+{
+    expect *e = malloc(sizeof *e);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_msg(mbs_repro_load_expect(path, e) == 0, "%s: %s", path, e->err);
+    return e;
+}
+
+static const quantity *quant(const expect *e, const char *name)
+{
+    for (int i = 0; i < e->n; i++)
+        if (strcmp(e->q[i].name, name) == 0)
+            return &e->q[i];
+    ck_abort_msg("no quantity '%s'", name);
+    return NULL;
+}
+
+START_TEST(test_reproduce_published)
+{
+    /* crank-table: the published column holds the Test Set's printed accepted steps
+     * (RADAU5: [testset21] Table 16.3, 93 / 289 / 1799; RADAU: [testset24] Table II.19.3,
+     * 92 / 131 / 419) and scd (1.90 / 2.89 / 4.65); 1.5 x and -0.5 digits are
+     * bounds with their rule */
+    expect *e = load_expect("reproductions/crank-table.expect");
+    static const char *const t[3] = {"1e-4", "1e-6", "1e-8"};
+    static const double acc5[3] = {93, 289, 1799}, acc[3] = {92, 131, 419},
+                        scd[3] = {1.90, 2.89, 4.65};
+    for (int k = 0; k < 3; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "index2/radau5 %s: accepted", t[k]);
+        const quantity *q = quant(e, name);
+        ck_assert_double_eq(q->published, acc5[k]);
+        ck_assert_double_eq_tol(q->bound, 1.5 * acc5[k], 1e-9);
+        ck_assert(q->rule[0] != '\0');
+        snprintf(name, sizeof name, "index1/radau %s: accepted", t[k]);
+        q = quant(e, name);
+        ck_assert_double_eq(q->published, acc[k]);
+        ck_assert_double_eq_tol(q->bound, 1.5 * acc[k], 1e-9);
+        snprintf(name, sizeof name, "ggl/radau %s: scd", t[k]);
+        q = quant(e, name);
+        ck_assert_double_eq_tol(q->published, scd[k], 1e-12);
+        ck_assert_double_eq_tol(q->bound, scd[k] - 0.5, 1e-12);
+    }
+    /* RADAU5's 3.3 at 1e-8 was measured, not printed */
+    ck_assert(isnan(quant(e, "index2/radau5 1e-8: scd")->published));
+    free(e);
+    /* table2: the paper printed no number for its accuracy claim */
+    e = load_expect("reproductions/table2.expect");
+    for (int i = 0; i < e->n; i++)
+        if (!e->q[i].info)
+            ck_assert_msg(isnan(e->q[i].published) && isfinite(e->q[i].bound),
+                          "table2 '%s': published %g", e->q[i].name, e->q[i].published);
+    free(e);
+    /* every reproduction: a bound has its rule */
+    static const char *const all[] = {"crank-table", "dca-projections", "drift-fig14",
+                                      "energy-fig4", "example9", "genalpha-fig10",
+                                      "genalpha-fig16", "heavytop-forms", "heavytop-remark6",
+                                      "smallmass-fig2", "table2", "wheelset-fig12-13"};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
+        char path[256];
+        snprintf(path, sizeof path, "reproductions/%s.expect", all[k]);
+        e = load_expect(path);
+        for (int i = 0; i < e->n; i++)
+            ck_assert_msg(isnan(e->q[i].bound) == (e->q[i].rule[0] == '\0'), "%s '%s'", all[k],
+                          e->q[i].name);
+        free(e);
+    }
+}
+END_TEST
+
+/* The printed table: "-" where nothing was printed, the bound in its own column,
+ * labels whole, ratios in 3 significant digits; the verdict uses the bound. */
+START_TEST(test_reproduce_table)
+{
+    char *dir = mbs_test_tmpdir(), rd[512], path[600];
+    snprintf(rd, sizeof rd, "%s/r", dir);
+    write_fakes(rd, traj_runs, 2, "t");
+    snprintf(path, sizeof path, "%s/x.expect", dir);
+    const char *name = "a label longer than 34 characters, kept"; /* 39: the most INI keeps */
+    char text[2048];
+    snprintf(text, sizeof text,
+             "[reproduction]\ntitle = t\ncitation = c\nsuite = s\n"
+             "[quantity %s]\nrun = pendulum index1/dopri5 tol=1e-6 t_end=10\nfield = err.q\n"
+             "read = no number printed\nbound = 1e-7\nrule = ours\nrelation = <\n"
+             "[quantity printed]\nrun = pendulum index2/radau5 tol=1e-6 t_end=10\n"
+             "field = err.q\npublished = 4\nread = r\nbound = 2e-5\nrule = r2\nrelation = <\n",
+             name);
+    mbs_test_write_text(path, text);
+    snprintf(text, sizeof text, "%s/out.txt", dir);
+    FILE *f = fopen(text, "w");
+    ck_assert_int_eq(mbs_reproduce_check(path, rd, f), 0);
+    fclose(f);
+    char *o = mbs_read_file(text, NULL);
+    ck_assert_ptr_nonnull(o);
+    const char *l = strstr(o, name);
+    ck_assert_msg(l != NULL, "label cut: %s", o);
+    /* err.q 1e-8 against the bound 1e-7: ratio 0.1; published "-" */
+    ck_assert_msg(strstr(l, "| -          | 1e-07      | 1e-08      | 0.1       | < 1e-07"),
+                  "row: %.200s", l);
+    /* err.q 1e-5 (published 4, bound 2e-5): ratio ours / published = 2.5e-06 */
+    l = strstr(o, "printed ");
+    ck_assert_ptr_nonnull(l);
+    ck_assert_msg(strstr(l, "| 4          | 2e-05      | 1e-05      | 2.5e-06   | < 2e-05"),
+                  "row: %.200s", l);
+    ck_assert_ptr_nonnull(strstr(o, "bound 2e-05: r2"));
+    free(o);
+    /* malformed: bound without rule, rule without bound, nothing to judge against, a
+     * label the INI parser would cut (more than 40 characters) */
+    static const char *const bad[] = {"bound = 1\nrelation = <\n", "rule = x\npublished = 1\n"
+                                                                   "relation = <\n",
+                                      "relation = <\n", "published = 1\nrelation = <\n"};
+    FILE *sink = fopen("/dev/null", "w");
+    for (int k = 0; k < 4; k++) {
+        snprintf(text, sizeof text,
+                 "[reproduction]\ntitle = t\ncitation = c\nsuite = s\n[quantity %s]\n"
+                 "run = pendulum index1/dopri5 tol=1e-6 t_end=10\nfield = err.q\nread = r\n%s",
+                 k == 3 ? "a label of forty characters, maybe cut!!" : "a", bad[k]);
+        mbs_test_write_text(path, text);
+        ck_assert_int_eq(mbs_reproduce_check(path, rd, sink), 2);
+    }
+    fclose(sink);
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(test_reproduce_results_suite)
+{
+    char *dir = mbs_test_tmpdir(), rd[512], cmd[1200], out[512], path[600];
+    int lines;
+    /* another suite's results: refused in one line, before any check */
+    snprintf(rd, sizeof rd, "%s/other", dir);
+    write_fakes(rd, traj_runs, 2, "default");
+    snprintf(cmd, sizeof cmd, "reproduce table2 --results %s", rd);
+    ck_assert_int_eq(mbs_test_cli_lines(cmd, out, sizeof out, &lines), 2);
+    ck_assert_msg(lines == 1 && strstr(out, "suite default, not table2"), "%s", out);
+    /* the same suite name with another grid */
+    snprintf(rd, sizeof rd, "%s/version", dir);
+    write_fakes(rd, traj_runs, 2, "table2");
+    snprintf(cmd, sizeof cmd, "reproduce table2 --results %s", rd);
+    ck_assert_int_eq(mbs_test_cli_lines(cmd, out, sizeof out, &lines), 2);
+    ck_assert_msg(lines == 1 && strstr(out, "another version of suite table2"), "%s", out);
+    /* the suite's own grid: checked (its runs are missing here: not reproduced, 1) */
+    mbs_suite s;
+    char err[4096], digest[32];
+    ck_assert_int_eq(mbs_suite_load("suites/table2.suite", &s, err, sizeof err), MBS_OK);
+    mbs_suite_digest(&s, digest, sizeof digest);
+    mbs_suite_free(&s);
+    snprintf(path, sizeof path, "%s/meta.json", rd);
+    char meta[256];
+    snprintf(meta, sizeof meta, "{\"suite\": \"table2\", \"suite_digest\": \"%s\"}\n", digest);
+    mbs_test_write_text(path, meta);
+    ck_assert_int_eq(mbs_test_cli(cmd, out, sizeof out), 1);
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *mbs_suite_tables(void)
 {
     Suite *s = suite_create("tables");
@@ -398,6 +559,9 @@ Suite *mbs_suite_tables(void)
     tcase_add_test(tc, test_lambda_null);
     tcase_add_test(tc, test_report_identical_runs);
     tcase_add_test(tc, test_error_kind);
+    tcase_add_test(tc, test_reproduce_published);
+    tcase_add_test(tc, test_reproduce_table);
+    tcase_add_test(tc, test_reproduce_results_suite);
     suite_add_tcase(s, tc);
     return s;
 }
