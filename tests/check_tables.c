@@ -3,7 +3,8 @@
  * them; adaptive methods get tolerance exponents and err/tol; digits at fixed cost
  * never drop the cheapest method; `--error final|traj` in summary, the brief
  * verdict and the report; reproductions print only what the source printed, with
- * derived bounds in their own column, and refuse another suite's results. */
+ * derived bounds in their own column, and refuse another suite's results; the
+ * fivebar comparison study (suites/fivebar-study.suite) from scratch. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -551,6 +552,59 @@ START_TEST(test_reproduce_results_suite)
 }
 END_TEST
 
+/* ---- the fivebar comparison study ------------------------------------------------------- */
+
+/* suites/fivebar-study.suite from scratch (sweep, report): every comparison table
+ * compares identical runs, and each method shows tolerance proportionality (an
+ * exponent or n/e with the plain fit, and err/tol at each of the 5 tolerances). */
+START_TEST(test_fivebar_study)
+{
+    char *dir = mbs_test_tmpdir(), cmd[1200], out[512], path[600], rd[512];
+    snprintf(rd, sizeof rd, "%s/r", dir);
+    snprintf(cmd, sizeof cmd, "sweep suites/fivebar-study.suite -j 2 --out %s --no-history", rd);
+    ck_assert_msg(mbs_test_cli(cmd, out, sizeof out) == 0, "sweep: %s", out);
+    snprintf(cmd, sizeof cmd, "report %s --out %s/rep", rd, dir);
+    ck_assert_msg(mbs_test_cli(cmd, out, sizeof out) == 0, "report: %s", out);
+    snprintf(path, sizeof path, "%s/rep/index.md", dir);
+    char *md = mbs_read_file(path, NULL);
+    ck_assert_ptr_nonnull(md);
+    mbs_results r;
+    char err[512];
+    ck_assert_int_eq(mbs_results_load_quiet(rd, &r, err, sizeof err), 0);
+    ck_assert_int_eq((int)r.n, 15);
+    ck_assert_int_eq(check_identical(&r, md, "## Observed orders"), 3);
+    ck_assert_int_eq(check_identical(&r, md, "## Drift exponents"), 3);
+    ck_assert_int_eq(check_identical(&r, md, "## Digits at fixed cost"), 3);
+    static const char *const meths[] = {"index2/radau5", "index2/bdf", "index2/ida"};
+    mdtab *t = md_table(md, "## Observed orders");
+    for (int k = 0; k < 3; k++)
+        ck_assert_ptr_nonnull(strstr(row_cell(t, meths[k], "fivebar"), "tol: q "));
+    free(t);
+    t = md_table(md, "## Tolerance proportionality");
+    ck_assert_int_eq(t->nrow, 4);
+    for (int i = 1; i < 4; i++) {
+        int runs[8];
+        ck_assert_int_eq(cell_runs(t->c[i][6], runs, 8), 5);
+        /* err/tol at each tolerance, computed from the records named */
+        const char *p = t->c[i][5];
+        for (int k = 0; k < 5; k++) {
+            json_t *o = rec_of(&r, runs[k]);
+            double tol, ratio;
+            ck_assert_msg(sscanf(p, "%lf: %lf", &tol, &ratio) == 2, "cell '%s'", t->c[i][5]);
+            ck_assert_double_eq_tol(tol, mbs_jnum(o, "tol"), 1e-20);
+            ck_assert_double_eq_tol(ratio, mbs_jnum(o, "err.q") / tol, 0.051 * ratio);
+            p = strchr(p, ';') ? strchr(p, ';') + 2 : p;
+        }
+        ck_assert(strstr(t->c[i][2], "[") != NULL); /* an exponent with its interval */
+    }
+    free(t);
+    mbs_results_free(&r);
+    free(md);
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *mbs_suite_tables(void)
 {
     Suite *s = suite_create("tables");
@@ -562,6 +616,7 @@ Suite *mbs_suite_tables(void)
     tcase_add_test(tc, test_reproduce_published);
     tcase_add_test(tc, test_reproduce_table);
     tcase_add_test(tc, test_reproduce_results_suite);
+    tcase_add_test(tc, test_fivebar_study);
     suite_add_tcase(s, tc);
     return s;
 }
