@@ -199,6 +199,31 @@ static const char *row_cell(const mdtab *t, const char *method, const char *colh
     return NULL;
 }
 
+/* The stdout of `mbsbench CMD` (CMD: fmt with the results directory dir), which
+ * must exit 0 and contain want (when not NULL); malloc'ed. */
+static char *cli_stdout(const char *fmt, const char *dir, const char *want)
+{
+    char cmd[1200], *so = NULL, *se = NULL;
+    snprintf(cmd, sizeof cmd, fmt, dir);
+    ck_assert_msg(mbs_test_cli_text(cmd, &se, &so) == 0, "%s: %s", cmd, se);
+    free(se);
+    ck_assert_msg(!want || strstr(so, want), "%s: no '%s' in\n%s", cmd, want, so);
+    return so;
+}
+
+/* `mbsbench report RD --out DIR/rep`: its index.md (malloc'ed) and RD's records. */
+static char *report_md(const char *dir, const char *rd, mbs_results *r)
+{
+    char cmd[1200], out[512], err[512];
+    snprintf(cmd, sizeof cmd, "report %s --out %s/rep", rd, dir);
+    ck_assert_msg(mbs_test_cli(cmd, out, sizeof out) == 0, "report: %s", out);
+    snprintf(cmd, sizeof cmd, "%s/rep/index.md", dir);
+    char *md = mbs_read_file(cmd, NULL);
+    ck_assert_ptr_nonnull(md);
+    ck_assert_int_eq(mbs_results_load_quiet(rd, r, err, sizeof err), 0);
+    return md;
+}
+
 /* ---- lambda of problems without multipliers ------------------------------------------ */
 
 START_TEST(test_lambda_null)
@@ -251,17 +276,11 @@ static const fake table_runs[] = {
 
 START_TEST(test_report_identical_runs)
 {
-    char *dir = mbs_test_tmpdir(), rd[512], cmd[1200], out[512], path[600];
+    char *dir = mbs_test_tmpdir(), rd[512];
     snprintf(rd, sizeof rd, "%s/r", dir);
     write_fakes(rd, table_runs, (int)(sizeof table_runs / sizeof *table_runs), "t");
-    snprintf(cmd, sizeof cmd, "report %s --out %s/rep", rd, dir);
-    ck_assert_msg(mbs_test_cli(cmd, out, sizeof out) == 0, "report: %s", out);
-    snprintf(path, sizeof path, "%s/rep/index.md", dir);
-    char *md = mbs_read_file(path, NULL);
-    ck_assert_ptr_nonnull(md);
     mbs_results r;
-    char err[512];
-    ck_assert_int_eq(mbs_results_load_quiet(rd, &r, err, sizeof err), 0);
+    char *md = report_md(dir, rd, &r);
 
     /* drift: one column per t_end; the two RK4 variants side by side on the same
      * run (h = 0.005, t_end = 10), the t_end = 100 study in its own column */
@@ -321,39 +340,26 @@ static const fake traj_runs[] = {
 START_TEST(test_error_kind)
 {
     char *dir = mbs_test_tmpdir(), rd[512], cmd[1200], out[512], path[600];
-    char *so = NULL, *se = NULL;
     snprintf(rd, sizeof rd, "%s/r", dir);
     write_fakes(rd, traj_runs, 2, "t");
     /* the verdict: fastest run to a mixed error of 1e-6, at t_end or along the trajectory */
-    snprintf(cmd, sizeof cmd, "summary %s --brief", rd);
-    ck_assert_int_eq(mbs_test_cli_text(cmd, &se, &so), 0);
+    char *so = cli_stdout("summary %s --brief", rd, NULL);
     const char *row = strstr(so, "\npendulum ");
     ck_assert_ptr_nonnull(row);
     ck_assert_ptr_nonnull(strstr(row, "index1/dopri5"));
     ck_assert_ptr_null(strstr(row, "index2/radau5"));
     free(so);
-    free(se);
-    snprintf(cmd, sizeof cmd, "summary %s --brief --error traj", rd);
-    ck_assert_int_eq(mbs_test_cli_text(cmd, &se, &so), 0);
-    ck_assert_ptr_nonnull(strstr(so, "along the trajectory"));
+    so = cli_stdout("summary %s --brief --error traj", rd, "along the trajectory");
     row = strstr(so, "\npendulum ");
     ck_assert_ptr_nonnull(row);
     ck_assert_ptr_nonnull(strstr(row, "index2/radau5"));
     free(so);
-    free(se);
     /* the paper table and the terminal table */
-    snprintf(cmd, sizeof cmd, "summary %s --format csv --error traj", rd);
-    ck_assert_int_eq(mbs_test_cli_text(cmd, &se, &so), 0);
-    ck_assert_ptr_nonnull(strstr(so, ",traj_err_q,traj_err_v,traj_err_lambda,"));
-    ck_assert_ptr_nonnull(strstr(so, ",1e-07,1e-07,1e-07,"));
-    free(so);
-    free(se);
-    snprintf(cmd, sizeof cmd, "summary %s --error traj", rd);
-    ck_assert_int_eq(mbs_test_cli_text(cmd, &se, &so), 0);
-    ck_assert_ptr_nonnull(strstr(so, "traj_q"));
-    ck_assert_ptr_nonnull(strstr(so, "1.00e-04"));
-    free(so);
-    free(se);
+    free(cli_stdout("summary %s --format csv --error traj", rd,
+                    ",traj_err_q,traj_err_v,traj_err_lambda,"));
+    free(cli_stdout("summary %s --format csv --error traj", rd, ",1e-07,1e-07,1e-07,"));
+    free(cli_stdout("summary %s --error traj", rd, "traj_q"));
+    free(cli_stdout("summary %s --error traj", rd, "1.00e-04"));
     /* the report: tables in the chosen error, work-precision figures in both */
     snprintf(cmd, sizeof cmd, "report %s --out %s/rep --error traj", rd, dir);
     ck_assert_msg(mbs_test_cli(cmd, out, sizeof out) == 0, "report --error traj: %s", out);
@@ -559,18 +565,12 @@ END_TEST
  * exponent or n/e with the plain fit, and err/tol at each of the 5 tolerances). */
 START_TEST(test_fivebar_study)
 {
-    char *dir = mbs_test_tmpdir(), cmd[1200], out[512], path[600], rd[512];
+    char *dir = mbs_test_tmpdir(), cmd[1200], out[512], rd[512];
     snprintf(rd, sizeof rd, "%s/r", dir);
     snprintf(cmd, sizeof cmd, "sweep suites/fivebar-study.suite -j 2 --out %s --no-history", rd);
     ck_assert_msg(mbs_test_cli(cmd, out, sizeof out) == 0, "sweep: %s", out);
-    snprintf(cmd, sizeof cmd, "report %s --out %s/rep", rd, dir);
-    ck_assert_msg(mbs_test_cli(cmd, out, sizeof out) == 0, "report: %s", out);
-    snprintf(path, sizeof path, "%s/rep/index.md", dir);
-    char *md = mbs_read_file(path, NULL);
-    ck_assert_ptr_nonnull(md);
     mbs_results r;
-    char err[512];
-    ck_assert_int_eq(mbs_results_load_quiet(rd, &r, err, sizeof err), 0);
+    char *md = report_md(dir, rd, &r);
     ck_assert_int_eq((int)r.n, 15);
     ck_assert_int_eq(check_identical(&r, md, "## Observed orders"), 3);
     ck_assert_int_eq(check_identical(&r, md, "## Drift exponents"), 3);
