@@ -267,7 +267,7 @@ static const mbs_opt reproduce_opts[] = {
      .def = "none", .range = "a writable directory"},
     {.name = "--results", .kind = MBS_OPT_STR, .arg = "DIR",
      .doc = "with NAME: check an existing results directory of the reproduction's suite "
-            "instead of running it",
+            "instead of running it (refused when its meta.json names another suite or grid)",
      .def = "none (run the suite)", .range = "a results directory"},
     {.name = "--out", .kind = MBS_OPT_STR, .arg = "DIR",
      .doc = "with NAME: where the suite's sweep writes its results",

@@ -206,8 +206,9 @@ static void work_precision(ctx *c, const char *cost, const char *cost_label, mbs
     int rows, cols;
     layout(panels, &rows, &cols);
     char stem[96], dname[160];
-    snprintf(stem, sizeof stem, "wp-%s-%s%s", strcmp(cost, "cpu.median") ? "fevals" : "cpu",
-             mbs_report_groups[g], ek == MBS_ERR_TRAJ ? "-traj" : "");
+    snprintf(stem, sizeof stem, "wp-%s-%s%s%s", strcmp(cost, "cpu.median") ? "fevals" : "cpu",
+             mbs_report_groups[g], ek == MBS_ERR_TRAJ ? "-" : "",
+             ek == MBS_ERR_TRAJ ? "traj" : ""); /* wp-fevals-q or wp-fevals-q-traj */
     fprintf(b, "set multiplot layout %d,%d\nset logscale xy\nset grid\n", rows, cols);
     fprintf(b, "set format x '10^{%%L}'\nset format y '10^{%%L}'\n");
     fprintf(b, "set key outside right top vertical font ',8'\n");

@@ -72,8 +72,10 @@ static json_t *find_rec(ctx *c, int p, double t_end, int m, const setting *s)
 {
     for (size_t i = 0; i < c->r->n; i++) {
         json_t *o = c->r->recs[i];
+        if (!rec_in(c, o, p, t_end, m))
+            continue;
         setting so = setting_of(o);
-        if (rec_in(c, o, p, t_end, m) && same_setting(&so, s))
+        if (same_setting(&so, s))
             return o;
     }
     return NULL;
@@ -144,9 +146,13 @@ static int common_levels(ctx *c, int p, double t_end, int adaptive, setting *out
                     cand[n++] = la[k];
             if (n < 3)
                 continue;
-            int cov = 0;
-            for (int m = 0; m < c->meths.n; m++)
-                cov += covers(c, p, t_end, m, cand, n);
+            int cov = 0; /* methods with every candidate level among their own */
+            for (int m = 0; m < c->meths.n; m++) {
+                int all = 1;
+                for (int k = 0; k < n && all; k++)
+                    all = contains(lv + (size_t)m * MAXLEV, nl[m], &cand[k]);
+                cov += all;
+            }
             if (cov > best_cov || (cov == best_cov && n > best_n)) {
                 best_cov = cov;
                 best_n = n;
@@ -165,13 +171,24 @@ static setting common_drift(ctx *c, int p, double t_end, int adaptive)
     int best_n = 0;
     for (size_t i = 0; i < c->r->n; i++) {
         json_t *o = c->r->recs[i];
-        setting s = setting_of(o);
-        if (!rec_in(c, o, p, t_end, -1) || s.adaptive != adaptive)
+        if (!rec_in(c, o, p, t_end, -1))
             continue;
+        setting s = setting_of(o);
+        if (s.adaptive != adaptive)
+            continue;
+        char seen[MAXN] = {0};
         int n = 0;
-        for (int m = 0; m < c->meths.n; m++) {
-            json_t *x = find_rec(c, p, t_end, m, &s);
-            n += x && mbs_rec_ok(x) && isfinite(mbs_jnum(x, "drift_exponent"));
+        for (size_t j = 0; j < c->r->n; j++) { /* the methods with a drift exponent at s */
+            json_t *x = c->r->recs[j];
+            if (!rec_in(c, x, p, t_end, -1) || !mbs_rec_ok(x) ||
+                !isfinite(mbs_jnum(x, "drift_exponent")))
+                continue;
+            setting sx = setting_of(x);
+            int m = mbs_report_name_index(&c->meths, mbs_jstr(x, "method_spec"), 0);
+            if (m >= 0 && !seen[m] && same_setting(&sx, &s)) {
+                seen[m] = 1;
+                n++;
+            }
         }
         if (n > best_n || (n == best_n && n > 0 && s.x < best.x)) {
             best_n = n;
