@@ -218,8 +218,8 @@ double mbs_rec_err_mixed(json_t *rec, mbs_err_kind k)
 
 int mbs_results_have_traj(const mbs_results *r)
 {
-    for (size_t i = 0; i < r->n; i++)
-        if (json_is_object(json_object_get(r->recs[i], "traj")))
+    for (size_t i = 0; i < r->n; i++) /* a traj object with reference none measured nothing */
+        if (isfinite(mbs_rec_err_mixed(r->recs[i], MBS_ERR_TRAJ)))
             return 1;
     return 0;
 }

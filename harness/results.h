@@ -56,7 +56,7 @@ double mbs_rec_err(json_t *rec, mbs_err_kind k, const char *group);
 /* The mixed error over all components: 10^-mescd (final), or the largest of
  * traj.err_max.q, .v, .lambda (traj; null groups skipped).  NaN when not measured. */
 double mbs_rec_err_mixed(json_t *rec, mbs_err_kind k);
-/* Does some record carry trajectory errors (an object "traj")? */
+/* Does some record carry a measured trajectory error (traj.err_max not all null)? */
 int mbs_results_have_traj(const mbs_results *r);
 
 /* Identity of a run across sweeps: "problem_spec method_spec h=.. tol=.. t_end=..". */
