@@ -14,7 +14,9 @@
 #define OPT_PROBLEM(what)                                                                    \
     {.name = "--problem", .alias = "-p", .kind = MBS_OPT_STR, .arg = "PROBLEM[:k=v,...]",   \
      .doc = what, .def = "none (required)",                                                  \
-     .range = "a problem of 'mbsbench list problems', parameters in their ranges"}
+     .range = "a problem of 'mbsbench list problems' (a mechanism file mechanisms/NAME.mech "  \
+              "is the problem NAME), or model:file=PATH.mech[,k=v,...] for any other "         \
+              "mechanism file (docs/adding-a-problem.md); parameters in their ranges"}
 #define OPT_METHOD(what)                                                                     \
     {.name = "--method", .alias = "-m", .kind = MBS_OPT_STR, .arg = "METHOD[:k=v,...]",     \
      .doc = what, .def = "none (required)",                                                  \
@@ -63,7 +65,9 @@
 #define PARAMS_NOTE                                                                          \
     "PROBLEM and METHOD take parameters after a colon, e.g. heavytop:coords=rotmat,\n"       \
     "dca/rk4:threads=2, index1/tsit5:linsol=chol (a parameter given twice is refused);\n"   \
-    "'mbsbench list problems|methods' shows every parameter with its default and range.\n"
+    "'mbsbench list problems|methods' shows every parameter with its default and range.\n" \
+    "A mechanism file is a problem too: -p NAME for mechanisms/NAME.mech, -p\n"            \
+    "model:file=PATH.mech[,k=v,...] for a file anywhere else.\n"
 
 static const mbs_opt common[] = {
     {.name = "--help", .alias = "-h", .kind = MBS_OPT_FLAG,
@@ -584,7 +588,7 @@ int mbs_cli_next(const mbs_cli_cmd *cmd, int argc, char **argv, int *i, mbs_cli_
         if (mbs_parse_long(v, &k) != 0) {
             /* integers written as 1e7 are accepted when exact */
             if (mbs_parse_double(v, &x) != 0 || x != floor(x) || fabs(x) > 9e15) {
-                snprintf(msg, sizeof msg, "%.*s '%s' is not an integer in %s", nl, w, v, range);
+                snprintf(msg, sizeof msg, "%.*s '%s' is not an integer (range: %s)", nl, w, v, range);
                 return fail(cmd, msg);
             }
             k = (long)x;
@@ -592,7 +596,7 @@ int mbs_cli_next(const mbs_cli_cmd *cmd, int argc, char **argv, int *i, mbs_cli_
         a->integer = k;
         x = (double)k;
     } else if (mbs_parse_double(v, &x) != 0) {
-        snprintf(msg, sizeof msg, "%.*s '%s' is not a finite number in %s", nl, w, v, range);
+        snprintf(msg, sizeof msg, "%.*s '%s' is not a finite number (range: %s)", nl, w, v, range);
         return fail(cmd, msg);
     }
     if (x < o->lo || x > o->hi || (o->lo_open && x == o->lo) || (o->hi_open && x == o->hi)) {

@@ -113,6 +113,21 @@ static size_t mbs_count_newlines(const char *s)
     return n;
 }
 
+/* The keys of [suite] and of [grid NAME], in the order of their bits in
+ * suite_seen and grid.seen (docs/suite-format.md documents each). */
+static const char *const suite_keys[] = {"name",    "description", "repeat",  "max_steps",
+                                         "max_cpu", "max_wall",    "max_mem", "plugins"};
+static const char *const grid_keys[] = {"problems", "methods", "h", "tol", "t_end",
+                                        "inject_failure", "atol", "tol_mode", "output_steps"};
+#define N_SUITE_KEYS (sizeof suite_keys / sizeof *suite_keys)
+#define N_GRID_KEYS (sizeof grid_keys / sizeof *grid_keys)
+
+const char *const *mbs_suite_keys(int in_grid, size_t *n)
+{
+    *n = in_grid ? N_GRID_KEYS : N_SUITE_KEYS;
+    return in_grid ? grid_keys : suite_keys;
+}
+
 /* Index of name in keys[0..n), or -1. */
 static int key_index(const char *name, const char *const *keys, int n)
 {
@@ -252,9 +267,8 @@ static int handler(void *user, const char *section, const char *name, const char
     locate(ps, name);
     snprintf(where, sizeof where, "%s:%d: [%s]", ps->path, ps->line, section);
     if (strcmp(section, "suite") == 0) {
-        static const char *const keys[] = {"name",    "description", "repeat",  "max_steps",
-                                           "max_cpu", "max_wall",    "max_mem", "plugins"};
-        int k = key_index(name, keys, sizeof keys / sizeof keys[0]);
+        const char *const *keys = suite_keys;
+        int k = key_index(name, keys, (int)N_SUITE_KEYS);
         if (k < 0) {
             add_error(ps, "%s: unknown key '%s'", where, name);
             return 1;
@@ -324,9 +338,8 @@ static int handler(void *user, const char *section, const char *name, const char
         snprintf(g->name, sizeof g->name, "%s", section + 5);
         g->t_end = NAN;
     }
-    static const char *const keys[] = {"problems", "methods", "h", "tol", "t_end",
-                                       "inject_failure", "atol", "tol_mode", "output_steps"};
-    int k = key_index(name, keys, sizeof keys / sizeof keys[0]);
+    const char *const *keys = grid_keys;
+    int k = key_index(name, keys, (int)N_GRID_KEYS);
     if (k < 0) {
         add_error(ps, "%s: unknown key '%s'", where, name);
         return 1;

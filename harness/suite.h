@@ -52,5 +52,8 @@ int mbs_suite_load(const char *path, mbs_suite *s, char *err, size_t errlen);
 int mbs_suite_parse(const char *data, size_t len, const char *path, mbs_suite *s, char *err,
                     size_t errlen);
 void mbs_suite_free(mbs_suite *s);
+/* The keys a suite file may hold: of [suite] (in_grid = 0) or of a [grid NAME]
+ * (in_grid = 1); n receives their number. */
+const char *const *mbs_suite_keys(int in_grid, size_t *n);
 
 #endif

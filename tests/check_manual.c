@@ -13,6 +13,7 @@
 
 #include "../harness/cli.h"
 #include "../harness/io.h"
+#include "../harness/suite.h"
 #include "../methods/registry.h"
 #include "../problems/registry.h"
 #include "testutil.h"
@@ -591,6 +592,290 @@ START_TEST(suite_errors_cause_first_once_each)
 }
 END_TEST
 
+/* The -p option of every command that takes a problem spec names the
+ * mechanism files (-p NAME for mechanisms/NAME.mech, -p model:file=PATH) in
+ * --help and in the man page, and both spellings run. */
+START_TEST(problem_option_names_mechanism_files)
+{
+    char *man = mbs_read_file("docs/mbsbench.1", NULL);
+    ck_assert_ptr_nonnull(man);
+    int commands = 0;
+    for (size_t i = 0; i < mbs_cli_count(); i++) {
+        const mbs_cli_cmd *c = mbs_cli_at(i);
+        for (size_t k = 0; k < c->n_opts; k++) {
+            const mbs_opt *o = &c->opts[k];
+            if (strcmp(o->name, "--problem") != 0 || !o->arg ||
+                strncmp(o->arg, "PROBLEM[:", 9) != 0)
+                continue;
+            commands++;
+            char *help = NULL, range[512];
+            help_text(c->name, &help);
+            mbs_cli_range(o, range, sizeof range);
+            char *h = squeeze(help);
+            ck_assert_msg(strstr(range, "mechanisms/NAME.mech") &&
+                              strstr(range, "model:file=PATH.mech") && strstr(h, "model:file="),
+                          "mbsbench %s --help: -p does not name the mechanism files", c->name);
+            free(h);
+            free(help);
+            char head[128];
+            snprintf(head, sizeof head, ".SS %s\n", c->name);
+            char *ms = section(man, head, "\n.SS");
+            ck_assert_ptr_nonnull(ms);
+            ck_assert_msg(strstr(ms, "model:file=PATH.mech") && strstr(ms, "mechanisms/NAME.mech"),
+                          "docs/mbsbench.1, .SS %s: -p does not name the mechanism files",
+                          c->name);
+            free(ms);
+        }
+    }
+    ck_assert_int_ge(commands, 4); /* run, converge, check-problem, reference, history */
+    char *spec = section(man, ".SH PROBLEM AND METHOD SPECS", "\n.SH");
+    ck_assert_msg(spec && strstr(spec, "model:file=") && strstr(spec, "mechanisms/NAME.mech"),
+                  "docs/mbsbench.1: no section PROBLEM AND METHOD SPECS naming mechanism files");
+    free(spec);
+    free(man);
+    /* both spellings are problems: a file of mechanisms/ by name, any file by path */
+    char out[1024];
+    ck_assert_int_eq(mbs_test_cli("run -p fourbar-nc -m index1/rk4 --h 0.01 --t-end 0.02", out,
+                                  sizeof out), 0);
+    ck_assert_int_eq(mbs_test_cli("run -p model:file=mechanisms/fourbar-nc.mech,g=1 -m index1/rk4 "
+                                  "--h 0.01 --t-end 0.02", out, sizeof out), 0);
+}
+END_TEST
+
+/* docs/suite-format.md documents every key a suite file may hold (the
+ * parser's own key lists), both section kinds, the budgets and what a grid
+ * with both h and tol runs; its complete example is a valid suite of as many
+ * runs as the text says. */
+START_TEST(suite_format_is_complete)
+{
+    char *doc = mbs_read_file("docs/suite-format.md", NULL);
+    ck_assert_ptr_nonnull(doc);
+    const char *suite_part = strstr(doc, "### `[suite]`"), *grid_part = strstr(doc,
+                                                                            "### `[grid NAME]`");
+    ck_assert_msg(suite_part && grid_part && suite_part < grid_part,
+                  "docs/suite-format.md: no '### `[suite]`' then '### `[grid NAME]`'");
+    for (int g = 0; g < 2; g++) {
+        size_t n;
+        const char *const *keys = mbs_suite_keys(g, &n);
+        ck_assert_int_ge(n, 8);
+        for (size_t k = 0; k < n; k++) {
+            char row[64];
+            snprintf(row, sizeof row, "\n| `%s` | ", keys[k]);
+            const char *at = strstr(g ? grid_part : suite_part, row);
+            ck_assert_msg(at && (g || at < grid_part),
+                          "docs/suite-format.md: key '%s' of [%s] has no row in its table",
+                          keys[k], g ? "grid NAME" : "suite");
+        }
+    }
+    ck_assert_msg(strstr(doc, "A grid with both `h` and `tol`"),
+                  "docs/suite-format.md: what a grid with both h and tol runs");
+    /* the complete example parses, into the number of runs the text states */
+    const char *ex = strstr(doc, "## A complete example\n```ini\n");
+    ck_assert_ptr_nonnull(ex);
+    ex = strchr(ex, '\n') + 1;
+    ex = strchr(ex, '\n') + 1;
+    const char *end = strstr(ex, "```");
+    ck_assert_ptr_nonnull(end);
+    int stated = 0;
+    const char *runs = strstr(end, " runs its ");
+    ck_assert_msg(runs && sscanf(runs, " runs its %d runs", &stated) == 1,
+                  "docs/suite-format.md: the example's run count is not stated");
+    mbs_suite st;
+    char err[4096];
+    ck_assert_msg(mbs_suite_parse(ex, (size_t)(end - ex), "example.suite", &st, err,
+                                  sizeof err) == 0,
+                  "docs/suite-format.md: the example is not a valid suite:\n%s", err);
+    ck_assert_int_eq((int)st.n_runs, stated);
+    /* every key of the example is one of the documented ones */
+    for (const char *l = ex; l < end; l = strchr(l, '\n') + 1) {
+        if (*l == '[' || *l == ';' || *l == ' ' || *l == '\n')
+            continue;
+        size_t klen = strcspn(l, " =");
+        char key[64];
+        snprintf(key, sizeof key, "\n| `%.*s` | ", (int)klen, l);
+        ck_assert_msg(strstr(doc, key), "example key %.*s undocumented", (int)klen, l);
+    }
+    mbs_suite_free(&st);
+    free(doc);
+}
+END_TEST
+
+/* The members of `struct NAME {...}` in a header: identifiers declared at the
+ * top level of the body (a function pointer by its (*name)). */
+static int struct_members(const char *src, const char *open, char names[][48], int max)
+{
+    const char *p = strstr(src, open);
+    ck_assert_msg(p != NULL, "'%s' not found", open);
+    p = strchr(p, '{') + 1;
+    int n = 0, depth = 0;
+    char stmt[1024];
+    size_t len = 0;
+    for (; *p && !(depth == 0 && *p == '}'); p++) {
+        if (p[0] == '/' && p[1] == '*') { /* comments out */
+            const char *e = strstr(p + 2, "*/");
+            ck_assert_ptr_nonnull(e);
+            p = e + 1;
+            continue;
+        }
+        if (*p == '(')
+            depth++;
+        if (*p == ')')
+            depth--;
+        if (*p != ';' || depth != 0) {
+            if (len < sizeof stmt - 1)
+                stmt[len++] = *p;
+            continue;
+        }
+        stmt[len] = '\0';
+        len = 0;
+        const char *fp = strstr(stmt, "(*");
+        if (fp) { /* a function pointer */
+            size_t k = strspn(fp + 2, "abcdefghijklmnopqrstuvwxyz_0123456789");
+            if (n < max)
+                snprintf(names[n++], sizeof names[0], "%.*s", (int)k, fp + 2);
+            continue;
+        }
+        /* "double t0, t_end": the last identifier of each declarator */
+        for (char *part = strtok(stmt, ","); part; part = strtok(NULL, ",")) {
+            char *e = part + strlen(part);
+            while (e > part && !(isalnum((unsigned char)e[-1]) || e[-1] == '_'))
+                e--;
+            char *b = e;
+            while (b > part && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
+                b--;
+            if (e > b && n < max)
+                snprintf(names[n++], sizeof names[0], "%.*s", (int)(e - b), b);
+        }
+    }
+    return n;
+}
+
+/* docs/adding-a-problem.md documents every member of the problem definition
+ * (problems/problem.h) and of a parameter table entry (core/param.h), what
+ * .index means for rheonomic problems and plain ODEs, and how to run an
+ * installed mbsbench. */
+START_TEST(adding_a_problem_is_complete)
+{
+    char *doc = mbs_read_file("docs/adding-a-problem.md", NULL);
+    char *pb = mbs_read_file("problems/problem.h", NULL), *pm = mbs_read_file("core/param.h",
+                                                                             NULL);
+    ck_assert(doc && pb && pm);
+    char names[96][48];
+    int n = struct_members(pb, "struct mbs_problem_def {", names, 96);
+    ck_assert_int_ge(n, 30);
+    for (int k = 0; k < n; k++) {
+        char tick[64];
+        snprintf(tick, sizeof tick, "`%.47s`", names[k]);
+        ck_assert_msg(strstr(doc, tick), "docs/adding-a-problem.md: field %s of mbs_problem_def "
+                                         "is not documented", names[k]);
+    }
+    const char *table = strstr(doc, "### The parameter table");
+    ck_assert_ptr_nonnull(table);
+    n = struct_members(pm, "typedef struct mbs_param_def {", names, 96);
+    ck_assert_int_eq(n, 7); /* name, def, min, max, doc, choices, integer */
+    for (int k = 0; k < n; k++) {
+        char item[64];
+        snprintf(item, sizeof item, "`%.47s`", strcmp(names[k], "def") ? names[k] : "default");
+        ck_assert_msg(strstr(table, item), "docs/adding-a-problem.md: the parameter table "
+                                           "entry's %s is not documented", names[k]);
+    }
+    const char *idx = strstr(doc, "| `index` |");
+    ck_assert_msg(idx && strstr(idx, "rheonomic") && strstr(idx, "plain ODE"),
+                  "docs/adding-a-problem.md: .index for rheonomic problems and ODEs");
+    ck_assert_msg(strstr(doc, "## Running mbsbench") && strstr(doc, "PATH") &&
+                      strstr(doc, "bin/mbsbench"),
+                  "docs/adding-a-problem.md: how to run an installed mbsbench");
+    free(doc);
+    free(pb);
+    free(pm);
+}
+END_TEST
+
+/* User-facing text names its sources so that a reader of a clone can look
+ * them up: no 'seed 00N', no tracker numbers ('issue N'), no paths outside
+ * the clone, in the docs, the man page, README, references.bib, the suites,
+ * reproductions, stored references, mechanism files, examples, the headers,
+ * and in what the commands print about their sources (--help, reproduce
+ * --list; list --long is checked above). */
+static void no_untraceable_source(const char *what, const char *text)
+{
+    static const char *const banned[] = {"seed 0", "seed0", "issue #", "shared/seeds",
+                                         "shared/problems", "/work/"};
+    char *low = malloc(strlen(text) + 1);
+    ck_assert_ptr_nonnull(low);
+    for (size_t i = 0; (low[i] = (char)tolower((unsigned char)text[i])) != '\0'; i++)
+        ;
+    for (size_t b = 0; b < sizeof banned / sizeof *banned; b++) {
+        const char *at = strstr(low, banned[b]);
+        ck_assert_msg(!at, "%s: '%s' in '%.60s'", what, banned[b], text + (at - low));
+    }
+    for (const char *at = low; (at = strstr(at, "issue ")) != NULL; at++)
+        ck_assert_msg(!isdigit((unsigned char)at[6]), "%s: a tracker number in '%.60s'", what,
+                      text + (at - low));
+    free(low);
+}
+
+static void scan_dir(const char *dir, const char *suffix, int *files)
+{
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "%s", dir);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        DIR *sub = opendir(path);
+        if (sub) {
+            closedir(sub);
+            scan_dir(path, suffix, files);
+            continue;
+        }
+        size_t n = strlen(e->d_name), m = suffix ? strlen(suffix) : 0;
+        if (suffix && (n < m || strcmp(e->d_name + n - m, suffix) != 0))
+            continue;
+        char *text = mbs_read_file(path, NULL);
+        ck_assert_ptr_nonnull(text);
+        no_untraceable_source(path, text);
+        free(text);
+        (*files)++;
+    }
+    closedir(d);
+}
+
+START_TEST(user_facing_text_cites_what_a_reader_can_look_up)
+{
+    int files = 0;
+    static const char *const single[] = {"README.md", "references.bib", "docs/mbsbench.1"};
+    for (size_t k = 0; k < sizeof single / sizeof *single; k++) {
+        char *text = mbs_read_file(single[k], NULL);
+        ck_assert_ptr_nonnull(text);
+        no_untraceable_source(single[k], text);
+        free(text);
+        files++;
+    }
+    static const char *const dirs[][2] = {
+        {"docs", ".md"},        {"suites", NULL},      {"reproductions", NULL},
+        {"problems/ref", NULL}, {"mechanisms", NULL},  {"examples", NULL},
+        {"core", ".h"},         {"problems", ".h"},    {"methods", ".h"},
+        {"harness", ".h"}};
+    for (size_t k = 0; k < sizeof dirs / sizeof *dirs; k++)
+        scan_dir(dirs[k][0], dirs[k][1], &files);
+    ck_assert_int_gt(files, 100);
+    char *err = NULL, *out = NULL;
+    ck_assert_int_eq(mbs_test_cli_text("reproduce --list", &err, &out), 0);
+    no_untraceable_source("reproduce --list", out);
+    free(err);
+    free(out);
+    for (size_t i = 0; i < mbs_cli_count(); i++) {
+        char *help = NULL;
+        help_text(mbs_cli_at(i)->name, &help);
+        no_untraceable_source(mbs_cli_at(i)->name, help);
+        free(help);
+    }
+}
+END_TEST
+
 Suite *mbs_suite_manual(void)
 {
     Suite *s = suite_create("manual");
@@ -608,6 +893,10 @@ Suite *mbs_suite_manual(void)
     tcase_add_test(tc, list_long_cites_what_a_reader_can_look_up);
     tcase_add_test(tc, figures_read_at_a_glance);
     tcase_add_test(tc, suite_errors_cause_first_once_each);
+    tcase_add_test(tc, problem_option_names_mechanism_files);
+    tcase_add_test(tc, suite_format_is_complete);
+    tcase_add_test(tc, adding_a_problem_is_complete);
+    tcase_add_test(tc, user_facing_text_cites_what_a_reader_can_look_up);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
