@@ -301,12 +301,17 @@ check-slurm: $(BIN)
 check-install:
 	./tests/install/run.sh
 
-# Mutation testing of the nightly net (tools/mutate): MUTANTS sampled
-# mutations of methods/ and problems/ in a scratch copy of HEAD; kill rate of the
-# nightly compare in results/mutate-<time>/summary.md.  Long: not part of CI.
+# Mutation testing (tools/mutate): MUTANTS sampled mutations of the C files in
+# FOLDERS (methods,problems: the measured code, judged by the nightly compare and
+# make check; harness: the meter, judged by make check and the nightly) in a
+# scratch copy of HEAD, niced; kill rates per folder and file in
+# results/mutate-<time>/summary.md.  Long (harness: 60 mutants ~2-3 h on 2 shared
+# cores): not part of make check or CI.
 MUTANTS ?= 60
+MINUTES ?= 0
+FOLDERS ?= methods,problems
 mutate:
-	python3 tools/mutate --count $(MUTANTS)
+	python3 tools/mutate --count $(MUTANTS) --folders $(FOLDERS) --minutes $(MINUTES)
 
 # Fuzzing (clang + libFuzzer): the suite parser, the spec parser and the mechanism-file
 # reader, FUZZ_SECONDS each.
