@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/brief.h"
 #include "../harness/converge.h"
 #include "../harness/fit.h"
 #include "../harness/io.h"
@@ -1823,6 +1824,64 @@ START_TEST(reproduce_extractors_by_hand)
 }
 END_TEST
 
+/* ---- the brief verdict of `make run` ------------------------------------------------ */
+
+/* Per problem and level (mescd >= 3, 6, 9: a mixed error of 1e-3, 1e-6, 1e-9 or
+ * better) the run with the smallest CPU median; mescd exactly at a level reaches
+ * it; a tie keeps the first; failures counted by status; a problem without
+ * measured digits is "not scored". */
+START_TEST(brief_verdict_by_hand)
+{
+    char *dir = mbs_test_tmpdir(), path[1024];
+    snprintf(path, sizeof path, "%s/runs.jsonl", dir);
+    const struct {
+        const char *problem, *method, *status;
+        double mescd, cpu_ms;
+    } r[] = {
+        {"A", "a/three", "ok", 3.0, 2.0},     {"A", "a/six", "ok", 6.0, 5.0},
+        {"A", "a/almost6", "ok", 5.999999, 1.0}, {"A", "a/nine", "ok", 9.5, 9.0},
+        {"A", "a/twelve", "ok", 12.0, 6.0},   {"A", "a/tie", "ok", 12.0, 6.0},
+        {"A", "a/failed", "nan_state", 14.0, 0.5}, {"B", "b/low", "ok", 2.999999, 1.0},
+        {"C", "c/none", "ok", NAN, 1.0},      {"C", "c/budget", "too_many_steps", NAN, NAN},
+    };
+    char text[8192] = "";
+    for (size_t i = 0; i < sizeof r / sizeof *r; i++) {
+        char line[512], d[32] = "null", c[32] = "null";
+        if (isfinite(r[i].mescd))
+            snprintf(d, sizeof d, "%.17g", r[i].mescd);
+        if (isfinite(r[i].cpu_ms))
+            snprintf(c, sizeof c, "%.17g", 1e-3 * r[i].cpu_ms);
+        snprintf(line, sizeof line,
+                 "{\"run\":%zu,\"problem_spec\":\"%s\",\"method_spec\":\"%s\","
+                 "\"status\":\"%s\",\"mescd\":%s,\"cpu\":{\"median\":%s},"
+                 "\"counters\":{\"f_evals\":%zu}}\n",
+                 i, r[i].problem, r[i].method, r[i].status, d, c, 100 + i);
+        strcat(text, line);
+    }
+    mbs_test_write_text(path, text);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    ck_assert_int_eq(mbs_brief_summary(dir, "R.html", m), 0);
+    fclose(m);
+    /* A: 1e-3 a/almost6 (1 ms), 1e-6 a/six (mescd 6.0 exactly, 5 ms), 1e-9 a/twelve */
+    char want[256];
+    snprintf(want, sizeof want, "%-20s %-31s %-31s %-31s", "A", "a/almost6 1ms 102f",
+             "a/six 5ms 101f", "a/twelve 6ms 104f");
+    ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "B                    - (no run reached 1e-3)") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "C                    (no reference: not scored)") != NULL, "%s",
+                  buf);
+    ck_assert_msg(strstr(buf, "10 runs, 8 ok, 2 failed") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "failed runs by status: nan_state 1, too_many_steps 1") != NULL,
+                  "%s", buf);
+    ck_assert_ptr_nonnull(strstr(buf, "report: R.html"));
+    free(buf);
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *mbs_suite_meter(void)
 {
     Suite *s = suite_create("meter");
@@ -1858,6 +1917,7 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, reproduce_verdict_boundaries);
     tcase_add_test(tc, reproduce_combine_boundaries);
     tcase_add_test(tc, reproduce_extractors_by_hand);
+    tcase_add_test(tc, brief_verdict_by_hand);
     suite_add_tcase(s, tc);
     return s;
 }
