@@ -24,6 +24,7 @@
 #include "../harness/reproduce.h"
 #include "../harness/results.h"
 #include "../harness/suite.h"
+#include "../harness/tolrun.h"
 #include "../methods/registry.h"
 #include "../problems/registry.h"
 #include "testutil.h"
@@ -1483,6 +1484,39 @@ START_TEST(compare_orders_boundary)
 }
 END_TEST
 
+/* The order of a series over the records is fitted in the order of h, whatever
+ * the order of the runs: with a round-off plateau at the finest h the window
+ * leaves it out only when the levels are sorted; levels of another series or
+ * duplicated h do not count. */
+START_TEST(results_order_sorts_levels)
+{
+    const double hs[6] = {0.01, 0.04, 0.0025, 0.02, 0.005, 0.04};
+    json_t *a = json_array();
+    for (int i = 0; i < 6; i++) {
+        double e = hs[i] == 0.0025 ? 3e-5 : hs[i] * hs[i];
+        json_t *o = synth(i == 5 ? "other" : "s", hs[i], e);
+        json_object_set_new(o, "run", json_integer(i));
+        json_array_append_new(a, o);
+    }
+    json_t *dup = synth("s", 0.04, 1.0); /* the same h again: the first one counts */
+    json_array_append_new(a, dup);
+    mbs_results r;
+    ck_assert_int_eq(mbs_results_from_array(NULL, a, &r), 0);
+    json_decref(a);
+    mbs_order_fit f;
+    size_t nl;
+    ck_assert_int_eq(mbs_results_order(&r, r.recs[0], "q", &f, &nl), 0);
+    ck_assert_uint_eq(nl, 5);
+    ck_assert(f.established);
+    ck_assert_double_lt(fabs(f.p - 2.0), 1e-9);
+    ck_assert_uint_eq(f.first, 0); /* h = 0.04 .. 0.005; 0.0025 (plateau) left out */
+    ck_assert_uint_eq(f.last, 3);
+    ck_assert_int_eq(mbs_results_order(&r, r.recs[5], "q", &f, &nl), -1); /* one level */
+    ck_assert_uint_eq(nl, 1);
+    mbs_results_free(&r);
+}
+END_TEST
+
 /* CPU: with 7 repeats each (exact Mann-Whitney), 1.25x slower is the bound of
  * both the median and the minimum; the test's alpha 0.01 sits between the exact
  * p-values 0.00874 (U = 43 of 49) and 0.0131 (U = 42); runs with a baseline
@@ -1497,8 +1531,9 @@ static void set_times(json_t *rec, const double *t, int n, double median)
     json_object_set_new(rec, "cpu", cpu);
 }
 
-static int cpu_case(const double *tb, const double *tn, int n, double median, int same_env,
-                    double cal_b, double cal_n, mbs_compare_summary *s)
+static int cpu_case_alpha(const double *tb, const double *tn, int n, double median,
+                          int same_env, double cal_b, double cal_n, double alpha,
+                          mbs_compare_summary *s)
 {
     mbs_results base, now;
     synth_results(&base, 0.01, 1e-6);
@@ -1514,10 +1549,19 @@ static int cpu_case(const double *tb, const double *tn, int n, double median, in
         json_object_set_new(base.meta, "calibration_s", json_real(cal_b));
         json_object_set_new(now.meta, "calibration_s", json_real(cal_n));
     }
-    int st = cmp_quiet(&base, &now, s);
+    FILE *sink = fopen("/dev/null", "w");
+    mbs_compare_opts opt = {.alpha = alpha};
+    int st = mbs_compare_results(&base, &now, &opt, sink, s);
+    fclose(sink);
     mbs_results_free(&base);
     mbs_results_free(&now);
     return st;
+}
+
+static int cpu_case(const double *tb, const double *tn, int n, double median, int same_env,
+                    double cal_b, double cal_n, mbs_compare_summary *s)
+{
+    return cpu_case_alpha(tb, tn, n, median, same_env, cal_b, cal_n, 0.0, s);
 }
 
 START_TEST(compare_cpu_boundary)
@@ -1563,6 +1607,9 @@ START_TEST(compare_cpu_boundary)
     /* fewer than 3 repeats: not judged */
     ck_assert_int_eq(cpu_case(tb, tn, 2, 0.0103, 1, 0, 0, &s), 0);
     ck_assert_int_eq(cpu_case(tb, tn, 3, 0.0103, 1, 0, 0, &s), 0); /* p = 0.05 */
+    /* significant means p < alpha: 3 + 3 separated gives p = 1/20 exactly */
+    ck_assert_int_eq(cpu_case_alpha(tb, tn, 3, 0.0103, 1, 0, 0, 0.05, &s), 0);
+    ck_assert_int_eq(cpu_case_alpha(tb, tn, 3, 0.0103, 1, 0, 0, nextafter(0.05, 1.0), &s), 1);
     /* calibration: the new machine's loop took 2x: its 2x times are no slow-down;
      * the other way round the same times are */
     ck_assert_int_eq(cpu_case(tb, tn, 7, 0.0103, 1, 1.0, 2.0, &s), 0);
@@ -1824,6 +1871,58 @@ START_TEST(reproduce_extractors_by_hand)
 }
 END_TEST
 
+/* ---- tolrun: the direct run with separate tolerances (bench table 2) ---------------- */
+
+static const mbs_method_def probe_adaptive = {
+    .name = "meter/adaptive", .summary = "scripted states (test)", .citation = "tests",
+    .order = {2, 1, 0}, .flags = MBS_M_ADAPTIVE, .ops = &probe_ops, .variant = &s1};
+
+/* Script S1 again: final errors, max |g| over the initial values and the steps,
+ * the work of the measuring run, the final state; bad input refused. */
+START_TEST(tolrun_by_hand)
+{
+    char err[256];
+    ck_assert_int_eq(mbs_method_register(&probe_adaptive, "check_meter", err, sizeof err),
+                     MBS_OK);
+    mbs_tolrun r;
+    ck_assert_int_eq(mbs_tolrun_run("meter-probe", "meter/adaptive", 1e-4, 1e-6, NAN, 2, &r),
+                     MBS_OK);
+    ck_assert_int_eq(r.status, MBS_OK);
+    ck_assert_double_eq(r.t_final, 1.0);
+    assert_rel(r.err_q, 2e-3, 1e-12, "tolrun err_q");
+    assert_rel(r.err_v, 1e-3, 1e-12, "tolrun err_v");
+    assert_rel(r.res_pos_max, 4e-3, 1e-12, "tolrun res_pos_max");
+    ck_assert_int_eq(r.cnt.steps, 3);
+    ck_assert_int_eq(r.cnt.rejected, 1);
+    ck_assert_int_eq(r.cnt.solves, 3 * probe_work[6]);
+    ck_assert_uint_eq(r.nq, 2);
+    ck_assert_uint_eq(r.nl, 1);
+    assert_rel(r.final[4], 3.005, 1e-14, "tolrun final lambda");
+    ck_assert(r.cpu_min >= 0.0); /* a time was taken (its value is not judged) */
+    /* t_end 0.5: the script's times scale with it */
+    ck_assert_int_eq(mbs_tolrun_run("meter-probe", "meter/adaptive", 1e-4, 1e-6, 0.5, 0, &r),
+                     MBS_OK);
+    ck_assert_double_eq(r.t_final, 0.5);
+    ck_assert(isnan(r.cpu_min));
+    /* no exact solution: no errors */
+    ck_assert_int_eq(mbs_tolrun_run("meter-probe-ref", "meter/adaptive", 1e-4, 1e-6, NAN, 0, &r),
+                     MBS_OK);
+    ck_assert(isnan(r.err_q) && isnan(r.err_v));
+    assert_rel(r.res_pos_max, 4e-3, 1e-12, "tolrun res_pos_max (no reference)");
+    /* bad input */
+    ck_assert_int_eq(mbs_tolrun_run("meter-probe", "meter/probe", 1e-4, 1e-6, NAN, 0, &r),
+                     MBS_BAD_INPUT);
+    ck_assert_int_eq(mbs_tolrun_run("meter-probe", "meter/adaptive", 0.0, 1e-6, NAN, 0, &r),
+                     MBS_BAD_INPUT);
+    ck_assert_int_eq(mbs_tolrun_run("meter-probe", "meter/adaptive", 1e-4, 0.0, NAN, 0, &r),
+                     MBS_BAD_INPUT);
+    ck_assert_int_eq(mbs_tolrun_run("meter-probe", "meter/adaptive", 1e-4, 1e-6, 0.0, 0, &r),
+                     MBS_BAD_INPUT);
+    ck_assert_int_eq(mbs_tolrun_run("meter-probe", "meter/adaptive", 1e-4, 1e-6, NAN, -1, &r),
+                     MBS_BAD_INPUT);
+}
+END_TEST
+
 /* ---- the brief verdict of `make run` ------------------------------------------------ */
 
 /* Per problem and level (mescd >= 3, 6, 9: a mixed error of 1e-3, 1e-6, 1e-9 or
@@ -1912,12 +2011,14 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, compare_counters_and_state_boundary);
     tcase_add_test(tc, compare_drift_exponent_both_directions);
     tcase_add_test(tc, compare_orders_boundary);
+    tcase_add_test(tc, results_order_sorts_levels);
     tcase_add_test(tc, compare_cpu_boundary);
     tcase_add_test(tc, mann_whitney_normal_by_hand);
     tcase_add_test(tc, reproduce_verdict_boundaries);
     tcase_add_test(tc, reproduce_combine_boundaries);
     tcase_add_test(tc, reproduce_extractors_by_hand);
     tcase_add_test(tc, brief_verdict_by_hand);
+    tcase_add_test(tc, tolrun_by_hand);
     suite_add_tcase(s, tc);
     return s;
 }
