@@ -41,7 +41,8 @@
  *                                    ; (e.g. CPU times of another machine); published
  *                                    ; may then be omitted (a measured comparison)
  *
- * `run` names the record: problem spec, method spec, h=H or tol=T, optional
+ * `run` names the record: problem spec, method spec, h=H or tol=T (equal to 1e-9
+ * relative), optional
  * atol=A (runs whose grid sets atol, harness/sweep.h) and t_end=T (all as written in
  * the suite).  Extractors compute a value the record does
  * not hold by integrating the named run again with their own observer:

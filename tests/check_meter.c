@@ -1738,6 +1738,12 @@ START_TEST(reproduce_verdict_boundaries)
     snprintf(q, sizeof q, "run = meter-probe meter/a tol=1e-6\npublished = 0\natol = 1e-3");
     x = 1e-3;
     ck_assert_int_eq(repro_case(&x, tol1, 1, q), 0);
+    /* the record of a run: h or tol equal to 1e-9 relative */
+    snprintf(q, sizeof q, "%s\nrtol = 0.5", run);
+    x = 2.0;
+    const double tol_in[1] = {1e-6 * (1.0 + 0.9e-9)}, tol_out[1] = {1e-6 * (1.0 + 1.1e-9)};
+    ck_assert_int_eq(repro_case(&x, tol_in, 1, q), 0);
+    ck_assert_int_eq(repro_case(&x, tol_out, 1, q), 1);
     /* info: never judged; a missing value fails a judged quantity */
     snprintf(q, sizeof q, "%s\nverdict = info", run);
     x = 1e9;
