@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../harness/brief.h"
 #include "../harness/converge.h"
@@ -707,6 +708,29 @@ START_TEST(cpu_statistics_by_hand)
     ck_assert_double_eq(r.cpu_min, 0.25);
     ck_assert_double_eq(r.cpu_median, 0.25);
     ck_assert_double_eq(r.cpu_iqr, 0.0);
+}
+END_TEST
+
+/* The CPU clock of the timings is the process CPU clock in seconds: a reading
+ * lies between two direct readings of CLOCK_PROCESS_CPUTIME_ID taken around it
+ * (a consistency check of units, not a timing). */
+static double cpu_clock_direct(void)
+{
+    struct timespec ts;
+    ck_assert_int_eq(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts), 0);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+START_TEST(cpu_clock_units)
+{
+    volatile double sink = 0.0;
+    for (int k = 0; k < 20; k++) {
+        for (int i = 0; i < 200000; i++) /* let the clock move on */
+            sink += sqrt((double)i);
+        double a = cpu_clock_direct(), m = mbs_cpu_seconds(), b = cpu_clock_direct();
+        ck_assert_msg(a - 1e-9 <= m && m <= b + 1e-9, "%.9f not in [%.9f, %.9f]", m, a, b);
+    }
+    (void)sink;
 }
 END_TEST
 
@@ -2002,6 +2026,7 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, step_budget_boundary);
     tcase_add_test(tc, budgets_from_baseline_boundary);
     tcase_add_test(tc, cpu_statistics_by_hand);
+    tcase_add_test(tc, cpu_clock_units);
     tcase_add_test(tc, work_of_timing_runs);
     tcase_add_test(tc, line_fit_and_ci_by_table);
     tcase_add_test(tc, order_fit_by_hand);
