@@ -114,7 +114,10 @@ static const char *const accuracy[] = {"err.q",        "err.v",          "err.la
                                        "err_max.q",    "err_max.v",      "err_max.lambda",
                                        "err_mixed_qv", "residual.pos_max", "residual.vel_max",
                                        "residual.acc_max", "residual.pos_end",
-                                       "residual.vel_end", "energy_drift", "scd", "mescd"};
+                                       "residual.vel_end", "energy_drift", "scd", "mescd",
+                                       "traj.err_max.q", "traj.err_max.v",
+                                       "traj.err_max.lambda", "traj.err_rms.q",
+                                       "traj.err_rms.v", "traj.err_rms.lambda"};
 static const char *const groups[] = {"q", "v", "lambda"};
 
 static json_t *find_key(const mbs_results *r, const char *key)
