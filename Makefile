@@ -19,11 +19,13 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 # SUNDIALS (optional, Debian libsundials-dev ships no .pc files): the peer
-# methods (methods/peers/peer_sundials.c) are built and registered only when present.
+# methods (methods/peers/peer_sundials*.c) are built and registered only when present,
+# with SUNLinSol_KLU (linsol=klu; KLU from SuiteSparse, libsuitesparse-dev).
 ifneq ($(wildcard /usr/include/ida/ida.h),)
 SUNDIALS_CFLAGS := -DMBS_HAVE_SUNDIALS
 SUNDIALS_LIBS := -lsundials_ida -lsundials_cvode -lsundials_arkode -lsundials_sunlinsoldense \
-                 -lsundials_sunmatrixdense -lsundials_nvecserial
+                 -lsundials_sunmatrixdense -lsundials_sunlinsolklu -lsundials_sunmatrixsparse \
+                 -lsundials_nvecserial -lklu
 endif
 # SuiteSparse (UMFPACK, CHOLMOD; methods/linsol/linsol.c): Debian 12 ships no .pc files.
 SS_CFLAGS := -I/usr/include/suitesparse

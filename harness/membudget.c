@@ -46,7 +46,8 @@ void mbs_human_bytes(double b, char *buf, size_t len)
  * projection systems) or n = n_y for the `full` iteration matrices of the implicit
  * DAE integrators (methods/formulations/dae_form.h; also for linsol=auto unless that picks
  * CHOLMOD).  Sparse backends (linsol=umfpack, cholmod) and the O(n) tree recursions (recursive/, dca/ on problems with
- * native triplet callbacks) have no dense path. */
+ * native triplet callbacks) have no dense path.  The SUNDIALS peers hold SUNDIALS'
+ * dense Newton matrix (n >= n_q + n_v) unless they run on KLU (linsol=klu). */
 double mbs_run_memory_estimate(const mbs_method_def *m, const mbs_params *mp,
                                const mbs_problem *pb, char *what, size_t whatlen,
                                char *remedy, size_t remedylen)
@@ -57,6 +58,20 @@ double mbs_run_memory_estimate(const mbs_method_def *m, const mbs_params *mp,
     if (choices)
         mbs_choice_name(choices, (int)mp->val[ip], ls, sizeof ls);
     what[0] = remedy[0] = '\0';
+    /* the SUNDIALS peers (their linsol offers klu): SUNDIALS' dense Newton matrix
+     * of order >= n_q + n_v unless klu, whatever solves the index-1 systems;
+     * auto takes klu on problems with triplet callbacks (H = I) that are not
+     * small (methods/peers/peer_sundials.c) */
+    if (choices && strstr(choices, "klu")) {
+        if (strcmp(ls, "klu") == 0 ||
+            (strcmp(ls, "auto") == 0 && pb->def->mass_sparse && pb->def->jacobian_sparse &&
+             !pb->def->kinematic))
+            return 0.0;
+        double n = (double)(pb->nq + pb->nv);
+        snprintf(what, whatlen, "dense %.0f x %.0f Newton matrix", n, n);
+        snprintf(remedy, remedylen, "use %s:linsol=klu", m->name);
+        return 8.0 * n * n;
+    }
     if (strcmp(ls, "umfpack") == 0 || strcmp(ls, "cholmod") == 0)
         return 0.0;
     /* linsol=auto of radau5/bdf (mbs_dae_form_auto_structured): CHOLMOD for

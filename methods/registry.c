@@ -151,12 +151,21 @@ static int dae_fits(const mbs_dae_integrator *in, const mbs_dae_formulation *f)
            (!in->only || strcmp(in->only, f->name) == 0);
 }
 
+/* Append the parameters of l that the pair does not have yet: a name given
+ * twice keeps its first definition (IDA's `linsol`, which also selects its
+ * Newton solver, replaces the index-1 formulation's). */
 static void add_params(struct dae_pair *p, size_t *n, mbs_param_list l)
 {
-    if (*n + l.n > MBS_MAX_PARAMS)
-        too_small("MBS_MAX_PARAMS", p->name);
-    for (size_t i = 0; i < l.n; i++)
-        p->params[(*n)++] = l.defs[i];
+    for (size_t k = 0; k < l.n; k++) {
+        size_t j = 0;
+        while (j < *n && strcmp(p->params[j].name, l.defs[k].name) != 0)
+            j++;
+        if (j < *n)
+            continue;
+        if (*n == MBS_MAX_PARAMS)
+            too_small("MBS_MAX_PARAMS", p->name);
+        p->params[(*n)++] = l.defs[k];
+    }
 }
 
 /* FORMULATION/INTEGRATOR of the DAE axis (framework/dae_axis.h). */

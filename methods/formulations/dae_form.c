@@ -143,12 +143,22 @@ int mbs_dae_form_auto_structured(mbs_ctx *ctx, int *ls_kind)
 {
     const mbs_problem *pb = ctx->pb;
     const mbs_problem_def *d = pb->def;
-    size_t nq = pb->nq, nv = pb->nv, nl = pb->nl;
+    size_t nv = pb->nv, nl = pb->nl;
     *ls_kind = d->mass_sparse && d->jacobian_sparse && nv + nl >= 30 ? MBS_LS_CHOLMOD
                                                                       : MBS_LS_DENSE;
     if (d->kinematic || (pb->flags & (MBS_PB_EXTENDED | MBS_PB_NONHOLONOMIC |
                                       MBS_PB_SINGULAR_MASS)) ||
-        nl == 0 || nv + nl < 20 || !d->force_q || !d->force_v)
+        nl == 0 || nv + nl < 20)
+        return 0;
+    return mbs_dae_form_forces_vanish(ctx);
+}
+
+int mbs_dae_form_forces_vanish(mbs_ctx *ctx)
+{
+    const mbs_problem *pb = ctx->pb;
+    const mbs_problem_def *d = pb->def;
+    size_t nq = pb->nq, nv = pb->nv, nl = pb->nl;
+    if (!d->force_q || !d->force_v)
         return 0;
     double *q = calloc(nq + nv + nl + 1, sizeof(double));
     gsl_matrix *K = mbs_matrix_alloc(nv, nq > nv ? nq : nv);
@@ -505,6 +515,10 @@ int mbs_dae_form_alloc_sparse(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind ki
     size_t nq = f->nq, nv = f->nv, nl = f->nl, nlc = nl ? nl : 1;
     /* singular M (definite on ker B): CHOLMOD on the augmented Lagrangian */
     double aug = (pb->flags & MBS_PB_SINGULAR_MASS) ? 1.0 : 0.0;
+    if (ls_kind < 0) { /* residual only: the caller assembles its own matrix */
+        *out = f;
+        return MBS_OK;
+    }
     s = mbs_linsol_alloc(&f->kkt, ls_kind, nv, nl, aug);
     if (s == MBS_OK && kind == MBS_FORM_GGL && nl > 0)
         s = mbs_linsol_alloc(&f->kktg, ls_kind, nq, nl, 0.0);

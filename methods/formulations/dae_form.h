@@ -128,7 +128,9 @@ int mbs_dae_form_position_row(const mbs_dae_form *f, size_t i);
  * for problems with those callbacks, else from the dense callbacks converted
  * to triplets (full pattern).  Requires H = I, no extended variables, no
  * non-holonomic rows, and constraints when M is singular (MBS_UNSUPPORTED with
- * a reason otherwise).  ls_kind: MBS_LS_DENSE, MBS_LS_UMFPACK or MBS_LS_CHOLMOD. */
+ * a reason otherwise).  ls_kind: MBS_LS_DENSE, MBS_LS_UMFPACK or MBS_LS_CHOLMOD,
+ * or -1 for F and the residual from triplets without any KKT backend (the
+ * SUNDIALS peers with linsol=klu assemble their own Newton matrix). */
 int mbs_dae_form_alloc_sparse(mbs_dae_form **out, mbs_ctx *ctx, mbs_form_kind kind,
                               int ls_kind);
 /* Index-3 form: which velocities are index-2 variables of the DAE.  Only the
@@ -197,6 +199,11 @@ int mbs_dae_form_kkt_solve_stages(mbs_dae_form *f, mbs_ctx *ctx, double t, doubl
  * doubleloop (dense M, 41 unknowns) 1.27-1.62.  0 otherwise (use the full dense
  * iteration matrix); -1: out of memory. */
 int mbs_dae_form_auto_structured(mbs_ctx *ctx, int *ls_kind);
+/* 1 when ctx->pb provides force_q and force_v and both vanish at its initial
+ * state and at a perturbed one (the test of mbs_dae_form_auto_structured; the
+ * SUNDIALS peers' linsol=auto uses it too), 0 otherwise, -1 out of memory.
+ * Clears ctx->reason. */
+int mbs_dae_form_forces_vanish(mbs_ctx *ctx);
 
 /* The backends of sparse mode (which = 0: [M B^T; B 0], 1: GGL's [I G^T; G 0]);
  * NULL when absent. */

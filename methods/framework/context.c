@@ -74,6 +74,12 @@ void mbs_ctx_report_linsol(mbs_ctx *ctx, const mbs_linsol *ls, int kind)
         return;
     mbs_linsol_stats st;
     mbs_linsol_get_stats(ls, &st);
+    mbs_ctx_report_linsol_stats(ctx, &st, kind);
+}
+
+void mbs_ctx_report_linsol_stats(mbs_ctx *ctx, const mbs_linsol_stats *stp, int kind)
+{
+    const mbs_linsol_stats st = *stp;
     mbs_linsol_stats *a = &ctx->linsol;
     int first = ctx->linsol_kind < 0;
     ctx->linsol_kind = kind;

@@ -83,7 +83,8 @@ struct mbs_dae_integrator {
     double order[4][3];         /* nominal orders in q, v, lambda by the formulation's index */
     /* Parameters: params, then the formulation's, then form_params when the
      * formulation provides MBS_DAE_EF (the iteration-matrix choices), then
-     * tail_params. */
+     * tail_params; a name that comes again keeps its first definition (so an
+     * integrator's params replace the formulation's of the same name). */
     mbs_param_list params, form_params, tail_params;
     const mbs_method_ops *ops;
     const void *variant;        /* the integrator's own settings */

@@ -194,6 +194,10 @@ void mbs_ctx_reset(mbs_ctx *ctx);
  * resets ctx->linsol before every integration (mbs_ctx_reset).  NULL ls is a
  * no-op. */
 void mbs_ctx_report_linsol(mbs_ctx *ctx, const mbs_linsol *ls, int kind);
+/* The same for statistics gathered outside an mbs_linsol (SUNDIALS' KLU in the
+ * peers, kind MBS_LS_KLU); counts cumulative over the workspace's life, as
+ * mbs_linsol_get_stats gives them. */
+void mbs_ctx_report_linsol_stats(mbs_ctx *ctx, const mbs_linsol_stats *st, int kind);
 
 /* Count linear-algebra work. */
 static inline void mbs_count_factorization(mbs_ctx *ctx) { ctx->cnt.factorizations++; }

@@ -15,7 +15,7 @@
 #include "../../core/gslalloc.h"
 #include "linsol_impl.h"
 
-static void csc_free(csc *A)
+void mbs_csc_free(mbs_csc *A)
 {
     free(A->p);
     free(A->i);
@@ -24,12 +24,10 @@ static void csc_free(csc *A)
     memset(A, 0, sizeof *A);
 }
 
-/* Compress the nzt triplets (ti, tj) of an nr x nc matrix to CSC with sorted row
- * indices and duplicates merged: two stable counting sorts (by row, then by
- * column).  Returns 0 or -1 (out of memory; A is then empty). */
-int mbs_ls_csc_build(csc *A, size_t nr, size_t nc, size_t nzt, const int *ti, const int *tj)
+/* Two stable counting sorts (by row, then by column), then duplicates merged. */
+int mbs_csc_build(mbs_csc *A, size_t nr, size_t nc, size_t nzt, const int *ti, const int *tj)
 {
-    csc_free(A);
+    mbs_csc_free(A);
     A->nr = nr;
     A->nc = nc;
     A->nzt = nzt;
@@ -82,7 +80,7 @@ int mbs_ls_csc_build(csc *A, size_t nr, size_t nc, size_t nzt, const int *ti, co
     free(p1);
     free(p2);
     if (!ok) {
-        csc_free(A);
+        mbs_csc_free(A);
         return -1;
     }
     return 0;
@@ -97,6 +95,8 @@ const char *mbs_linsol_name(int kind)
         return "umfpack";
     case MBS_LS_CHOLMOD:
         return "cholmod";
+    case MBS_LS_KLU:
+        return "klu";
     default:
         return "?";
     }
@@ -121,7 +121,7 @@ void mbs_linsol_free(mbs_linsol **lsp)
         gsl_vector_free(ls->rhs);
     if (ls->sol)
         gsl_vector_free(ls->sol);
-    csc_free(&ls->Kc);
+    mbs_csc_free(&ls->Kc);
     if (ls->num)
         umfpack_di_free_numeric(&ls->num);
     if (ls->sym)
@@ -130,9 +130,9 @@ void mbs_linsol_free(mbs_linsol **lsp)
     free(ls->W);
     free(ls->kb);
     free(ls->kx);
-    csc_free(&ls->Ac);
-    csc_free(&ls->Br);
-    csc_free(&ls->Bc);
+    mbs_csc_free(&ls->Ac);
+    mbs_csc_free(&ls->Br);
+    mbs_csc_free(&ls->Bc);
     free(ls->bt_pair);
     free(ls->Ax0);
     free(ls->dA);
@@ -370,7 +370,7 @@ static int umf_analyse(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets
         ls->ti[k + 1] = (int)B->col[m];
         ls->tj[k + 1] = (int)(ls->nv + B->row[m]);
     }
-    if (mbs_ls_csc_build(&ls->Kc, ls->n, ls->n, nz, ls->ti, ls->tj) != 0)
+    if (mbs_csc_build(&ls->Kc, ls->n, ls->n, nz, ls->ti, ls->tj) != 0)
         return MBS_NO_MEMORY;
     if (ls->num)
         umfpack_di_free_numeric(&ls->num);

@@ -38,7 +38,15 @@
 
 #include "../../problems/problem.h"
 
-enum mbs_linsol_kind { MBS_LS_DENSE = 0, MBS_LS_UMFPACK = 1, MBS_LS_CHOLMOD = 2 };
+/* MBS_LS_KLU is no backend of this interface: it names SUNDIALS' SUNLinSol_KLU,
+ * which the SUNDIALS peers (methods/peers/peer_sundials_klu.h) run on their own
+ * CSC Newton matrices, in the statistics of records (mbs_ctx_report_linsol_stats). */
+enum mbs_linsol_kind {
+    MBS_LS_DENSE = 0,
+    MBS_LS_UMFPACK = 1,
+    MBS_LS_CHOLMOD = 2,
+    MBS_LS_KLU = 3
+};
 
 typedef struct mbs_linsol_stats {
     long analyses;       /* symbolic analyses (pattern changes) */
@@ -90,5 +98,23 @@ void mbs_linsol_get_stats(const mbs_linsol *ls, mbs_linsol_stats *st);
 void mbs_linsol_free(mbs_linsol **ls);
 
 const char *mbs_linsol_name(int kind);
+
+/* A sparse pattern in compressed-column form with a map from the triplets it
+ * was built from: entry k of the triplets (ti[k], tj[k]) sits at position
+ * map[k] of i / x (duplicates share a position: their values add up). */
+typedef struct mbs_csc {
+    size_t nr, nc, nzt; /* rows, columns, number of triplets */
+    int *p, *i;         /* column pointers (nc + 1), row indices (nnz) */
+    double *x;          /* values (nnz), zero after the build */
+    int *map;           /* triplet k -> position in i/x (nzt) */
+    size_t nnz;
+} mbs_csc;
+
+/* Compress the nzt triplets (ti, tj) of an nr x nc matrix to CSC with sorted
+ * row indices and duplicates merged (replaces what A held).  Returns 0 or -1
+ * (out of memory; A is then empty). */
+int mbs_csc_build(mbs_csc *A, size_t nr, size_t nc, size_t nzt, const int *ti, const int *tj);
+/* Frees the arrays of A and zeroes it (a zeroed A is allowed). */
+void mbs_csc_free(mbs_csc *A);
 
 #endif

@@ -118,7 +118,7 @@ int mbs_ls_chm_analyse_A(mbs_linsol *ls, const mbs_triplets *M, const mbs_triple
     /* stored as the lower triangle (the upper-triangle triplets transposed):
      * cholmod_factorize then forms triu(P A P') with one transpose instead of
      * two; the matrix it factors, and so the factor, is the same */
-    if (mbs_ls_csc_build(&ls->Ac, ls->nv, ls->nv, k, ls->tj, ls->ti) != 0)
+    if (mbs_csc_build(&ls->Ac, ls->nv, ls->nv, k, ls->tj, ls->ti) != 0)
         return MBS_NO_MEMORY;
     cholmod_sparse A = csc_view(&ls->Ac, -1);
     cholmod_free_factor(&ls->LA, &ls->cc);
@@ -140,8 +140,8 @@ int mbs_ls_chm_analyse_B(mbs_linsol *ls, const mbs_triplets *B)
         ls->ti[m] = (int)B->col[m];
         ls->tj[m] = (int)B->row[m];
     }
-    if (mbs_ls_csc_build(&ls->Br, ls->nv, ls->nl, nb, ls->ti, ls->tj) != 0 ||
-        mbs_ls_csc_build(&ls->Bc, ls->nl, ls->nv, nb, ls->tj, ls->ti) != 0)
+    if (mbs_csc_build(&ls->Br, ls->nv, ls->nl, nb, ls->ti, ls->tj) != 0 ||
+        mbs_csc_build(&ls->Bc, ls->nl, ls->nv, nb, ls->tj, ls->ti) != 0)
         return MBS_NO_MEMORY;
     return MBS_OK;
 }

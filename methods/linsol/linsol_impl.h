@@ -10,14 +10,8 @@
 
 #include "linsol.h"
 
-/* A sparse pattern in compressed-column form with a map from the triplets. */
-typedef struct csc {
-    size_t nr, nc, nzt; /* rows, columns, number of triplets */
-    int *p, *i;         /* column pointers (nc + 1), row indices (nnz) */
-    double *x;          /* values (nnz) */
-    int *map;           /* triplet k -> position in i/x (nzt) */
-    size_t nnz;
-} csc;
+/* The compressed-column pattern with its triplet map (linsol.h: mbs_csc). */
+typedef mbs_csc csc;
 
 struct mbs_linsol {
     int kind;
@@ -80,7 +74,6 @@ int mbs_ls_chm_factor(mbs_linsol *ls, const mbs_triplets *M, const mbs_triplets 
                       char *msg, size_t len);
 int mbs_ls_chm_solve(mbs_linsol *ls, size_t k, const double *f, const double *gam, double *a,
                      double *lambda, char *msg, size_t len);
-int mbs_ls_csc_build(csc *A, size_t nr, size_t nc, size_t nzt, const int *ti, const int *tj);
 int mbs_ls_reserve_tij(mbs_linsol *ls, size_t n);
 
 #endif

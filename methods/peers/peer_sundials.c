@@ -2,7 +2,7 @@
  *
  *   index1/cvode-bdf, index1/cvode-adams - CVODE (variable-order BDF 1-5 /
  *       Adams 1-12, Newton with SUNDIALS' dense LU and its difference-quotient
- *       Jacobian) on the index-1 ODE y = (q, v), y' = (H v, v') with v' from
+ *       Jacobian, or KLU, below) on the index-1 ODE y = (q, v), y' = (H v, v') with v' from
  *       the KKT solve of methods/formulations/index1.h ([arnold2016dae], Eqs. (83)-(84));
  *   index1/arkode-dp5 - ARKODE ERKStep with the built-in Dormand-Prince 7-4-5
  *       table on the same ODE; parameter fixed_h > 0 switches to fixed steps
@@ -13,7 +13,7 @@
  *       as /work/shared/PEERS.md warns;
  *   index1/ida - IDA on the index-1 DAE residual
  *       (q' - H v, M v' - f + B^T lambda, B v' - gamma) ([arnold2016dae] Eq. (17)),
- *       IDA's difference-quotient Jacobian;
+ *       IDA's difference-quotient Jacobian (dense) or the CSC matrix (klu);
  *   index2/ida, ggl/ida - IDA on E(y) y' - F(t, y) = 0 with the forms of
  *       methods/formulations/dae_form.h ([arnold2016dae] Eqs. (79), (92)); Jacobian
  *       cj E(y) - dF/dy from mbs_dae_form_mass/mbs_dae_form_jac.  index2/ida
@@ -37,6 +37,15 @@
  * counters are added at the end of each run: Newton iterations = nonlinear
  * iterations (= linear solves), factorizations = linear-solver setups,
  * rejected = error-test failures + nonlinear convergence failures.
+ * Linear algebra (parameter `linsol` of the CVODE and IDA peers): lu, chol,
+ * umfpack, cholmod keep SUNDIALS' dense LU for the Newton systems (the matrices
+ * above) and choose the KKT solver of the index-1 solves (index1.h); klu runs
+ * SUNLinSol_KLU on the CSC matrices of peer_sundials_klu.h, assembled from the
+ * problem's triplet callbacks (nothing n x n is allocated; the forms' residual
+ * from triplets through mbs_dae_form_alloc_sparse, the index-1 solves on
+ * CHOLMOD); auto (default) takes klu where it applies, the forces' derivatives
+ * vanish and n_v + n_l >= 9, else lu.  The record's linsol statistics are
+ * KLU's with klu, else the index-1 backend's.
  * SUNContext_Create (SUNLogger_Create) of SUNDIALS 6.4 crashes when one of its
  * allocations fails: these methods carry MBS_M_EXTERNAL_ALLOC (method.h). */
 #ifdef MBS_HAVE_SUNDIALS
@@ -53,72 +62,13 @@
 #include <string.h>
 #include <sundials/sundials_context.h>
 #include <sunlinsol/sunlinsol_dense.h>
+#include <sunlinsol/sunlinsol_klu.h>
 #include <sunmatrix/sunmatrix_dense.h>
+#include <sunmatrix/sunmatrix_sparse.h>
 
-#include "../formulations/dae_form.h"
-#include "../framework/dae_axis.h"
 #include "../../core/gslalloc.h"
-#include "../formulations/index1.h"
-
-typedef enum {
-    PEER_CVODE_BDF,
-    PEER_CVODE_ADAMS,
-    PEER_ARK_DP5,
-    PEER_IDA_INDEX1,
-    PEER_IDA_INDEX2,
-    PEER_IDA_GGL
-} peer_kind;
-
-typedef struct peer_variant {
-    peer_kind kind;
-} peer_variant;
-
-typedef struct peer_state {
-    peer_kind kind;
-    mbs_ctx *ctx;        /* valid during integrate() */
-    int status;          /* first fatal status of a callback */
-    size_t nq, nv, nl, n; /* n: length of the solver's vector */
-    SUNContext sctx;
-    N_Vector y, yp, id;
-    SUNMatrix A;
-    SUNLinearSolver LS;
-    void *mem;
-    mbs_index1 *w;       /* index-1 solve (ODE peers, consistent initial values) */
-    mbs_dae_form *form;  /* index2/ida, ggl/ida */
-    gsl_matrix *M, *B;   /* nv x nv, max(nl,1) x nv */
-    gsl_matrix *E, *J;   /* n x n (own IDA Jacobian) */
-    double *F, *f, *gam, *vdot, *hv;
-    double fixed_h;
-    double rtol, atol;   /* IDA: the run's tolerances (error weights, ida_ewt) */
-    double h0;           /* IDA: first step size of the run (ida_ewt before the first step) */
-    int first;           /* IDA: 1 until the first step is accepted */
-    int lambda_h;        /* IDA: lambda's error weights also times h (restart rule) */
-    size_t *perm;        /* extended problems (2 n): rows and LU permutation for y'0 */
-    int dq_jac;          /* IDA on the forms: 1 = IDA's difference-quotient Jacobian */
-    char msg[200];       /* last message of the solver's error handler */
-} peer_state;
-
-static int is_ida(peer_kind k)
-{
-    return k == PEER_IDA_INDEX1 || k == PEER_IDA_INDEX2 || k == PEER_IDA_GGL;
-}
-
-static int is_ark(peer_kind k)
-{
-    return k == PEER_ARK_DP5;
-}
-
-/* Map a callback status to SUNDIALS' convention (0, > 0 recoverable, < 0 fatal). */
-static int cb_status(peer_state *st, int s)
-{
-    if (s == MBS_OK)
-        return 0;
-    if (s > 0)
-        return 1;
-    if (st->status == MBS_OK)
-        st->status = s;
-    return -1;
-}
+#include "../framework/dae_axis.h"
+#include "peer_sundials_impl.h"
 
 /* The solvers' messages are kept for the failure reason, not printed. */
 static void err_handler(int code, const char *module, const char *function, char *msg,
@@ -133,154 +83,18 @@ static void err_handler(int code, const char *module, const char *function, char
 static int ode_rhs(realtype t, N_Vector y, N_Vector ydot, void *data)
 {
     peer_state *st = data;
-    return cb_status(st, mbs_index1_rhs(st->w, st->ctx, t, N_VGetArrayPointer(y),
-                                        N_VGetArrayPointer(ydot)));
+    return mbs_peer_cb_status(st, mbs_index1_rhs(st->w, st->ctx, t, N_VGetArrayPointer(y),
+                                                 N_VGetArrayPointer(ydot)));
 }
 
-/* IDA residual of the index-1 DAE, y = (q, v, lambda):
- * (q' - H v, M v' - f + B^T lambda, B v' - gamma) ([arnold2016dae] Eq. (17)). */
-static int res_index1(realtype t, N_Vector yy, N_Vector ypv, N_Vector rr, void *data)
+/* The CVODE Jacobian with linsol=klu (peer_sundials_klu.h: J = [0 I; 0 0]). */
+static int jac_cvode_klu(realtype t, N_Vector y, N_Vector fy, SUNMatrix Jac, void *data,
+                         N_Vector t1, N_Vector t2, N_Vector t3)
 {
+    (void)fy, (void)t1, (void)t2, (void)t3;
     peer_state *st = data;
-    mbs_ctx *ctx = st->ctx;
-    const double *y = N_VGetArrayPointer(yy), *yp = N_VGetArrayPointer(ypv);
-    double *r = N_VGetArrayPointer(rr);
-    size_t nq = st->nq, nv = st->nv, nl = st->nl;
-    const double *q = y, *v = y + nq, *lam = y + nq + nv, *vp = yp + nq;
-    int s;
-    if ((s = mbs_qdot(ctx, q, v, st->hv)) != MBS_OK || (s = mbs_mass(ctx, t, q, st->M)) != MBS_OK ||
-        (s = mbs_force(ctx, t, q, v, st->f)) != MBS_OK)
-        return cb_status(st, s);
-    if (nl > 0 && ((s = mbs_constraint_jacobian(ctx, t, q, st->B)) != MBS_OK ||
-                   (s = mbs_gamma(ctx, t, q, v, st->gam)) != MBS_OK))
-        return cb_status(st, s);
-    for (size_t i = 0; i < nq; i++)
-        r[i] = yp[i] - st->hv[i];
-    /* direct row access (gsl_matrix_get is an out-of-line call per element) */
-    for (size_t i = 0; i < nv; i++) {
-        const double *Mi = st->M->data + i * st->M->tda;
-        double a = -st->f[i];
-        for (size_t j = 0; j < nv; j++)
-            a += Mi[j] * vp[j];
-        r[nq + i] = a;
-    }
-    for (size_t k = 0; k < nl; k++) {
-        const double *Bk = st->B->data + k * st->B->tda;
-        double a = -st->gam[k];
-        for (size_t j = 0; j < nv; j++) {
-            a += Bk[j] * vp[j];
-            r[nq + j] += Bk[j] * lam[k];
-        }
-        r[nq + nv + k] = a;
-    }
-    return 0;
-}
-
-/* IDA residual E(y) y' - F(t, y) of the index-2 / GGL forms (dae_form.h). */
-static int res_form(realtype t, N_Vector yy, N_Vector ypv, N_Vector rr, void *data)
-{
-    peer_state *st = data;
-    mbs_ctx *ctx = st->ctx;
-    const double *y = N_VGetArrayPointer(yy), *yp = N_VGetArrayPointer(ypv);
-    double *r = N_VGetArrayPointer(rr);
-    size_t nq = st->nq, nv = st->nv;
-    int s;
-    if (st->form->nx) {
-        /* extended problems: the problem's own E(t, y) y' - F(t, y) (problem.h) */
-        if ((s = mbs_dae_form_rhs(st->form, ctx, t, y, st->F)) != MBS_OK ||
-            (s = mbs_dae_form_mass(st->form, ctx, t, y, st->E)) != MBS_OK)
-            return cb_status(st, s);
-        for (size_t i = 0; i < st->n; i++) {
-            const double *Ei = st->E->data + i * st->E->tda;
-            double a = -st->F[i];
-            for (size_t j = 0; j < st->n; j++)
-                a += Ei[j] * yp[j];
-            r[i] = a;
-        }
-        return 0;
-    }
-    if ((s = mbs_dae_form_rhs(st->form, ctx, t, y, st->F)) != MBS_OK ||
-        (s = mbs_mass(ctx, t, y, st->M)) != MBS_OK)
-        return cb_status(st, s);
-    for (size_t i = 0; i < nq; i++)
-        r[i] = yp[i] - st->F[i];
-    for (size_t i = 0; i < nv; i++) {
-        const double *Mi = st->M->data + i * st->M->tda;
-        double a = -st->F[nq + i];
-        for (size_t j = 0; j < nv; j++)
-            a += Mi[j] * yp[nq + j];
-        r[nq + i] = a;
-    }
-    for (size_t i = nq + nv; i < st->n; i++)
-        r[i] = -st->F[i];
-    return 0;
-}
-
-/* Iteration matrix dR/dy + cj dR/dy' = cj E(y) - dF/dy (the derivative of
- * M(q) v' with respect to q is neglected, as in our BDF and Radau codes). */
-static int jac_form(realtype t, realtype cj, N_Vector yy, N_Vector ypv, N_Vector rr,
-                    SUNMatrix Jac, void *data, N_Vector t1, N_Vector t2, N_Vector t3)
-{
-    (void)ypv;
-    (void)rr;
-    (void)t1;
-    (void)t2;
-    (void)t3;
-    peer_state *st = data;
-    const double *y = N_VGetArrayPointer(yy);
-    int s;
-    if ((s = mbs_dae_form_mass(st->form, st->ctx, t, y, st->E)) != MBS_OK ||
-        (s = mbs_dae_form_jac(st->form, st->ctx, t, y, st->J)) != MBS_OK)
-        return cb_status(st, s);
-    size_t n = st->n, tE = st->E->tda, tJ = st->J->tda;
-    for (size_t j = 0; j < n; j++) {
-        double *col = SUNDenseMatrix_Column(Jac, (sunindextype)j);
-        for (size_t i = 0; i < n; i++)
-            col[i] = cj * st->E->data[i * tE + j] - st->J->data[i * tJ + j];
-    }
-    return 0;
-}
-
-/* IDA's error weights (IDAWFtolerances): 1 / (rtol |y_i| + atol), and for GGL's
- * mu (an index-2 variable, zero on the solution) times h, RADAU5's index-aware
- * scaling (Hairer & Wanner, Solving ODEs II, Sect. VII.8).  With
- * IDASetSuppressAlg the algebraic components are out of the error test, so the
- * weights act only in IDA's Newton convergence test, where the corrections of
- * an index-2 variable carry the rounding error of the residual times
- * cj = O(1/h).  Weighted by 1/atol alone (mu = 0), mu failed that test at t = 0
- * on andrews for every tol <= 1e-5 and IDA shrank h to 5e-15 (measured: the
- * rounding of g(q0), 1.4e-17, gives mu = 4e-5 after one Newton step at
- * h = 1.4e-9).  lambda keeps IDA's plain weights: scaling them by h too costs
- * IDA 30-80% more steps on the pendulum (index2/ida, tol 1e-5 .. 1e-11: 574 vs
- * 433 steps at 1e-5, 3867 vs 2140 at 1e-10; a less exact lambda spoils v's
- * error estimate).  h is the step IDA attempts next (IDAGetCurrentStep), h0
- * before the first step.
- * Restart rule: when IDA fails before its first accepted step, the run is
- * restarted once from t0 with lambda weighted by h as well (lambda_h).  crank
- * (index-2 and GGL, rtol 1e-8) failed at t = 0 with h = 1.6e-17 (corrector
- * convergence: the lambda corrections carry the rounding of the constraint
- * residual times cj = O(1/h)); with the restart it runs. */
-static int ida_ewt(N_Vector yy, N_Vector ww, void *data)
-{
-    peer_state *st = data;
-    const double *y = N_VGetArrayPointer(yy);
-    double *w = N_VGetArrayPointer(ww);
-    realtype h = 0.0;
-    if (!st->first && IDAGetCurrentStep(st->mem, &h) != IDA_SUCCESS)
-        h = 0.0;
-    if (!(h > 0.0))
-        h = st->h0;
-    size_t mu1 = st->nq + st->nv + st->nl + (st->form ? st->form->nmu : 0);
-    size_t mu0 = st->nq + st->nv + (st->lambda_h ? 0 : st->nl);
-    for (size_t i = 0; i < st->n; i++) {
-        double d = st->rtol * fabs(y[i]) + st->atol;
-        if (!(d > 0.0))
-            return -1;
-        w[i] = 1.0 / d;
-        if (i >= mu0 && i < mu1 && h > 0.0 && h < 1.0)
-            w[i] *= h;
-    }
-    return 0;
+    return mbs_peer_cb_status(
+        st, mbs_peer_csc_fill(st->csc, st->ctx, t, N_VGetArrayPointer(y), NULL, 0.0, Jac, st->LS));
 }
 
 static void peer_free(void *p)
@@ -310,6 +124,7 @@ static void peer_free(void *p)
         SUNContext_Free(&st->sctx);
     mbs_index1_free(st->w);
     mbs_dae_form_free(st->form);
+    mbs_peer_csc_free(st->csc);
     gsl_matrix_free(st->M);
     gsl_matrix_free(st->B);
     gsl_matrix_free(st->E);
@@ -321,6 +136,22 @@ static void peer_free(void *p)
     free(st->vdot);
     free(st->hv);
     free(st);
+}
+
+/* The Newton matrix and its solver: SUNDIALS' dense LU, or with linsol=klu a
+ * CSC matrix (peer_sundials_klu.h) on SUNLinSol_KLU. */
+static int peer_linsol_create(peer_state *st)
+{
+    sunindextype n = (sunindextype)st->n;
+    if (st->csc) {
+        st->A = SUNSparseMatrix(n, n, (sunindextype)mbs_peer_csc_nnz_guess(st->csc), CSC_MAT,
+                                st->sctx);
+        st->LS = st->A ? SUNLinSol_KLU(st->y, st->A, st->sctx) : NULL;
+    } else {
+        st->A = SUNDenseMatrix(n, n, st->sctx);
+        st->LS = st->A ? SUNLinSol_Dense(st->y, st->A, st->sctx) : NULL;
+    }
+    return st->LS ? MBS_OK : MBS_NO_MEMORY;
 }
 
 /* Create and configure the solver memory (tolerances and tstop per run). */
@@ -335,15 +166,14 @@ static int peer_create(peer_state *st)
         st->mem = CVodeCreate(st->kind == PEER_CVODE_BDF ? CV_BDF : CV_ADAMS, c);
         if (!st->mem)
             return MBS_NO_MEMORY;
-        st->A = SUNDenseMatrix((sunindextype)st->n, (sunindextype)st->n, c);
-        st->LS = st->A ? SUNLinSol_Dense(st->y, st->A, c) : NULL;
-        if (!st->LS)
+        if (peer_linsol_create(st) != MBS_OK)
             return MBS_NO_MEMORY;
         r = CVodeInit(st->mem, ode_rhs, t0, st->y);
         r = r ? r : CVodeSetUserData(st->mem, st);
         r = r ? r : CVodeSetErrHandlerFn(st->mem, err_handler, st);
         r = r ? r : CVodeSStolerances(st->mem, 1e-6, 1e-6);
         r = r ? r : CVodeSetLinearSolver(st->mem, st->LS, st->A);
+        r = r ? r : (st->csc ? CVodeSetJacFn(st->mem, jac_cvode_klu) : 0);
         r = r ? r : CVodeSetMaxNumSteps(st->mem, 100000000L);
         r = r ? r : CVodeSetMaxHnilWarns(st->mem, -1);
         break;
@@ -362,23 +192,44 @@ static int peer_create(peer_state *st)
         st->mem = IDACreate(c);
         if (!st->mem)
             return MBS_NO_MEMORY;
-        st->A = SUNDenseMatrix((sunindextype)st->n, (sunindextype)st->n, c);
-        st->LS = st->A ? SUNLinSol_Dense(st->y, st->A, c) : NULL;
-        if (!st->LS)
+        if (peer_linsol_create(st) != MBS_OK)
             return MBS_NO_MEMORY;
-        r = IDAInit(st->mem, st->kind == PEER_IDA_INDEX1 ? res_index1 : res_form, t0, st->y,
-                    st->yp);
+        IDAResFn res = st->kind == PEER_IDA_INDEX1
+                           ? (st->csc ? mbs_peer_res_index1_klu : mbs_peer_res_index1)
+                           : (st->csc ? mbs_peer_res_form_klu : mbs_peer_res_form);
+        r = IDAInit(st->mem, res, t0, st->y, st->yp);
         r = r ? r : IDASetUserData(st->mem, st);
         r = r ? r : IDASetErrHandlerFn(st->mem, err_handler, st);
         r = r ? r : IDASStolerances(st->mem, 1e-6, 1e-6);
         r = r ? r : IDASetLinearSolver(st->mem, st->LS, st->A);
-        r = r ? r : (st->kind == PEER_IDA_INDEX1 || st->dq_jac ? 0 : IDASetJacFn(st->mem, jac_form));
+        if (!r && st->csc)
+            r = IDASetJacFn(st->mem, mbs_peer_jac_ida_klu);
+        else if (!r && st->kind != PEER_IDA_INDEX1 && !st->dq_jac)
+            r = IDASetJacFn(st->mem, mbs_peer_jac_form);
         r = r ? r : IDASetId(st->mem, st->id);
         r = r ? r : IDASetSuppressAlg(st->mem, SUNTRUE);
         r = r ? r : IDASetMaxNumSteps(st->mem, 100000000L);
         break;
     }
     return r ? MBS_LIBRARY_FAILURE : MBS_OK;
+}
+
+/* The `linsol` choices of the CVODE and IDA peers: the index-1 KKT solvers of
+ * index1.h (SUNDIALS' dense LU for the Newton systems), klu, auto. */
+enum { PEER_LS_KLU = 4, PEER_LS_AUTO = 5 };
+
+/* linsol=auto: klu for problems where it applies, whose forces' derivatives
+ * vanish (the CSC matrix leaves out f_q, f_v: peer_sundials_klu.h) and with
+ * n_v + n_l >= PEER_KLU_AUTO_MIN, where KLU takes fewer instructions than the
+ * dense LU (docs/methods.md: from the 3-link chain on), else lu. */
+enum { PEER_KLU_AUTO_MIN = 9 };
+static int peer_auto_klu(mbs_ctx *ctx, const char *method)
+{
+    const mbs_problem *pb = ctx->pb;
+    int klu = pb->nv + pb->nl >= PEER_KLU_AUTO_MIN && mbs_peer_csc_check(ctx, method) == MBS_OK &&
+              mbs_dae_form_forces_vanish(ctx) == 1;
+    ctx->reason[0] = '\0';
+    return klu;
 }
 
 static int peer_open(const mbs_method_def *m, peer_kind kind, const mbs_params *p, mbs_ctx *ctx,
@@ -396,10 +247,31 @@ static int peer_open(const mbs_method_def *m, peer_kind kind, const mbs_params *
     st->fixed_h = is_ark(st->kind) ? p->val[1] : 0.0;
     st->dq_jac = (st->kind == PEER_IDA_INDEX2 || st->kind == PEER_IDA_GGL) && p->val[1] != 0.0;
     size_t nlc = pb->nl ? pb->nl : 1;
-    int s = mbs_index1_alloc(&st->w, ctx, (int)p->val[0]);
-    if (s == MBS_OK && (st->kind == PEER_IDA_INDEX2 || st->kind == PEER_IDA_GGL))
-        s = mbs_dae_form_alloc(&st->form, ctx,
-                               st->kind == PEER_IDA_GGL ? MBS_FORM_GGL : MBS_FORM_INDEX2);
+    int ls = (int)p->val[0], s = MBS_OK;
+    if (ls == PEER_LS_AUTO)
+        ls = peer_auto_klu(ctx, m->name) ? PEER_LS_KLU : MBS_LINSOL_LU;
+    int klu = ls == PEER_LS_KLU;
+    if (klu && st->dq_jac)
+        s = mbs_fail(ctx, MBS_UNSUPPORTED, pb->t0,
+                     "%s: jac=dq (IDA's difference quotients) needs the dense matrix, not "
+                     "linsol=klu",
+                     m->name);
+    else if (klu)
+        s = mbs_peer_csc_check(ctx, m->name);
+    /* klu: the index-1 solves (CVODE's right-hand side, y'_0) on CHOLMOD */
+    if (s == MBS_OK)
+        s = mbs_index1_alloc(&st->w, ctx, klu ? MBS_LINSOL_CHOLMOD : ls);
+    if (s == MBS_OK && (st->kind == PEER_IDA_INDEX2 || st->kind == PEER_IDA_GGL)) {
+        mbs_form_kind fk = st->kind == PEER_IDA_GGL ? MBS_FORM_GGL : MBS_FORM_INDEX2;
+        s = klu ? mbs_dae_form_alloc_sparse(&st->form, ctx, fk, -1)
+                : mbs_dae_form_alloc(&st->form, ctx, fk);
+    }
+    if (s == MBS_OK && klu)
+        s = mbs_peer_csc_alloc(&st->csc, ctx,
+                               st->kind == PEER_IDA_INDEX1   ? MBS_PEER_CSC_INDEX1
+                               : st->kind == PEER_IDA_INDEX2 ? MBS_PEER_CSC_INDEX2
+                               : st->kind == PEER_IDA_GGL    ? MBS_PEER_CSC_GGL
+                                                             : MBS_PEER_CSC_ODE);
     if (s != MBS_OK) {
         peer_free(st);
         return s;
@@ -414,16 +286,18 @@ static int peer_open(const mbs_method_def *m, peer_kind kind, const mbs_params *
     st->y = N_VNew_Serial(n, st->sctx);
     st->yp = N_VNew_Serial(n, st->sctx);
     st->id = N_VNew_Serial(n, st->sctx);
-    st->M = mbs_matrix_alloc(pb->nv, pb->nv);
-    st->B = mbs_matrix_alloc(nlc, pb->nv);
+    if (!klu) { /* dense M and B of res_index1 */
+        st->M = mbs_matrix_alloc(pb->nv, pb->nv);
+        st->B = mbs_matrix_alloc(nlc, pb->nv);
+    }
     st->f = malloc(pb->nv * sizeof(double));
     st->gam = malloc(nlc * sizeof(double));
     st->vdot = malloc(pb->nv * sizeof(double));
     st->hv = malloc(pb->nq * sizeof(double));
     st->F = malloc(st->n * sizeof(double));
-    int ok = st->y && st->yp && st->id && st->M && st->B && st->f && st->gam && st->vdot &&
-             st->hv && st->F;
-    if (ok && st->form) {
+    int ok = st->y && st->yp && st->id && (klu || (st->M && st->B)) && st->f && st->gam &&
+             st->vdot && st->hv && st->F;
+    if (ok && st->form && !klu) {
         st->E = mbs_matrix_alloc(st->n, st->n);
         st->J = mbs_matrix_alloc(st->n, st->n);
         st->perm = malloc(2 * st->n * sizeof *st->perm);
@@ -449,61 +323,6 @@ static int peer_open(const mbs_method_def *m, peer_kind kind, const mbs_params *
     return MBS_OK;
 }
 
-/* Extended problems (problem.h): the differential components are the nonzero
- * columns of E(t0, y0) (the wheelset: q, v, beta; lambda and the contact
- * coordinates are algebraic), and y'0 solves E_dd y'_d = F_d on the nonzero
- * rows (as many as the columns), y'_a = 0.  st->y holds y0; the LU runs in
- * st->J (its leading nd x nd block), st->perm holds the nonzero rows and the LU
- * permutation, st->F the right-hand side and then the solution. */
-static int ext_start(peer_state *st, double t0)
-{
-    mbs_ctx *ctx = st->ctx;
-    const double *y = N_VGetArrayPointer(st->y);
-    double *yp = N_VGetArrayPointer(st->yp), *id = N_VGetArrayPointer(st->id);
-    size_t n = st->n, nr = 0, nd = 0;
-    int s;
-    if ((s = mbs_dae_form_mass(st->form, ctx, t0, y, st->E)) != MBS_OK ||
-        (s = mbs_dae_form_rhs(st->form, ctx, t0, y, st->F)) != MBS_OK)
-        return s;
-    for (size_t j = 0; j < n; j++) {
-        id[j] = 0.0;
-        for (size_t i = 0; i < n; i++)
-            if (gsl_matrix_get(st->E, i, j) != 0.0)
-                id[j] = 1.0;
-        nd += id[j] != 0.0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        int nz = 0;
-        for (size_t j = 0; j < n; j++)
-            nz |= gsl_matrix_get(st->E, i, j) != 0.0;
-        if (nz)
-            st->perm[nr++] = i;
-    }
-    if (nr != nd || nd == 0)
-        return mbs_fail(ctx, MBS_UNSUPPORTED, t0,
-                        "IDA: E(t0, y0) of %s has %zu nonzero rows but %zu nonzero columns",
-                        ctx->pb->def->name, nr, nd);
-    gsl_matrix_view A = gsl_matrix_submatrix(st->J, 0, 0, nd, nd);
-    for (size_t a = 0; a < nr; a++) {
-        size_t i = st->perm[a], c = 0;
-        for (size_t j = 0; j < n; j++)
-            if (id[j] != 0.0)
-                gsl_matrix_set(&A.matrix, a, c++, gsl_matrix_get(st->E, i, j));
-        st->F[a] = st->F[i]; /* i >= a: in-place compaction */
-    }
-    gsl_permutation P = {.size = nd, .data = st->perm + n};
-    gsl_vector_view x = gsl_vector_view_array(st->F, nd);
-    int sign;
-    if (gsl_linalg_LU_decomp(&A.matrix, &P, &sign) != GSL_SUCCESS ||
-        gsl_linalg_LU_svx(&A.matrix, &P, &x.vector) != GSL_SUCCESS)
-        return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t0,
-                        "IDA: the differential block of E(t0, y0) is singular (rank %zu of %zu)",
-                        mbs_lu_rank(&A.matrix), nd);
-    for (size_t j = 0, c = 0; j < n; j++)
-        yp[j] = id[j] != 0.0 ? st->F[c++] : 0.0;
-    return MBS_OK;
-}
-
 /* Re-initialise for a run from (t0, y) with the run's tolerances. */
 static int peer_start(peer_state *st, const mbs_settings *set, double t0, const double *state)
 {
@@ -511,6 +330,8 @@ static int peer_start(peer_state *st, const mbs_settings *set, double t0, const 
     double *y = N_VGetArrayPointer(st->y), *yp = N_VGetArrayPointer(st->yp);
     size_t nq = st->nq, nv = st->nv;
     int r, s;
+    if (st->csc)
+        mbs_peer_csc_new_run(st->csc);
     if (!is_ida(st->kind)) {
         memcpy(y, state, (nq + nv) * sizeof(double));
         if (is_ark(st->kind)) {
@@ -534,7 +355,7 @@ static int peer_start(peer_state *st, const mbs_settings *set, double t0, const 
         memcpy(y, state, st->n * sizeof(double));
     memset(yp, 0, st->n * sizeof(double));
     if (st->form && st->form->nx) {
-        if ((s = ext_start(st, t0)) != MBS_OK)
+        if ((s = mbs_peer_ext_start(st, t0)) != MBS_OK)
             return s;
     } else if ((s = mbs_qdot(ctx, state, state + nq, yp)) != MBS_OK ||
                (s = mbs_index1_accel(st->w, ctx, t0, state, state + nq, yp + nq, NULL)) !=
@@ -562,15 +383,16 @@ static int peer_start(peer_state *st, const mbs_settings *set, double t0, const 
             st->h0 = 0.5 / ypnorm;
     }
     r = IDAReInit(st->mem, t0, st->y, st->yp);
-    r = r ? r : IDAWFtolerances(st->mem, ida_ewt);
+    r = r ? r : IDAWFtolerances(st->mem, mbs_peer_ida_ewt);
     r = r ? r : IDASetId(st->mem, st->id);
     r = r ? r : IDASetStopTime(st->mem, set->t_end);
     r = r ? r : IDASetInitStep(st->mem, st->h0);
     return r ? MBS_LIBRARY_FAILURE : MBS_OK;
 }
 
-/* Add the solver's counters of this run to the record's. */
-static void peer_stats(peer_state *st, mbs_counters *cnt)
+/* Add the solver's counters of this run to the record's (and the linear-solver
+ * setups and Newton iterations to *setups, *iters). */
+static void peer_stats(peer_state *st, mbs_counters *cnt, long *setups, long *iters)
 {
     long nni = 0, netf = 0, ncfn = 0, nsetups = 0;
     if (is_ida(st->kind)) {
@@ -590,6 +412,23 @@ static void peer_stats(peer_state *st, mbs_counters *cnt)
     cnt->solves += nni;
     cnt->factorizations += nsetups;
     cnt->rejected += netf + ncfn;
+    *setups += nsetups;
+    *iters += nni;
+}
+
+/* The linear-solver statistics of a run (mbs_ctx_report_linsol): KLU's with
+ * linsol=klu (the index-1 solves, one at the start for IDA, one per
+ * right-hand side for CVODE, stay in the counters), else those of the index-1
+ * backend (umfpack, cholmod; none for the dense lu, chol). */
+static void peer_report(peer_state *st, mbs_ctx *ctx, long setups, long iters)
+{
+    if (!st->csc) {
+        mbs_index1_report(ctx, st->w);
+        return;
+    }
+    mbs_linsol_stats ls;
+    mbs_peer_csc_end_run(st->csc, st->LS, setups, iters, &ls);
+    mbs_ctx_report_linsol_stats(ctx, &ls, MBS_LS_KLU);
 }
 
 static const char *solver_name(peer_kind k)
@@ -608,6 +447,7 @@ static int peer_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double
     size_t nq = st->nq, nv = st->nv;
     double t = *tp, t_end = set->t_end;
     double *state0 = NULL;
+    long setups = 0, iters = 0;
     if (is_ida(st->kind) && (state0 = malloc(mbs_ny(ctx->pb) * sizeof(double))) != NULL)
         memcpy(state0, state, mbs_ny(ctx->pb) * sizeof(double));
 restart:;
@@ -615,7 +455,7 @@ restart:;
     if (s != MBS_OK) {
         st->ctx = NULL;
         free(state0);
-        mbs_index1_report(ctx, st->w);
+        peer_report(st, ctx, setups, iters);
         return s == MBS_LIBRARY_FAILURE
                    ? mbs_fail(ctx, s, t, "%s re-initialisation failed: %s", solver_name(st->kind),
                               st->msg)
@@ -637,7 +477,7 @@ restart:;
             (r == IDA_ERR_FAIL || r == IDA_CONV_FAIL)) {
             /* failed before the first accepted step: restart with lambda
              * weighted by h (see ida_ewt) */
-            peer_stats(st, &ctx->cnt);
+            peer_stats(st, &ctx->cnt, &setups, &iters);
             st->lambda_h = 1;
             memcpy(state, state0, mbs_ny(ctx->pb) * sizeof(double));
             ctx->reason[0] = '\0';
@@ -675,8 +515,8 @@ restart:;
         if (s != MBS_OK)
             break;
     }
-    peer_stats(st, &ctx->cnt);
-    mbs_index1_report(ctx, st->w);
+    peer_stats(st, &ctx->cnt, &setups, &iters);
+    peer_report(st, ctx, setups, iters);
     free(state0);
     *tp = t;
     st->ctx = NULL;
@@ -711,11 +551,19 @@ static const mbs_method_ops ida_ops = {
     .free_state = peer_free,
 };
 
-static const mbs_param_def peer_params[] = {MBS_INDEX1_LINSOL_PARAM};
-/* IDA on the E, F forms: the KKT solver of the consistent initial values and
- * the iteration matrix (on index1 `linsol` is the formulation's). */
+/* linsol of the CVODE and IDA peers (values 0-3 those of MBS_INDEX1_LINSOL_PARAM) */
+#define PEER_LINSOL_PARAM                                                                  \
+    {"linsol", PEER_LS_AUTO, 0, 5,                                                         \
+     "Newton systems and index-1 solves: lu, chol, umfpack, cholmod (SUNDIALS' dense LU; "  \
+     "that KKT solver for the index-1 solves), klu (SUNLinSol_KLU on a CSC matrix from "    \
+     "the problem's triplets; index-1 solves on cholmod), auto (default): klu where it "    \
+     "applies, the forces' derivatives vanish and n_v + n_l >= 9, else lu",                 \
+     "lu,chol,umfpack,cholmod,klu,auto", 1}
+static const mbs_param_def peer_params[] = {PEER_LINSOL_PARAM};
+/* IDA: `linsol` first (it replaces the index-1 formulation's of the same name,
+ * methods/registry.c), on the E, F forms then the iteration matrix. */
+static const mbs_param_def ida_params[] = {PEER_LINSOL_PARAM};
 static const mbs_param_def ida_form_params[] = {
-    MBS_INDEX1_LINSOL_PARAM,
     {"jac", 0, 0, 1,
      "IDA iteration matrix: own (cj E - dF/dy from dae_form.h) or dq (IDA's difference quotients)",
      "own,dq", 1},
@@ -742,12 +590,13 @@ static const mbs_param_def peer_ark_params[] = {
 
 #define CITE1 "Arnold 2016 [arnold2016dae], Eqs. (83)-(84); SUNDIALS 6.4.1 "
 PEER(mbs_method_index1_cvode_bdf, "index1/cvode-bdf",
-     "peer: SUNDIALS CVODE BDF 1-5, dense Newton, on the index-1 formulation",
-     CITE1 "CVODE (CV_BDF, SUNLinSol_Dense)", PEER_CVODE_BDF, 0, MBS_M_IMPLICIT, peer_params)
+     "peer: SUNDIALS CVODE BDF 1-5 (Newton on dense LU or KLU) on the index-1 formulation",
+     CITE1 "CVODE (CV_BDF, SUNLinSol_Dense or SUNLinSol_KLU)", PEER_CVODE_BDF, 0,
+     MBS_M_IMPLICIT, peer_params)
 PEER(mbs_method_index1_cvode_adams, "index1/cvode-adams",
-     "peer: SUNDIALS CVODE Adams 1-12, dense Newton, on the index-1 formulation",
-     CITE1 "CVODE (CV_ADAMS, SUNLinSol_Dense)", PEER_CVODE_ADAMS, 0, MBS_M_IMPLICIT,
-     peer_params)
+     "peer: SUNDIALS CVODE Adams 1-12 (Newton on dense LU or KLU) on the index-1 formulation",
+     CITE1 "CVODE (CV_ADAMS, SUNLinSol_Dense or SUNLinSol_KLU)", PEER_CVODE_ADAMS, 0,
+     MBS_M_IMPLICIT, peer_params)
 PEER(mbs_method_index1_arkode_dp5, "index1/arkode-dp5",
      "peer: SUNDIALS ARKODE ERKStep Dormand-Prince 5(4) on the index-1 formulation",
      CITE1 "ARKODE ERKStep ARKODE_DORMAND_PRINCE_7_4_5", PEER_ARK_DP5, 5, 0, peer_ark_params)
@@ -759,18 +608,20 @@ const mbs_method_def *const mbs_methods_sundials[] = {
 
 /* "peer: SUNDIALS IDA (BDF 1-5) on FORM, ALGEBRAIC out of the error test" (IDASetId,
  * IDASetSuppressAlg); on the index-1 formulation IDA solves the residual of the
- * KKT system ([arnold2016dae] Eq. (17)) with its difference-quotient Jacobian. */
+ * KKT system ([arnold2016dae] Eq. (17)) with its difference-quotient Jacobian (dense)
+ * or the CSC matrix of peer_sundials_klu.h (linsol=klu). */
 static void ida_describe(const mbs_dae_integrator *in, const mbs_dae_formulation *f,
                          char *summary, size_t ns, char *citation, size_t nc)
 {
     const int ef = (f->provides & MBS_DAE_EF) != 0;
     snprintf(summary, ns, "%s (BDF 1-5%s) on %s%s", in->summary,
-             f->provides & MBS_DAE_JACOBIAN ? "" : ", DQ Jacobian",
+             f->provides & MBS_DAE_JACOBIAN ? "" : ", dense DQ Jacobian or sparse on KLU",
              ef ? f->form : "the index-1 DAE residual",
              !ef ? "" : f->mu ? ", lambda and mu out of the error test"
                               : ", lambda out of the error test");
     const char *eqs = ef ? f->eqs : "(17)";
-    snprintf(citation, nc, "Arnold 2016 [arnold2016dae] %s %s; %s", mbs_dae_eq_word(eqs), eqs, in->citation);
+    snprintf(citation, nc, "Arnold 2016 [arnold2016dae] %s %s; %s", mbs_dae_eq_word(eqs), eqs,
+             in->citation);
 }
 
 /* IDA as an implicit integrator of the DAE axis (methods/framework/dae_axis.h):
@@ -783,10 +634,12 @@ const mbs_dae_integrator mbs_dae_integrators_ida[] = {
         .handles = MBS_DAE_EXTENDED,
         .max_index = 2,
         .flags = MBS_M_ADAPTIVE | MBS_M_IMPLICIT | MBS_M_NEEDS_FULL_RANK | MBS_M_EXTERNAL_ALLOC,
+        .params = MBS_PARAM_LIST(ida_params),
         .form_params = MBS_PARAM_LIST(ida_form_params),
         .ops = &ida_ops,
         .summary = "peer: SUNDIALS IDA",
-        .citation = "SUNDIALS 6.4.1 IDA, IDASetId + IDASetSuppressAlg",
+        .citation = "SUNDIALS 6.4.1 IDA, IDASetId + IDASetSuppressAlg, SUNLinSol_Dense or "
+                    "SUNLinSol_KLU",
         .describe = ida_describe,
     },
     {.name = NULL},
