@@ -2,11 +2,15 @@
  * prints ratios against a baseline measured in the same run. */
 #include "bench.h"
 
+#include <errno.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "../harness/run.h"
 #include "../problems/mech.h"
@@ -27,6 +31,33 @@ double mbs_bench_time(const char *problem, const char *method, double h, double 
         *cnt = r.cnt;
     mbs_record_free(&r);
     return t;
+}
+
+void mbs_tee_printf(const mbs_tee *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(o->out, fmt, ap);
+    va_end(ap);
+    if (o->file) {
+        va_start(ap, fmt);
+        vfprintf(o->file, fmt, ap);
+        va_end(ap);
+    }
+}
+
+FILE *mbs_bench_results_file(const char *name, char *path, size_t len)
+{
+    char dir[64];
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(dir, sizeof dir, "results/bench-%Y-%m-%d", &tmv);
+    if ((mkdir("results", 0777) != 0 && errno != EEXIST) ||
+        (mkdir(dir, 0777) != 0 && errno != EEXIST))
+        return NULL;
+    snprintf(path, len, "%s/%s", dir, name);
+    return fopen(path, "w");
 }
 
 /* The same arithmetic as index1/rk4 (linsol=lu) on the pendulum, hand-written:

@@ -16,13 +16,9 @@
  * step <= 14 (pendulum), <= 20 (chain); andrews, crank and wheelset show the
  * ratio for information.  The table also goes to results/bench-<date>/peers.txt.
  * Nothing here is asserted. */
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../harness/reference.h"
@@ -81,30 +77,6 @@ typedef struct outcome {
     mbs_counters cnt; /* of a timed run */
     double best_err;
 } outcome;
-
-/* Output to the bench's stream and the results file (may be NULL). */
-typedef struct tee {
-    FILE *out, *file;
-} tee;
-
-static void out2(const tee *o, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void out2(const tee *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(o->out, fmt, ap);
-    va_end(ap);
-    if (o->file) {
-        va_start(ap, fmt);
-        vfprintf(o->file, fmt, ap);
-        va_end(ap);
-    }
-}
 
 /* Reference (q | v at t_end) from the problem's independent formulation. */
 static int independent_ref(const char *spec, double t_end, double *ref, size_t nref)
@@ -249,16 +221,16 @@ static int find_method(const char *name)
     return -1;
 }
 
-static void bench_problem(const tee *out, const bproblem *bp)
+static void bench_problem(const mbs_tee *out, const bproblem *bp)
 {
     if (!mbs_problem_find(bp->registry_name)) {
-        out2(out, "-- %s: not registered, skipped\n\n", bp->registry_name);
+        mbs_tee_printf(out, "-- %s: not registered, skipped\n\n", bp->registry_name);
         return;
     }
     mbs_problem pb;
     char err[256];
     if (mbs_problem_open(&pb, bp->spec, err, sizeof err) != MBS_OK) {
-        out2(out, "-- %s: %s\n\n", bp->spec, err);
+        mbs_tee_printf(out, "-- %s: %s\n\n", bp->spec, err);
         return;
     }
     double t_end = isnan(bp->t_end) ? pb.t_end : bp->t_end, span = t_end - pb.t0;
@@ -268,7 +240,7 @@ static void bench_problem(const tee *out, const bproblem *bp)
     int indep = pb.def->independent != NULL;
     mbs_problem_close(&pb);
     if (!exact && !stored && !indep) {
-        out2(out, "-- %s, t_end = %g: no exact solution, stored reference or independent "
+        mbs_tee_printf(out, "-- %s, t_end = %g: no exact solution, stored reference or independent "
                   "formulation, skipped\n\n",
              bp->spec, t_end);
         return;
@@ -302,9 +274,9 @@ static void bench_problem(const tee *out, const bproblem *bp)
         for (int i = 0; i < NM; i++)
             if (have[i] && methods[i].cls == C_PEER && oc[i][t].reached)
                 fastest_peer = fmin(fastest_peer, oc[i][t].cpu);
-        out2(out, "-- %s, t_end = %g%s, target %.0e (mixed error over q, v; %s) --\n",
+        mbs_tee_printf(out, "-- %s, t_end = %g%s, target %.0e (mixed error over q, v; %s) --\n",
              bp->spec, t_end, bp->note, targets[t], refkind);
-        out2(out, "%-20s %-5s %9s %10s %11s %8s %8s %9s %6s %6s %6s\n", "method", "class",
+        mbs_tee_printf(out, "%-20s %-5s %9s %10s %11s %8s %8s %9s %6s %6s %6s\n", "method", "class",
              "tol|h", "err", "cpu [s]", "/peer", "steps", "f_evals", "f/st", "jac/st", "LU/st");
         for (int i = 0; i < NM; i++) {
             if (!have[i])
@@ -316,15 +288,15 @@ static void bench_problem(const tee *out, const bproblem *bp)
             if (isfinite(fastest_peer))
                 snprintf(ratio, sizeof ratio, "%.2f", o->cpu / fastest_peer);
             if (o->reached)
-                out2(out, "%-20s %-5s %9.1e %10.2e %11.4e %8s %8ld %9ld %6.1f %6.2f %6.2f\n",
+                mbs_tee_printf(out, "%-20s %-5s %9.1e %10.2e %11.4e %8s %8ld %9ld %6.1f %6.2f %6.2f\n",
                      methods[i].name, cl, o->x, o->err, o->cpu, ratio, o->cnt.steps,
                      o->cnt.f_evals, (double)o->cnt.f_evals / ns, (double)o->cnt.jacobians / ns,
                      (double)o->cnt.factorizations / ns);
             else if (isfinite(o->best_err))
-                out2(out, "%-20s %-5s not reached (best error %.2e)\n", methods[i].name, cl,
+                mbs_tee_printf(out, "%-20s %-5s not reached (best error %.2e)\n", methods[i].name, cl,
                      o->best_err);
             else
-                out2(out, "%-20s %-5s not reached (failed or unsupported at every tolerance)\n",
+                mbs_tee_printf(out, "%-20s %-5s not reached (failed or unsupported at every tolerance)\n",
                      methods[i].name, cl);
         }
         /* the targets (ratios in this run) */
@@ -332,7 +304,7 @@ static void bench_problem(const tee *out, const bproblem *bp)
         double be = best_ours(oc, have, C_EXPL, NULL, t, &we);
         if (strcmp(bp->registry_name, "pendulum") == 0 && pi >= 0 && have[pi] &&
             oc[pi][t].reached && we >= 0)
-            out2(out, "target explicit: %s / index1/gsl-rk8pd = %.2f (<= 1.0: %s)\n",
+            mbs_tee_printf(out, "target explicit: %s / index1/gsl-rk8pd = %.2f (<= 1.0: %s)\n",
                  methods[we].name, be / oc[pi][t].cpu, be <= oc[pi][t].cpu ? "met" : "MISSED");
         static const char *forms[] = {"index2/", "ggl/"};
         double best_ratio = INFINITY;
@@ -362,19 +334,19 @@ static void bench_problem(const tee *out, const bproblem *bp)
         int scored = strcmp(bp->registry_name, "pendulum") == 0 ||
                      strcmp(bp->registry_name, "chain") == 0;
         if (!scored && bname)
-            out2(out, "implicit vs IDA (information): %s / %s = %.2f\n", bname, pname,
+            mbs_tee_printf(out, "implicit vs IDA (information): %s / %s = %.2f\n", bname, pname,
                  best_ratio);
         else if (!scored)
             ;
         else if (!bname && !ida_any && ours_impl >= 0)
-            out2(out, "target implicit: met: %s reaches %.0e in %.3g s, index2/ida and ggl/ida "
+            mbs_tee_printf(out, "target implicit: met: %s reaches %.0e in %.3g s, index2/ida and ggl/ida "
                       "do not (failed or unsupported)\n",
                  methods[ours_impl].name, targets[t], bo);
         else if (bname)
-            out2(out, "target implicit: %s / %s = %.2f (<= 0.15: %s)\n", bname, pname,
+            mbs_tee_printf(out, "target implicit: %s / %s = %.2f (<= 0.15: %s)\n", bname, pname,
                  best_ratio, best_ratio <= 0.15 ? "met" : "MISSED");
         else
-            out2(out, "target implicit: no index-2/GGL pair of ours and IDA reached %.0e\n",
+            mbs_tee_printf(out, "target implicit: no index-2/GGL pair of ours and IDA reached %.0e\n",
                  targets[t]);
         /* force evaluations per step of radau5 (index2, ggl) */
         static const char *const rad[] = {"index2/radau5", "ggl/radau5"};
@@ -385,27 +357,18 @@ static void bench_problem(const tee *out, const bproblem *bp)
             if (ri < 0 || !have[ri] || !oc[ri][t].reached || oc[ri][t].cnt.steps <= 0)
                 continue;
             double fs = (double)oc[ri][t].cnt.f_evals / (double)oc[ri][t].cnt.steps;
-            out2(out, "target f-evals/step: %s %.1f (<= %.0f: %s)\n", rad[r], fs, fmax_step,
+            mbs_tee_printf(out, "target f-evals/step: %s %.1f (<= %.0f: %s)\n", rad[r], fs, fmax_step,
                  fs <= fmax_step ? "met" : "MISSED");
         }
-        out2(out, "\n");
+        mbs_tee_printf(out, "\n");
     }
 }
 
 int mbs_bench_peers(FILE *out)
 {
-    char dir[64], path[96];
-    time_t now = time(NULL);
-    struct tm tmv;
-    gmtime_r(&now, &tmv);
-    strftime(dir, sizeof dir, "results/bench-%Y-%m-%d", &tmv);
-    tee o = {.out = out, .file = NULL};
-    if ((mkdir("results", 0777) == 0 || errno == EEXIST) &&
-        (mkdir(dir, 0777) == 0 || errno == EEXIST)) {
-        snprintf(path, sizeof path, "%s/peers.txt", dir);
-        o.file = fopen(path, "w");
-    }
-    out2(&o, "== time to accuracy vs peers: min CPU of %d runs over a tolerance "
+    char path[96];
+    mbs_tee o = {.out = out, .file = mbs_bench_results_file("peers.txt", path, sizeof path)};
+    mbs_tee_printf(&o, "== time to accuracy vs peers: min CPU of %d runs over a tolerance "
               "sweep 10^(-3-k/2) ==\n",
          REPEAT);
     for (size_t p = 0; p < sizeof problems / sizeof problems[0]; p++)
