@@ -702,9 +702,9 @@ int mbs_report(const char *results_dir, const char *out_dir, int latex, mbs_err_
             have_traj ? " [--error final|traj]" : "");
     mbs_summary_table(results_dir, "md", MBS_SUMMARY_FINAL | (have_traj ? MBS_SUMMARY_TRAJ : 0),
                       md);
-    fprintf(md, "\n## Sources\n\nEach method's source (seed paper and equation numbers): "
-                "`mbsbench list methods --long`; each problem's: `mbsbench list problems`; the "
-                "papers and the Test Set for IVP Solvers: `references.bib`.\n\n");
+    fprintf(md, "\n## Sources\n\nEach method's and problem's source (author, year, "
+                "references.bib key, equation or example): `mbsbench list methods --long`, "
+                "`mbsbench list problems --long`; the works cited: `references.bib`.\n\n");
     mbs_report_environment(c, md);
     fclose(md);
     if (tex)
