@@ -2027,6 +2027,13 @@ START_TEST(tolrun_by_hand)
     /* a time was taken: a CPU time span inside the call's own (units, not speed) */
     ck_assert_msg(r.cpu_min >= 0.0 && r.cpu_min <= c_after - c_before + 1e-9,
                   "cpu_min %.9g outside [0, %.9g]", r.cpu_min, c_after - c_before);
+    /* one timing run: its own span, not hidden by a minimum over repeats */
+    c_before = cpu_clock_direct();
+    ck_assert_int_eq(mbs_tolrun_run("meter-probe", "meter/adaptive", 1e-4, 1e-6, NAN, 1, &r),
+                     MBS_OK);
+    c_after = cpu_clock_direct();
+    ck_assert_msg(r.cpu_min >= 0.0 && r.cpu_min <= c_after - c_before + 1e-9,
+                  "cpu_min %.9g outside [0, %.9g] (1 repeat)", r.cpu_min, c_after - c_before);
     /* t_end 0.5: the script's times scale with it */
     ck_assert_int_eq(mbs_tolrun_run("meter-probe", "meter/adaptive", 1e-4, 1e-6, 0.5, 0, &r),
                      MBS_OK);
