@@ -72,7 +72,7 @@ PLUGIN_DIR := $(BUILD)/plugins
 TEST_PLUGINS := $(patsubst tests/plugins/%.c,$(PLUGIN_DIR)/%.so,$(wildcard tests/plugins/*.c)) \
                 $(PLUGIN_DIR)/example-problem.so $(PLUGIN_DIR)/example-method.so
 
-.PHONY: all lib headers test-plugins check-headers check-install install-headers run check check-asan check-valgrind check-report check-slurm bench deps clean install fuzz reproduce reproduce-robust nightly mutate battery
+.PHONY: all lib headers test-plugins check-headers check-install install-headers run check check-asan check-valgrind check-report check-slurm bench deps clean install fuzz reproduce reproduce-robust nightly mutate battery iftomm
 all: $(BIN) $(LIBA)
 
 deps:
@@ -265,6 +265,14 @@ reproduce: $(BIN)
 reproduce-robust: $(BIN)
 	@if command -v python3 >/dev/null 2>&1; then MBSBENCH=$(BIN) python3 tools/reproduce-robust; \
 	 else echo "reproduce-robust: SKIP (needs python3: apt-get install python3)"; fi
+
+# The IFToMM benchmark problems scored as the library scores them (suites/iftomm.suite,
+# docs/problems.md): per problem and precision class each method's cheapest run that
+# meets it.  Long (the 2000 s pendulum, the N-four-bar of N = 40); niced.
+IFTOMM_DIR ?= results/iftomm-$(NIGHTLY_STAMP)
+iftomm: $(BIN)
+	nice $(BIN) sweep suites/iftomm.suite -j 2 --out $(IFTOMM_DIR)
+	$(BIN) summary $(IFTOMM_DIR) --format iftomm | tee $(IFTOMM_DIR)/iftomm.md
 
 # Nightly regression: run suites/nightly.suite, write the report, compare with the
 # committed baseline (exit status 1 on a regression).  Re-bless only explicitly:

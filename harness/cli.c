@@ -237,9 +237,10 @@ static const mbs_opt summary_opts[] = {
     {.name = "--report", .kind = MBS_OPT_STR, .arg = "PATH",
      .doc = "with --brief: the report's path, printed last", .def = "none",
      .range = "any path"},
-    {.name = "--format", .kind = MBS_OPT_STR, .arg = "table|md|csv|latex",
-     .doc = "the table as text, Markdown, CSV or LaTeX",
-     .def = "table", .range = "table, md, csv, latex"},
+    {.name = "--format", .kind = MBS_OPT_STR, .arg = "table|md|csv|latex|iftomm",
+     .doc = "the table as text, Markdown, CSV or LaTeX; iftomm: per problem and IFToMM "
+            "precision class each method's cheapest run that meets it (docs/usage.md)",
+     .def = "table", .range = "table, md, csv, latex, iftomm"},
     {.name = "--error", .kind = MBS_OPT_STR, .arg = "final|traj",
      .doc = "the errors shown and judged: at t_end, or along the trajectory (the maximum "
             "over the output grid of the mixed error, records with traj only)",
@@ -422,7 +423,8 @@ static const mbs_cli_cmd commands[] = {
      .opts = merge_opts, .n_opts = N(merge_opts)},
     {.name = "summary",
      .summary = "table (or with --brief, the short verdict) of a results directory",
-     .synopsis = "summary RESULTS_DIR [--brief [--report PATH] | --format table|md|csv|latex]",
+     .synopsis = "summary RESULTS_DIR [--brief [--report PATH] |\n"
+                 "    --format table|md|csv|latex|iftomm]",
      .operands = "RESULTS_DIR: a results directory (sweep, merge).",
      .opts = summary_opts, .n_opts = N(summary_opts)},
     {.name = "report", .summary = "figures, tables and index.html of a results directory",

@@ -26,6 +26,7 @@
 #include "../methods/registry.h"
 #include "../problems/mech.h"
 #include "../problems/registry.h"
+#include "iftomm.h"
 #include "io.h"
 #include "run.h"
 #include "shard.h"
@@ -610,6 +611,8 @@ static int cmd_summary(int argc, char **argv)
         return bad("summary: --report goes with --brief%s%s", "", "");
     if (brief)
         return mbs_brief_summary(dir, report, ek, stdout);
+    if (format && strcmp(format, "iftomm") == 0)
+        return mbs_iftomm_table(dir, stdout);
     if (format && strcmp(format, "table") != 0)
         return mbs_summary_table(dir, format,
                                  ek == MBS_ERR_TRAJ ? MBS_SUMMARY_TRAJ : MBS_SUMMARY_FINAL, stdout);

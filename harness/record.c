@@ -8,6 +8,7 @@
 #include "../problems/problem.h"
 #include "env.h"
 #include "run.h"
+#include "traj.h"
 
 static json_t *num(double x)
 {
@@ -33,10 +34,15 @@ static json_t *traj_object(const mbs_record *r)
     const mbs_traj_rec *t = &r->traj;
     if (!t->measured)
         return json_null();
-    return json_pack("{s:I,s:s,s:s,s:o,s:o,s:o,s:o}", "n", (json_int_t)t->n, "interp",
+    json_t *ift = t->ift_ref[0] ? json_pack("{s:s,s:o,s:o}", "reference", t->ift_ref,
+                                            "err_abs", num(t->ift_abs), "err_rel",
+                                            num(t->ift_rel))
+                                : json_null();
+    return json_pack("{s:I,s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)t->n, "interp",
                      t->interp, "reference", t->reference, "reason",
                      t->reason[0] ? json_string(t->reason) : json_null(), "err_max",
-                     err3(t->err_max), "err_rms", err3(t->err_rms), "digits", err3(t->digits));
+                     err3(t->err_max), "err_rms", err3(t->err_rms), "digits", err3(t->digits),
+                     "iftomm", ift);
 }
 
 /* "k=v,k=v" -> {"k": v, ...}; numbers where the value parses as one. */
@@ -246,6 +252,9 @@ static const struct {
     {"traj_digits_v", "traj", "digits.v"},
     {"traj_digits_lambda", "traj", "digits.lambda"},
     {"traj_reason", "traj", "reason"},
+    {"traj_iftomm_reference", "traj", "iftomm.reference"}, /* the IFToMM error, appended */
+    {"traj_iftomm_err_abs", "traj", "iftomm.err_abs"},
+    {"traj_iftomm_err_rel", "traj", "iftomm.err_rel"},
 };
 
 void mbs_record_csv_header(FILE *f)
@@ -363,6 +372,13 @@ void mbs_record_print_long(const mbs_record *r, FILE *f)
                     r->err_max.v, lam_max);
         if (isfinite(r->scd))
             fprintf(f, "scd, mescd     %.2f, %.2f\n", r->scd, r->mescd);
+    }
+    if (r->traj.measured && r->traj.ift_ref[0]) {
+        const char *cls = mbs_iftomm_class(r->traj.ift_rel);
+        fprintf(f, "iftomm error   rel %.3e  abs %.3e  (%ld output times, reference %s; "
+                   "class %s)\n",
+                r->traj.ift_rel, r->traj.ift_abs, r->traj.n, r->traj.ift_ref,
+                cls ? cls : "none");
     }
     fprintf(f, "residual max   pos %.3e  vel %.3e  acc %.3e\n", r->res_pos_max, r->res_vel_max,
             r->res_acc_max);

@@ -79,6 +79,12 @@ typedef struct mbs_traj_rec {
     char reference[8];    /* "exact", "stored" or "none" */
     char reason[256];     /* with reference "none": why */
     mbs_err3 err_max, err_rms, digits; /* NaN: no reference or no components */
+    /* The IFToMM error (harness/traj.h): over the grid and the problem's reported
+     * quantities, max |x - x_ref| (abs) and max |x - x_ref| / max(|x_ref|, 1e-3)
+     * (rel); ift_ref "" when not measured (no reported quantities or no reference
+     * of them), else "exact", "reduction" or "stored". */
+    char ift_ref[12];
+    double ift_abs, ift_rel;
 } mbs_traj_rec;
 
 typedef struct mbs_record {

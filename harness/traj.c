@@ -44,7 +44,25 @@ struct mbs_traj {
     char reason[256];
     double emax[GROUPS], esum[GROUPS];
     double *rows;   /* (steps + 1) x ny when kept for the CSV file */
+    size_t nrep;    /* reported quantities */
+    int ift_kind;   /* reference of them: 0 none, 1 exact, 2 reduction, 3 stored */
+    double *rep, *rep_ref;
+    double ift_abs, ift_rel;
 };
+
+const char *mbs_iftomm_class(double err_rel)
+{
+    if (err_rel <= MBS_IFTOMM_HIGH)
+        return "high";
+    if (err_rel <= MBS_IFTOMM_LOW)
+        return "low";
+    return NULL;
+}
+
+double mbs_iftomm_rel(double x, double x_ref)
+{
+    return fabs(x - x_ref) / fmax(fabs(x_ref), MBS_IFTOMM_FLOOR);
+}
 
 long mbs_traj_steps(const mbs_problem *pb, long override)
 {
@@ -95,6 +113,8 @@ void mbs_traj_free(mbs_traj *tr)
     free(tr->lamk);
     free(tr->ref_rows);
     free(tr->rows);
+    free(tr->rep);
+    free(tr->rep_ref);
     free(tr);
 }
 
@@ -155,11 +175,46 @@ int mbs_traj_init(mbs_traj **out, const mbs_problem *pb, long steps, int keep_ro
          (tr->lamk = malloc((tr->nl ? tr->nl : 1) * sizeof(double)));
     if (ok && keep_rows)
         ok = (tr->rows = malloc((size_t)(steps + 1) * tr->ny * sizeof(double))) != NULL;
+    tr->nrep = pb->def->reported ? pb->n_reported : 0;
+    if (ok && tr->nrep > 0)
+        ok = (tr->rep = malloc(tr->nrep * sizeof(double))) &&
+             (tr->rep_ref = malloc(tr->nrep * sizeof(double)));
     if (!ok || find_reference(tr) != MBS_OK) {
         mbs_traj_free(tr);
         return MBS_NO_MEMORY;
     }
+    if (tr->nrep > 0)
+        tr->ift_kind = tr->ref_kind == 1                 ? 1
+                       : pb->def->reported_reference     ? 2
+                       : tr->ref_kind == 2               ? 3
+                                                         : 0;
     *out = tr;
+    return MBS_OK;
+}
+
+/* The IFToMM error at grid time tk (traj.h): the reported quantities of yk
+ * against those of the reference (ref: the reference state, or NULL). */
+static int score_iftomm(mbs_traj *tr, double tk, const double *yk, const double *ref)
+{
+    const mbs_problem *pb = tr->pb;
+    size_t nq = tr->nq;
+    if (tr->ift_kind == 0)
+        return MBS_OK;
+    int st = tr->ift_kind == 2 ? pb->def->reported_reference(pb, tk, tr->rep_ref)
+                               : pb->def->reported(pb, tk, ref, ref + nq, tr->rep_ref);
+    if (st == MBS_OK)
+        st = pb->def->reported(pb, tk, yk, yk + nq, tr->rep);
+    if (st != MBS_OK) {
+        tr->ift_kind = 0; /* not measured; the state errors stand */
+        return MBS_OK;
+    }
+    for (size_t j = 0; j < tr->nrep; j++) {
+        double a = fabs(tr->rep[j] - tr->rep_ref[j]), r = mbs_iftomm_rel(tr->rep[j], tr->rep_ref[j]);
+        if (a > tr->ift_abs || isnan(a))
+            tr->ift_abs = isnan(tr->ift_abs) ? tr->ift_abs : a;
+        if (r > tr->ift_rel || isnan(r))
+            tr->ift_rel = isnan(tr->ift_rel) ? tr->ift_rel : r;
+    }
     return MBS_OK;
 }
 
@@ -274,9 +329,10 @@ static int score(mbs_traj *tr, long k, double tk, const double *yk)
         ref = tr->ref;
     } else if (tr->ref_kind == 2) {
         ref = tr->ref_rows + (size_t)k * tr->ny;
-    } else {
-        return MBS_OK;
     }
+    score_iftomm(tr, tk, yk, ref);
+    if (!ref)
+        return MBS_OK;
     size_t off[GROUPS] = {0, nq, nq + nv}, len[GROUPS] = {nq, nv, tr->nl};
     for (int g = 0; g < GROUPS; g++) {
         double e = mixed(yk + off[g], ref + off[g], len[g]);
@@ -337,6 +393,7 @@ void mbs_traj_result(const mbs_traj *tr, mbs_traj_rec *out)
 {
     memset(out, 0, sizeof *out);
     out->err_max = out->err_rms = out->digits = (mbs_err3){NAN, NAN, NAN};
+    out->ift_abs = out->ift_rel = NAN;
     if (!tr || tr->broken || tr->next != tr->steps + 1)
         return;
     out->measured = 1;
@@ -346,6 +403,10 @@ void mbs_traj_result(const mbs_traj *tr, mbs_traj_rec *out)
     snprintf(out->reference, sizeof out->reference, "%s",
              tr->ref_kind == 1 ? "exact" : tr->ref_kind == 2 ? "stored" : "none");
     snprintf(out->reason, sizeof out->reason, "%s", tr->reason);
+    static const char *const ift_names[] = {"", "exact", "reduction", "stored"};
+    snprintf(out->ift_ref, sizeof out->ift_ref, "%s", ift_names[tr->ift_kind]);
+    out->ift_abs = tr->ift_kind ? tr->ift_abs : NAN;
+    out->ift_rel = tr->ift_kind ? tr->ift_rel : NAN;
     if (!tr->ref_kind)
         return;
     size_t len[GROUPS] = {tr->nq, tr->nv, tr->nl};

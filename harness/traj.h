@@ -26,7 +26,23 @@
  * group (q, v, lambda; not the extra variables x of extended problems)
  *     e_k = max_i |y_i(t_k) - yref_i(t_k)| / (1 + |yref_i(t_k)|),
  *     err_max = max_k e_k,  err_rms = sqrt(mean_k e_k^2),
- *     digits = -log10 err_max  (an err_max of exactly 0 counts as 1e-16). */
+ *     digits = -log10 err_max  (an err_max of exactly 0 counts as 1e-16).
+ *
+ * The IFToMM error (González et al. 2006 [gonzalez2006benchmarking]): for a
+ * problem with reported quantities x_j (problem.h) and a reference of them -
+ * reported(exact state) where there is an exact solution, else the problem's
+ * reported_reference (an independent reduction), else reported(stored state) -
+ *     ift_abs = max_k max_j |x_j(t_k) - x_ref_j(t_k)|,
+ *     ift_rel = max_k max_j |x_j(t_k) - x_ref_j(t_k)| / max(|x_ref_j(t_k)|, 1e-3)
+ * (MBS_IFTOMM_FLOOR); the precision classes (mbs_iftomm_class) use ift_rel. */
+#define MBS_IFTOMM_FLOOR 1e-3
+/* The IFToMM precision classes: "high" for a relative error <= 1e-3, "low" for
+ * <= 1e-1, else NULL (also for NaN). */
+#define MBS_IFTOMM_HIGH 1e-3
+#define MBS_IFTOMM_LOW 1e-1
+const char *mbs_iftomm_class(double err_rel);
+/* |x - x_ref| / max(|x_ref|, MBS_IFTOMM_FLOOR). */
+double mbs_iftomm_rel(double x, double x_ref);
 #ifndef MBS_TRAJ_H
 #define MBS_TRAJ_H
 

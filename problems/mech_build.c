@@ -29,7 +29,7 @@
 #include "mech_build.h"
 
 static const char *const K_MECH[] = {"title", "citation", "dim", "gravity", "t0", "t_end",
-                                     "singular", "output_steps", NULL};
+                                     "singular", "output_steps", "reference", NULL};
 static const char *const K_PARAM[] = {"value", "min", "max", "integer", "doc", NULL};
 static const char *const K_POINT[] = {"at", "ground", "velocity", NULL};
 
@@ -217,6 +217,14 @@ static void do_mechanism(builder *b, const mech_section *s)
         return;
     }
     b->m->output_steps = (long)steps;
+    if ((v = mech_key(b, s, "reference", &line))) { /* a reduction (mech_reference.h) */
+        if (strlen(v) >= sizeof b->m->reference) {
+            mech_berr(b, line, "reference: name too long '%s'", v);
+            return;
+        }
+        snprintf(b->m->reference, sizeof b->m->reference, "%s", v);
+        b->m->reference_line = line;
+    }
     if ((v = mech_key(b, s, "singular", &line))) { /* the motion passes singular configurations */
         if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
             mech_berr(b, line, "singular: expected yes or no, got '%s'", v);

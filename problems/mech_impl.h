@@ -158,6 +158,8 @@ typedef struct mech_model {
     size_t nout;
     const char **out_names; /* NULL-terminated names of out (problem.h reported_names) */
     long output_steps;      /* [mechanism] output_steps (0: the default grid) */
+    char reference[64];     /* [mechanism] reference: a reduction (mech_reference.h), or "" */
+    int reference_line;
     double *q0, *v0;          /* completed initial values */
     double *lambda0;          /* NULL: the harness computes it */
     double moved_q, moved_v;  /* how far the completion moved q0, v0 (max norm) */

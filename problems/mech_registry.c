@@ -12,18 +12,20 @@
 #include "../core/status.h"
 #include "mech.h"
 #include "mech_impl.h"
+#include "mech_reference.h"
 #include "registry.h"
 
 enum { MAX_MECH = 256, DOC_LEN = 200 };
 
 typedef struct mech_entry {
     mbs_problem_def def; /* first member: pb->def points here */
-    char name[64], title[256], citation[320], reference[128];
+    char name[64], title[256], citation[320], reference[384];
     char path[PATH_MAX];
     mbs_param_def params[MBS_MAX_PARAMS];
     char pname[MBS_MAX_PARAMS][32], pdoc[MBS_MAX_PARAMS][DOC_LEN];
     mech_text text;
     mech_model *defaults; /* the model with the default parameters (its reported names) */
+    const mbs_mech_reference *ref; /* [mechanism] reference (NULL: none) */
 } mech_entry;
 
 /* Process-wide and append-only, like the plugin table (harness/plugin.c): filled
@@ -65,6 +67,40 @@ static int mech_setup(mbs_problem *pb, char *err, size_t errlen)
     if (m->singular_config)
         f |= MBS_PB_SINGULAR_CONFIG;
     pb->flags = f;
+    return MBS_OK;
+}
+
+static int mech_reported_reference(const mbs_problem *pb, double t, double *out)
+{
+    const mech_entry *e = entry_of(pb);
+    return e->ref ? e->ref->eval(pb, t, out) : MBS_UNSUPPORTED;
+}
+
+/* The file's reduction: a known name that gives exactly the file's reported
+ * quantities.  MBS_OK (e->ref NULL without one) or MBS_BAD_INPUT. */
+static int find_reduction(mech_entry *e, const mech_model *m, const char *path, char *err,
+                          size_t errlen)
+{
+    e->ref = NULL;
+    if (!m->reference[0])
+        return MBS_OK;
+    const mbs_mech_reference *r = mbs_mech_reference_find(m->reference);
+    if (!r) {
+        snprintf(err, errlen, "%s:%d: unknown reference '%s' (known: nfourbar-parallelogram)",
+                 path, m->reference_line, m->reference);
+        return MBS_BAD_INPUT;
+    }
+    size_t k = 0;
+    for (; r->names[k] && m->out_names && m->out_names[k]; k++)
+        if (strcmp(r->names[k], m->out_names[k]) != 0)
+            break;
+    if (r->names[k] || !m->out_names || m->out_names[k]) {
+        snprintf(err, errlen, "%s:%d: reference '%s' gives %s%s%s... as reported quantities, "
+                 "the file reports others", path, m->reference_line, r->name, r->names[0],
+                 r->names[1] ? "," : "", r->names[1] ? r->names[1] : "");
+        return MBS_BAD_INPUT;
+    }
+    e->ref = r;
     return MBS_OK;
 }
 
@@ -230,7 +266,17 @@ static int entry_from_text(mech_entry *e, const char *path, const char *text, si
     snprintf(e->title, sizeof e->title, "%s", ms ? kv_or(ms, "title", "mechanism") : "");
     snprintf(e->citation, sizeof e->citation, "%s (mechanism file %s)",
              ms ? kv_or(ms, "citation", "-") : "-", path);
-    snprintf(e->reference, sizeof e->reference, "none (no reference)");
+    st = find_reduction(e, m, path, err, errlen);
+    if (st != MBS_OK) {
+        mech_model_free(m);
+        mech_text_free(&e->text);
+        return st;
+    }
+    if (e->ref)
+        snprintf(e->reference, sizeof e->reference, "reported quantities: %s (%s)",
+                 e->ref->name, e->ref->what);
+    else
+        snprintf(e->reference, sizeof e->reference, "none (no reference)");
     e->def = (mbs_problem_def){
         .name = e->name,
         .title = e->title,
@@ -262,6 +308,7 @@ static int entry_from_text(mech_entry *e, const char *path, const char *text, si
         .output_steps = m->output_steps,
         .reported_names = m->out_names, /* per instance: setup() */
         .reported = mech_cb_reported,
+        .reported_reference = e->ref ? mech_reported_reference : NULL,
     };
     e->defaults = m;
     return MBS_OK;

@@ -245,6 +245,12 @@ struct mbs_problem_def {
     const char *const *reported_names;
     int (*reported)(const mbs_problem *pb, double t, const double *q, const double *v,
                     double *out);
+    /* Optional: reference values of the reported quantities at t from an
+     * independent reduction of the model (e.g. the parallelogram branch of the
+     * N-four-bar, problems/mech_reference.h), for problems without an exact
+     * solution; MBS_UNSUPPORTED for instances it does not cover.  The IFToMM
+     * error of the trajectory measures (harness/traj.h) compares with it. */
+    int (*reported_reference)(const mbs_problem *pb, double t, double *out);
 };
 
 /* force_q or force_v of a force that does not depend on q (v): K = 0. */

@@ -225,7 +225,8 @@ START_TEST(trajectory_csv)
                                            "traj_err_max_q,traj_err_max_v,traj_err_max_lambda,"
                                            "traj_err_rms_q,traj_err_rms_v,traj_err_rms_lambda,"
                                            "traj_digits_q,traj_digits_v,traj_digits_lambda,"
-                                           "traj_reason\n"));
+                                           "traj_reason,traj_iftomm_reference,"
+                                           "traj_iftomm_err_abs,traj_iftomm_err_rel\n"));
     ck_assert_ptr_nonnull(strstr(out_text, ",101,\"grid\",\"exact\","));
     free(err_text);
     free(out_text);
