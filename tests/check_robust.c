@@ -78,6 +78,13 @@ START_TEST(malformed_suite_files)
 }
 END_TEST
 
+/* Shell: wait (at most 120 s) until the sweep writing to directory %s has recorded
+ * its first run.  A fixed sleep is not enough on a loaded machine: an asynchronous
+ * command of a non-interactive shell starts with SIGINT ignored, and a signal sent
+ * before the sweep installs its handler is lost (the sweep then ran to the end). */
+#define WAIT_FIRST_RECORD                                                               \
+    "for i in $(seq 2400); do [ -s %s/runs.jsonl ] && break; sleep 0.05; done; "
+
 /* A suite of 8 runs of about 0.5 s each. */
 enum { LONG_RUNS = 8 };
 static void write_long_suite(const char *path, const char *extra)
@@ -132,8 +139,9 @@ START_TEST(kill9_then_resume_equals_clean_run)
     /* Start a sweep in the background and kill -9 it part-way. */
     const char *bin = getenv("MBSBENCH") ? getenv("MBSBENCH") : "bin/mbsbench";
     snprintf(cmd, sizeof cmd,
-             "%s sweep %s --out %s -j 2 >/dev/null 2>&1 & p=$!; sleep 0.8; kill -9 $p; wait $p",
-             bin, suite, cut);
+             "%s sweep %s --out %s -j 2 >/dev/null 2>&1 & p=$!; " WAIT_FIRST_RECORD
+             "kill -9 $p; wait $p",
+             bin, suite, cut, cut);
     int st = system(cmd);
     (void)st;
     int n_cut = 0, n_clean = 0, n_done = 0;
@@ -162,9 +170,9 @@ START_TEST(sigint_leaves_whole_lines)
     write_long_suite(suite, "");
     const char *bin = getenv("MBSBENCH") ? getenv("MBSBENCH") : "bin/mbsbench";
     snprintf(cmd, sizeof cmd,
-             "rm -rf %s; %s sweep %s --out %s -j 2 >%s.out 2>&1 & p=$!; sleep 0.7; "
+             "rm -rf %s; %s sweep %s --out %s -j 2 >%s.out 2>&1 & p=$!; " WAIT_FIRST_RECORD
              "kill -INT $p; wait $p; exit $?",
-             dir, bin, suite, dir, dir);
+             dir, bin, suite, dir, dir, dir);
     int st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 130);
     int n = 0;
