@@ -12,8 +12,12 @@
  * then ROUNDS timing runs of every method taken in turn (so that a change of
  * the machine's load hits all methods alike), the minimum per method.  Ratio
  * lines: the fastest of ours over the fastest IDA + KLU at the same tolerance,
- * and the fastest of ours whose error is at most that IDA run's.  The table
- * also goes to results/bench-<date>/peers-scaling.txt.  Nothing is asserted. */
+ * and the fastest of ours whose error is at most that IDA run's; where a
+ * standalone IDA + KLU figure exists for this N (a hand-written C driver on the
+ * index-1 chain with the analytic sparse Jacobian, idle machine of this kind:
+ * 0.013 s at N = 100, 0.185 s at N = 1000 per simulated second; docs/methods.md),
+ * the harness's index1/ida:linsol=klu as a multiple of it.  The table also goes
+ * to results/bench-<date>/peers-scaling.txt.  Nothing is asserted. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +34,8 @@ static const char *const methods[NMETH] = {
     "index1/ida:linsol=klu", "index2/ida:linsol=klu",
 };
 static const size_t Ns[] = {100, 1000, 10000};
+/* standalone IDA + KLU, index-1 chain, CPU s per simulated second (NAN: none) */
+static const double standalone[] = {0.013, 0.185, NAN};
 static const double TOL = 1e-6, T_END = 1.0, TOL_REF = 1e-10;
 
 typedef struct row {
@@ -74,7 +80,7 @@ static int is_peer(int i)
     return i >= NOURS;
 }
 
-static void bench_n(const mbs_tee *o, size_t N)
+static void bench_n(const mbs_tee *o, size_t N, double alone)
 {
     char spec[160];
     const double a = 0.1 / MBS_DEG; /* 0.1 rad in degrees */
@@ -148,6 +154,11 @@ static void bench_n(const mbs_tee *o, size_t N)
         mbs_tee_printf(o, "scaling N = %zu: none of ours reaches the error of %s (%.1e) at tol "
                           "%.0e\n",
                        N, methods[bp], rows[bp].err, TOL);
+    if (isfinite(alone) && rows[4].ok && isfinite(rows[4].cpu))
+        mbs_tee_printf(o, "scaling N = %zu: %s %.3g s against the standalone IDA + KLU %.3g s "
+                          "per simulated second: %.2fx (within 1.5x: %s)\n",
+                       N, methods[4], rows[4].cpu, alone, rows[4].cpu / alone,
+                       rows[4].cpu <= 1.5 * alone ? "yes" : "NO");
     mbs_tee_printf(o, "\n");
     free(ref);
     free(chk);
@@ -163,7 +174,7 @@ int mbs_bench_peers_scaling(FILE *out)
                        "rounds over the methods in turn ==\n",
                    ROUNDS);
     for (size_t k = 0; k < sizeof Ns / sizeof Ns[0]; k++)
-        bench_n(&o, Ns[k]);
+        bench_n(&o, Ns[k], standalone[k]);
     if (o.file) {
         fclose(o.file);
         fprintf(out, "(table written to %s)\n\n", path);
