@@ -41,6 +41,11 @@
  *             exponent within 0.3 of 1;
  *   expected  as pass, with a group at an [expect] order instead;
  *   limited   a group has fewer than 3 levels above the reference's stated accuracy;
+ *             or, adaptive, the step count hardly moves over the five tolerances
+ *             (largest / smallest <= 1.1, where an error-controlled method of order
+ *             p <= 8 needs at least 10^(4/9) = 2.8): the step is set by stability
+ *             or a step limit, not by the tolerance, and a tolerance exponent
+ *             not established or away from 1 says nothing (stability_bound);
  *   finding   anything else: a group below its order, not established, a tolerance
  *             exponent away from 1, or a refuted failure.
  * The battery passes when it has no finding. */
@@ -142,6 +147,7 @@ typedef struct mbs_battery_result {
     double ref_digits;     /* stated accuracy of the stored reference (NaN: none) */
     int self_ref;
     double wall;           /* seconds the pair took */
+    int stability_bound;   /* adaptive: steps at most 1.1x apart over the levels (judge) */
 } mbs_battery_result;
 
 /* Load and validate the data file (every registered problem needs its section).

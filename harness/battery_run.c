@@ -409,18 +409,25 @@ static void details(const mbs_battery *b, const mbs_battery_result *r, FILE *out
         if (r->g[g].state == MBS_GRP_SKIP || r->g[g].state == MBS_GRP_PASS)
             continue;
         fprintf(out, "; %s ", gn[g]);
-        if (isfinite(r->g[g].p))
-            fprintf(out, "%s %.2f [%.2f, %.2f] (levels %d..%d%s%g)",
-                    r->adaptive ? "exponent" : "order", r->g[g].p, r->g[g].ci_low,
-                    r->g[g].ci_high, r->g[g].first, r->g[g].last,
-                    r->adaptive ? "" : ", nominal ", r->adaptive ? 0.0 : r->g[g].nominal);
-        else
+        if (isfinite(r->g[g].p)) {
+            fprintf(out, "%s %.2f [%.2f, %.2f] (levels %d..%d", r->adaptive ? "exponent" : "order",
+                    r->g[g].p, r->g[g].ci_low, r->g[g].ci_high, r->g[g].first, r->g[g].last);
+            if (!r->adaptive)
+                fprintf(out, ", nominal %g", r->g[g].nominal);
+            fputc(')', out);
+        } else
             fprintf(out, "not established (%d usable levels)", r->g[g].usable);
         if (r->g[g].state == MBS_GRP_EXPECTED && r->g[g].expect >= 0 &&
             (size_t)r->g[g].expect < b->n_ex)
             fprintf(out, ", expected: %s", b->ex[r->g[g].expect].source);
+        else if (r->g[g].state == MBS_GRP_LIMITED && r->stability_bound)
+            fprintf(out, ", limited: the step is set by stability, not by tol (steps %ld..%ld)",
+                    r->steps[0], r->steps[r->levels - 1]);
+        else if (r->g[g].state == MBS_GRP_LIMITED && isfinite(r->ref_digits))
+            fprintf(out, ", limited by round-off or the reference (stated accuracy %.1f digits)",
+                    r->ref_digits);
         else if (r->g[g].state == MBS_GRP_LIMITED)
-            fprintf(out, ", reference-limited (stated accuracy %.1f digits)", r->ref_digits);
+            fprintf(out, ", limited by round-off (exact reference)");
     }
     if (r->fail_level)
         fprintf(out, "; level %d (%s %g) %s: %s; check: %s%s%s", r->fail_level,

@@ -283,6 +283,39 @@ START_TEST(battery_bad_files)
 }
 END_TEST
 
+/* An explicit adaptive method on a stiff problem: index1/rk8pd on twomass
+ * (m_i = 0.01 on springs c = 100) takes 1921..1926 steps at tol 1e-4 .. 1e-8 (an
+ * error-controlled order-8 step would need 10^(4/9) = 2.8 times more): the step
+ * is set by stability, and the tolerance exponent that is not established there
+ * is limited, not a finding (before: finding).  The same levels with step
+ * counts that follow the tolerance stay a finding. */
+START_TEST(battery_stability_bound)
+{
+    mbs_battery b;
+    load_default(&b);
+    mbs_battery_result r;
+    char err[512];
+    ck_assert_msg(mbs_battery_pair(&b, "twomass", "index1/rk8pd", &r, err, sizeof err) ==
+                      MBS_OK,
+                  "%s", err);
+    char *js = mbs_battery_result_json(&r);
+    ck_assert_msg(r.stability_bound && r.outcome == MBS_BAT_LIMITED, "%s", js);
+    long lo = r.steps[0], hi = r.steps[0];
+    for (int i = 1; i < r.levels; i++) {
+        lo = r.steps[i] < lo ? r.steps[i] : lo;
+        hi = r.steps[i] > hi ? r.steps[i] : hi;
+    }
+    ck_assert_msg(r.levels == 5 && hi <= 1.1 * lo, "%s", js);
+    free(js);
+    for (int i = 0; i < r.levels; i++)
+        r.steps[i] = lo << i;
+    mbs_battery_judge(&b, &r);
+    ck_assert(!r.stability_bound);
+    ck_assert_int_eq(r.outcome, MBS_BAT_FINDING);
+    mbs_battery_free(&b);
+}
+END_TEST
+
 /* The make-check pairs of the data file: each ends as the file states, and none
  * is a finding. */
 START_TEST(battery_check_pair)
@@ -325,6 +358,7 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, energy_stagnation_and_divergence);
     tcase_add_test(tc, battery_data_file);
     tcase_add_test(tc, battery_bad_files);
+    tcase_add_test(tc, battery_stability_bound);
     /* one iteration per make-check pair of the data file (at least one: a file
      * that cannot be read fails the first) */
     mbs_battery b;
