@@ -365,6 +365,10 @@ static void check_failure(const mbs_run_spec *base, const mbs_method_def *m, dou
         snprintf(r->check, sizeof r->check, "budget");
         return;
     }
+    if (s == MBS_NAN_STATE) { /* the harness itself found the non-finite component */
+        snprintf(r->check, sizeof r->check, "observed");
+        return;
+    }
     int kt = param_index(m, "newton_tol");
     if (kt < 0 || !(s == MBS_NEWTON_DIVERGED || s == MBS_STEP_UNDERFLOW ||
                     s == MBS_SINGULAR_MATRIX || s == MBS_ERROR_TEST)) {

@@ -137,7 +137,8 @@ typedef struct mbs_battery_result {
     int fail_level;        /* 1-based level of the first failure, 0: none */
     int fail_status;
     char fail_reason[256];
-    char check[16];        /* failed: confirmed, refuted, slow, unchecked, budget */
+    char check[16];        /* failed: confirmed, refuted, slow, unchecked, budget,
+                              observed (nan_state) */
     char check_note[320];
     int levels;
     double x[MBS_MAX_LEVELS], err[MBS_MAX_LEVELS][3];

@@ -316,6 +316,26 @@ START_TEST(battery_stability_bound)
 }
 END_TEST
 
+/* A non-finite state found by the harness is true as stated (check "observed"),
+ * not unchecked: index1/hedopri5-fixed on the stiff twomass from h0 = 1e-3. */
+START_TEST(battery_nan_state_observed)
+{
+    mbs_battery b;
+    load_default(&b);
+    mbs_battery_result r;
+    char err[512];
+    ck_assert_msg(mbs_battery_pair(&b, "twomass", "index1/hedopri5-fixed", &r, err,
+                                   sizeof err) == MBS_OK,
+                  "%s", err);
+    char *js = mbs_battery_result_json(&r);
+    ck_assert_msg(r.outcome == MBS_BAT_FAILED && r.fail_status == MBS_NAN_STATE &&
+                      strcmp(r.check, "observed") == 0,
+                  "%s", js);
+    free(js);
+    mbs_battery_free(&b);
+}
+END_TEST
+
 /* The make-check pairs of the data file: each ends as the file states, and none
  * is a finding. */
 START_TEST(battery_check_pair)
@@ -359,6 +379,7 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, battery_data_file);
     tcase_add_test(tc, battery_bad_files);
     tcase_add_test(tc, battery_stability_bound);
+    tcase_add_test(tc, battery_nan_state_observed);
     /* one iteration per make-check pair of the data file (at least one: a file
      * that cannot be read fails the first) */
     mbs_battery b;
