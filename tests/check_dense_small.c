@@ -3,7 +3,8 @@
  * solves: the same pivot order and factors and solutions that agree to
  * 1e-13 relative (the kernel follows GSL 2.7's operation order, so on this
  * machine they are the same numbers), residuals |A x - b| at round-off, and
- * a singular matrix reported. */
+ * a singular matrix reported; the same for the Cholesky factor and solves
+ * (gsl_linalg_cholesky_decomp1, _svx). */
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_complex_math.h>
 #include <gsl/gsl_linalg.h>
@@ -130,6 +131,57 @@ START_TEST(complex_agrees_with_gsl)
 }
 END_TEST
 
+/* Cholesky: SPD matrices B B^T + n/10 I, factor and solves against
+ * gsl_linalg_cholesky_decomp1 / _svx (lower triangle), residual of A x = b;
+ * a matrix with a non-positive pivot is reported. */
+START_TEST(cholesky_agrees_with_gsl)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 11);
+    for (int trial = 0; trial < TRIALS; trial++)
+        for (size_t n = 1; n <= NMAX; n++) {
+            double B[NMAX * NMAX], A[NMAX * NMAX], C[NMAX * NMAX], x[NMAX], y[NMAX], b[NMAX];
+            for (size_t i = 0; i < n * n; i++)
+                B[i] = gsl_rng_uniform(r) - 0.5;
+            for (size_t i = 0; i < n; i++) {
+                for (size_t j = 0; j < n; j++) {
+                    double sum = i == j ? 0.1 * (double)n : 0.0;
+                    for (size_t k = 0; k < n; k++)
+                        sum += B[i * n + k] * B[j * n + k];
+                    A[i * n + j] = C[i * n + j] = sum;
+                }
+                b[i] = x[i] = y[i] = gsl_rng_uniform(r);
+            }
+            gsl_matrix_view M = gsl_matrix_view_array(A, n, n);
+            ck_assert_int_eq(gsl_linalg_cholesky_decomp1(&M.matrix), GSL_SUCCESS);
+            ck_assert_int_eq(mbs_small_chol(n, C, n), 0);
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j <= i; j++)
+                    ck_assert_double_le(rel(C[i * n + j], A[i * n + j]), 1e-13);
+            gsl_vector_view X = gsl_vector_view_array(x, n);
+            ck_assert_int_eq(gsl_linalg_cholesky_svx(&M.matrix, &X.vector), GSL_SUCCESS);
+            mbs_small_chol_solve(n, C, n, y);
+            double xmax = 0.0;
+            for (size_t i = 0; i < n; i++)
+                xmax = fmax(xmax, fabs(x[i]));
+            for (size_t i = 0; i < n; i++) {
+                ck_assert_double_le(fabs(y[i] - x[i]), 1e-12 * (1.0 + xmax));
+                double sum = -b[i]; /* A y - b with A = L L^T from its original entries */
+                for (size_t j = 0; j < n; j++) {
+                    double a = 0.0;
+                    for (size_t k = 0; k < n; k++)
+                        a += B[i * n + k] * B[j * n + k];
+                    sum += (a + (i == j ? 0.1 * (double)n : 0.0)) * y[j];
+                }
+                ck_assert_double_le(fabs(sum), 1e-10 * (1.0 + xmax));
+            }
+        }
+    double S[4] = {1.0, 2.0, 2.0, 1.0}; /* eigenvalues 3, -1 */
+    ck_assert_int_eq(mbs_small_chol(2, S, 2), 1);
+    gsl_rng_free(r);
+}
+END_TEST
+
 /* A rank-deficient matrix (two equal rows) and a non-finite entry are
  * reported; a permutation that needs every row exchange is followed. */
 START_TEST(singular_and_pivoting)
@@ -159,6 +211,7 @@ Suite *mbs_suite_dense_small(void)
     TCase *tc = tcase_create("dense_small");
     tcase_add_test(tc, real_agrees_with_gsl);
     tcase_add_test(tc, complex_agrees_with_gsl);
+    tcase_add_test(tc, cholesky_agrees_with_gsl);
     tcase_add_test(tc, singular_and_pivoting);
     suite_add_tcase(s, tc);
     return s;

@@ -203,4 +203,55 @@ static inline void mbs_small_zlu_solve(size_t n, const double *LU, size_t lda, d
     }
 }
 
+/* A = L L^T in place (L in the lower triangle; the strict upper triangle is
+ * left as it is), with the arithmetic of GSL 2.7's
+ * gsl_linalg_cholesky_decomp1 below its recursive crossover (n <= 24):
+ * column j = (a_ij - sum_k l_ik l_jk) times 1/sqrt(a_jj - ...), the sums as
+ * gslcblas' dgemv forms them (Golub & Van Loan 2013, Algorithm 4.2.1;
+ * [golub2013matrix]).  0, or 1 when a pivot is <= 0 (GSL's GSL_EDOM; as
+ * there, a NaN pivot is not caught here). */
+static inline int mbs_small_chol(size_t n, double *A, size_t lda)
+{
+    for (size_t j = 0; j < n; j++) {
+        const double *rj = A + j * lda;
+        for (size_t i = j; i < n; i++) {
+            double *ri = A + i * lda, temp = 0.0;
+            for (size_t k = 0; k < j; k++)
+                temp += ri[k] * rj[k];
+            ri[j] += -1.0 * temp;
+        }
+        double ajj = rj[j];
+        if (ajj <= 0.0)
+            return 1;
+        const double r = 1.0 / sqrt(ajj);
+        for (size_t i = j; i < n; i++)
+            A[i * lda + j] *= r;
+    }
+    return 0;
+}
+
+/* x = (L L^T)^-1 x on a Cholesky factor L (lower triangle of A, as GSL's
+ * gsl_linalg_cholesky_decomp1 leaves it): the two triangular solves of
+ * gsl_linalg_cholesky_svx (gslcblas dtrsv, lower, then lower transposed). */
+static inline void mbs_small_chol_solve(size_t n, const double *L, size_t lda, double *x)
+{
+    if (n == 0)
+        return;
+    x[0] = x[0] / L[0];
+    for (size_t i = 1; i < n; i++) {
+        const double *ri = L + i * lda;
+        double tmp = x[i];
+        for (size_t j = 0; j < i; j++)
+            tmp -= ri[j] * x[j];
+        x[i] = tmp / ri[i];
+    }
+    x[n - 1] = x[n - 1] / L[(n - 1) * lda + (n - 1)];
+    for (size_t i = n - 1; i-- > 0;) {
+        double tmp = x[i];
+        for (size_t j = i + 1; j < n; j++)
+            tmp -= L[j * lda + i] * x[j];
+        x[i] = tmp / L[i * lda + i];
+    }
+}
+
 #endif

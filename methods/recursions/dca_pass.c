@@ -28,6 +28,7 @@
 #include <omp.h>
 #endif
 
+#include "../linsol/dense_small.h"
 #include "dca_impl.h"
 
 /* Tuning constant: the least work of the tree (multiply-adds of one pass) for
@@ -46,18 +47,29 @@ static int thread_id(void)
 }
 #endif
 
+/* Cholesky factor of the n x n matrix D (row-major) in its lower triangle:
+ * mbs_small_chol (methods/linsol/dense_small.h, GSL's arithmetic without its
+ * views, rcond copy and BLAS dispatch) up to MBS_SMALL_NMAX, GSL above. */
+static int small_chol(double *D, size_t n)
+{
+    if (n <= MBS_SMALL_NMAX)
+        return mbs_small_chol(n, D, n) ? MBS_SINGULAR_MATRIX : MBS_OK;
+    gsl_matrix_view A = gsl_matrix_view_array(D, n, n);
+    return gsl_linalg_cholesky_decomp1(&A.matrix) == GSL_SUCCESS ? MBS_OK : MBS_SINGULAR_MATRIX;
+}
+
 /* Cholesky factorisation of the n x n matrix D (row-major) and solves for the
- * m columns of X (column-major, n x m), in place. */
+ * m columns of X (column-major, n x m), in place; the solves by
+ * mbs_small_chol_solve (methods/linsol/dense_small.h: the arithmetic of
+ * gsl_linalg_cholesky_svx without its per-column views, checks and BLAS
+ * dispatch, which on the chain's 2 x 2 and 1 x 1 blocks cost several times
+ * the arithmetic). */
 static int small_solve(double *D, double *X, size_t n, size_t m)
 {
-    gsl_matrix_view A = gsl_matrix_view_array(D, n, n);
-    if (gsl_linalg_cholesky_decomp1(&A.matrix) != GSL_SUCCESS)
+    if (small_chol(D, n) != MBS_OK)
         return MBS_SINGULAR_MATRIX;
-    for (size_t j = 0; j < m; j++) {
-        gsl_vector_view x = gsl_vector_view_array(X + j * n, n);
-        if (gsl_linalg_cholesky_svx(&A.matrix, &x.vector) != GSL_SUCCESS)
-            return MBS_SINGULAR_MATRIX;
-    }
+    for (size_t j = 0; j < m; j++)
+        mbs_small_chol_solve(n, D, n, X + j * n);
     return MBS_OK;
 }
 
@@ -97,13 +109,10 @@ static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
                 X[(a + 1) * d + i] = X[(a + 1) * d + i] - w->rval[p];
             }
     }
-    gsl_matrix_view A = gsl_matrix_view_array(D, d, d);
-    if (gsl_linalg_cholesky_decomp1(&A.matrix) != GSL_SUCCESS)
+    if (small_chol(D, d) != MBS_OK)
         return MBS_SINGULAR_MATRIX;
-    for (size_t j = 0; j <= no; j++) {
-        gsl_vector_view x = gsl_vector_view_array(X + j * d, d);
-        gsl_linalg_cholesky_svx(&A.matrix, &x.vector);
-    }
+    for (size_t j = 0; j <= no; j++)
+        mbs_small_chol_solve(d, D, d, X + j * d);
     for (size_t i = 0; i < d; i++) {
         n->b[i] = X[i];
         for (size_t a = 0; a < no; a++)
