@@ -9,7 +9,8 @@
  *
  * Augmented Lagrangian ([dca_augmented_lagrangian] Eqs. (6)-(8), (17)): every multiplier is
  *     lambda = lambda* + alpha (B v' - gamma),
- * iterated from lambda* = 0 until |B v' - gamma| <= eps_a (Sect. 4.1: 1e-10)
+ * iterated from lambda* = 0 (warm=1: from the previous acceleration solve's
+ * lambda) until |B v' - gamma| <= eps_a (Sect. 4.1: 1e-10)
  * or 10 iterations, penalty alpha = 1e6.  Each iteration is one assembly and
  * one disassembly pass, written in the compliance ("inverse inertia") form:
  *   leaf (body b, local rows L, open rows O):
@@ -70,6 +71,7 @@ static void dca_free(void *p)
     free(w->mark);
     free(w->lam);
     free(w->lamstar);
+    free(w->lamwarm);
     free(w->f);
     free(w->gam);
     free(w->acc);
@@ -80,7 +82,7 @@ static void dca_free(void *p)
     free(w);
 }
 
-enum { P_ALPHA, P_MAXIT, P_EPSA, P_THREADS, P_MU, P_OMEGA };
+enum { P_ALPHA, P_MAXIT, P_EPSA, P_THREADS, P_MU, P_OMEGA, P_WARM };
 
 /* Threads of the passes: threads=N when given; threads=0 (the default) takes
  * OMP_NUM_THREADS when it is set in the environment (omp_get_max_threads, which
@@ -115,6 +117,7 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     w->nthreads = dca_threads(p->val[P_THREADS]);
     w->mu = p->val[P_MU];
     w->omega = p->val[P_OMEGA];
+    w->warm = (int)p->val[P_WARM];
     w->native = pb->def->mass_sparse && pb->def->jacobian_sparse && !pb->def->kinematic;
     if (!w->native) {
         w->Md = mbs_matrix_alloc(nv, nv);
@@ -132,6 +135,7 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     w->mark = malloc((nv > nlc ? nv : nlc) * sizeof *w->mark);
     w->lam = calloc(nlc, sizeof *w->lam);
     w->lamstar = calloc(nlc, sizeof *w->lamstar);
+    w->lamwarm = calloc(nlc, sizeof *w->lamwarm);
     w->f = malloc(nv * sizeof *w->f);
     w->gam = calloc(nlc, sizeof *w->gam);
     w->acc = malloc(nv * sizeof *w->acc);
@@ -139,7 +143,7 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     w->qd = malloc(pb->nq * sizeof *w->qd);
     w->gt = calloc(nlc, sizeof *w->gt);
     w->gs = calloc(nlc, sizeof *w->gs);
-    if (!w->gs || !w->body || !w->pos || !w->rpos || !w->mark || !w->lam || !w->lamstar || !w->f ||
+    if (!w->gs || !w->body || !w->pos || !w->rpos || !w->mark || !w->lam || !w->lamstar || !w->lamwarm || !w->f ||
         !w->gam || !w->acc || !w->dq || !w->qd || !w->gt) {
         dca_free(w);
         return MBS_NO_MEMORY;
@@ -149,11 +153,15 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
 }
 
 /* The augmented-Lagrangian iteration around the passes: v' (w->acc) and lambda
- * (w->lam) for the current M, B, f, gamma; stops when |B v' - gamma| <= eps. */
-static int dca_solve(dca_ws *w, mbs_ctx *ctx, double t, double eps)
+ * (w->lam) for the current M, B, f, gamma, from lambda* = lam0 (NULL: 0); stops
+ * when |B v' - gamma| <= eps. */
+static int dca_solve(dca_ws *w, mbs_ctx *ctx, double t, double eps, const double *lam0)
 {
     size_t nl = w->nl;
-    memset(w->lamstar, 0, (nl ? nl : 1) * sizeof *w->lamstar);
+    if (lam0)
+        memcpy(w->lamstar, lam0, nl * sizeof *w->lamstar);
+    else
+        memset(w->lamstar, 0, (nl ? nl : 1) * sizeof *w->lamstar);
     for (int it = 1; it <= w->maxit; it++) {
         double res;
         int s = mbs_dca_passes(w, &res);
@@ -282,8 +290,15 @@ static int dca_eval(void *ws, mbs_ctx *ctx, double t, const double *q, const dou
         }
     }
     mbs_count_factorization(ctx);
-    if ((s = dca_solve(w, ctx, t, w->eps_a)) != MBS_OK)
+    /* warm=1: lambda* from the last acceleration solve of this integration
+     * (the multipliers change by O(h) between stages), reset by dca_start */
+    if ((s = dca_solve(w, ctx, t, w->eps_a, w->warm && w->have_warm ? w->lamwarm : NULL)) !=
+        MBS_OK)
         return s;
+    if (w->warm && w->nl > 0) {
+        memcpy(w->lamwarm, w->lam, w->nl * sizeof *w->lamwarm);
+        w->have_warm = 1;
+    }
     mbs_count_solve(ctx);
     memcpy(vdot, w->acc, w->nv * sizeof *vdot);
     if (lambda)
@@ -313,7 +328,7 @@ static int dca_post(void *ws, mbs_ctx *ctx, double t, double *q, double *v)
         for (size_t r = 0; r < nl; r++)
             w->gam[r] = -w->gam[r];
         if ((s = eval_matrices(w, ctx, t, q)) != MBS_OK ||
-            (s = dca_solve(w, ctx, t, 1e-14)) != MBS_OK)
+            (s = dca_solve(w, ctx, t, 1e-14, NULL)) != MBS_OK)
             return s;
         if ((s = mbs_qdot(ctx, q, w->acc, w->qd)) != MBS_OK)
             return s;
@@ -336,7 +351,7 @@ static int dca_post(void *ws, mbs_ctx *ctx, double t, double *q, double *v)
         }
         if (vmax <= 1e-12)
             break;
-        if ((s = dca_solve(w, ctx, t, 1e-12)) != MBS_OK)
+        if ((s = dca_solve(w, ctx, t, 1e-12, NULL)) != MBS_OK)
             return s;
         for (size_t i = 0; i < nv; i++)
             v[i] += w->acc[i];
@@ -358,6 +373,9 @@ static const mbs_param_def dca_params[] = {
     [P_THREADS] = {"threads", 0, 0, 256,
                    "threads of the assembly/disassembly passes (0: OMP_NUM_THREADS if set, "
                    "else 1); results equal bit for bit for any count", NULL, 1},
+    [P_WARM] = {"warm", 0, 0, 1,
+                "1: start the multiplier iteration of each acceleration solve from the last "
+                "one's lambda instead of 0 (fewer iterations; every run starts cold)", NULL, 1},
 };
 
 static int alloc_plain(void **ws, mbs_ctx *ctx, const mbs_params *p)
@@ -376,10 +394,22 @@ static void dca_finish(void *ws, mbs_ctx *ctx)
     ctx->threads = ((dca_ws *)ws)->nthreads;
 }
 
+/* Every integration starts cold (lambda* = 0), so repeated runs agree. */
+static int dca_start(void *ws, mbs_ctx *ctx, double t0, const double *q, const double *v)
+{
+    (void)ctx;
+    (void)t0;
+    (void)q;
+    (void)v;
+    ((dca_ws *)ws)->have_warm = 0;
+    return MBS_OK;
+}
+
 const mbs_accel_def mbs_accel_dca = {
     .name = "dca",
     .alloc = alloc_plain,
     .eval = dca_eval,
+    .start = dca_start,
     .free_ws = dca_free,
     .finish = dca_finish,
 };
@@ -389,6 +419,7 @@ const mbs_accel_def mbs_accel_dca_proj = {
     .alloc = alloc_proj,
     .eval = dca_eval,
     .post_step = dca_post,
+    .start = dca_start,
     .free_ws = dca_free,
     .finish = dca_finish,
 };

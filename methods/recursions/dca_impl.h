@@ -101,6 +101,8 @@ typedef struct dca_ws {
     /* scratch of the analysis and of the method glue (sequential parts) */
     int *pos, *rpos, *mark;
     double *lam, *lamstar, *f, *gam, *acc, *dq, *qd, *gt, *gs;
+    double *lamwarm; /* warm=1: lambda of the last acceleration solve (have_warm) */
+    int warm, have_warm;
     size_t maxJ, maxcols;
     int last_iters;
     double pass_wall;   /* wall-clock seconds spent in the passes (diagnostics) */
