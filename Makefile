@@ -256,6 +256,15 @@ BATTERY_JOBS ?= 2
 battery: $(BIN)
 	nice -n 19 $(BIN) battery suites/battery.ini -j $(BATTERY_JOBS) --out $(BATTERY_DIR)
 
+# Stored reference trajectories (problems/ref/*.traj, harness/refgen.h) from the lines of
+# problems/ref/trajectories.list; fails if any pair of computations disagrees on the grid
+# (entries marked --expect-horizon: if they agree).  About 4 minutes on one core.
+.PHONY: reference-trajectories
+reference-trajectories: $(BIN)
+	@st=0; grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$$' problems/ref/trajectories.list | \
+	 { while read -r line; do echo "mbsbench reference --trajectory $$line"; \
+	   $(BIN) reference --trajectory $$line || st=1; done; exit $$st; }
+
 # Paper reproductions (reproductions/*.expect): exit status 0 only when all reproduce.
 reproduce: $(BIN)
 	$(BIN) reproduce --all --page reports/reproduce-$(RUN_STAMP)
@@ -364,7 +373,7 @@ install: $(BIN) $(LIBA) $(LIBSO)
 	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE)/problems/ref $(SHARE)/reproductions \
 	  $(SHARE)/suites $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/mbsbench
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/mbsbench
-	install -m 644 problems/ref/*.ref $(SHARE)/problems/ref/
+	install -m 644 problems/ref/*.ref problems/ref/*.traj $(SHARE)/problems/ref/
 	install -m 644 reproductions/*.expect reproductions/README.md $(SHARE)/reproductions/
 	install -m 644 suites/*.suite suites/battery.ini $(SHARE)/suites/
 	install -d $(SHARE)/mechanisms

@@ -363,6 +363,17 @@ static const mbs_opt reference_opts[] = {
      .def = "8", .lo = 0, .hi = 17},
     {.name = "--dry-run", .kind = MBS_OPT_FLAG,
      .doc = "compute and compare, store nothing", .def = "off", .range = "a flag"},
+    {.name = "--trajectory", .kind = MBS_OPT_FLAG,
+     .doc = "a reference trajectory on the output grid (problems/ref/NAME.traj): both "
+            "computations at every grid time, which must agree there; where they first part, "
+            "the trajectory is refused (exit 1) naming that time, and the time is stored as "
+            "the predictability horizon",
+     .def = "off (the state at t_end, problems/ref/NAME.ref)", .range = "a flag"},
+    OPT_OUTPUT_STEPS,
+    {.name = "--expect-horizon", .kind = MBS_OPT_FLAG,
+     .doc = "with --trajectory: the refusal is expected (exit 0 when the computations part, "
+            "1 when they agree)",
+     .def = "off", .range = "a flag"},
 };
 
 static const char exit_note[] =
@@ -463,11 +474,13 @@ static const mbs_cli_cmd commands[] = {
     {.name = "reference",
      .summary = "compute and store a reference solution (two independent computations)",
      .synopsis = "reference [-p] PROBLEM[:k=v,...] [--t-end T] [--tol TOL] [--methods A,B]\n"
-                 "    [--min-digits D] [--dry-run]\n"
+                 "    [--min-digits D] [--dry-run] [--trajectory [--output-steps N]\n"
+                 "    [--expect-horizon]]\n"
                  "references ...  (the same)",
      .operands = "PROBLEM: the problem, when -p is left out.",
      .notes = "The reference is stored in problems/ref/NAME.ref (or $MBSBENCH_REFDIR) with "
-              "its provenance;\nit serves exactly these parameters and this t_end.\n",
+              "its provenance;\nit serves exactly these parameters and this t_end (a "
+              "trajectory, NAME.traj: also this grid).\n",
      .opts = reference_opts, .n_opts = N(reference_opts)},
 };
 

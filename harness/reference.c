@@ -324,6 +324,16 @@ int mbs_reference_traj_find(const mbs_problem *pb, double t_end, long steps, dou
     return found;
 }
 
+/* A value of a stored trajectory: 13 significant digits, and below 1e-2 in
+ * magnitude to the nearest 1e-15 (the mixed error |y - yref| / (1 + |yref|)
+ * needs neither more, and the references agree to fewer digits). */
+static void put_value(FILE *out, double y)
+{
+    if (fabs(y) < 1e-2)
+        y = nearbyint(y * 1e15) / 1e15;
+    fprintf(out, " %.13g", y == 0.0 ? 0.0 : y);
+}
+
 int mbs_reference_traj_store(const mbs_problem *pb, double t_end, long steps,
                              const double *rows, double horizon, const char *provenance)
 {
@@ -364,9 +374,9 @@ int mbs_reference_traj_store(const mbs_problem *pb, double t_end, long steps,
         size_t ny = mbs_ny(pb);
         fprintf(out, "rows = %ld\n", steps + 1);
         for (long k = 0; k <= steps; k++) {
-            fprintf(out, "%.17g", mbs_traj_time(pb->t0, t_end, steps, k));
+            fprintf(out, "%.15g", mbs_traj_time(pb->t0, t_end, steps, k));
             for (size_t i = 0; i < ny; i++)
-                fprintf(out, " %.15g", rows[(size_t)k * ny + i]);
+                put_value(out, rows[(size_t)k * ny + i]);
             fputc('\n', out);
         }
     }

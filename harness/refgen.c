@@ -23,6 +23,7 @@
 #include "env.h"
 #include "reference.h"
 #include "run.h"
+#include "traj.h"
 
 static const char independent_name[] = "independent";
 
@@ -62,9 +63,13 @@ static int index1_lambda(const mbs_problem *pb, double t, double *y, char *err, 
     return s;
 }
 
-/* One computation of y(t_end); desc gets "method tol=..." for the provenance. */
-static int compute(const mbs_refgen_spec *spec, const char *method, double tol, double t_end,
-                   double *y, char *desc, size_t desclen, char *err, size_t errlen)
+/* One computation of the state at the n increasing times ts (Y: n x ny); desc
+ * gets "method tol=..." for the provenance.  A registered method runs once to
+ * t_end (n = 1) or is restarted at each time (run.h, stops: no dense output or
+ * interpolation involved); the independent formulation runs from t0 to each
+ * time (the state at t0 is the initial one). */
+static int compute(const mbs_refgen_spec *spec, const char *method, double tol, const double *ts,
+                   size_t n, double *Y, char *desc, size_t desclen, char *err, size_t errlen)
 {
     if (strcmp(method, independent_name) == 0) {
         mbs_problem pb;
@@ -76,21 +81,48 @@ static int compute(const mbs_refgen_spec *spec, const char *method, double tol, 
             mbs_problem_close(&pb);
             return MBS_BAD_INPUT;
         }
-        int have_lambda = 0;
+        size_t ny = mbs_ny(&pb);
         char what[256] = "";
-        s = pb.def->independent(&pb, t_end, tol, y, y + pb.nq, y + pb.nq + pb.nv, &have_lambda,
-                                what, sizeof what);
-        if (s != MBS_OK)
-            snprintf(err, errlen, "independent formulation of %s: %s", pb.def->name, what);
-        else if (!have_lambda && pb.nl > 0)
-            s = index1_lambda(&pb, t_end, y, err, errlen);
+        int grid = n > 1 && pb.def->independent_grid, have_lambda = 0;
+        if (grid) { /* one integration through every time */
+            s = pb.def->independent_grid(&pb, ts, n, tol, Y, &have_lambda, what, sizeof what);
+            if (s != MBS_OK)
+                snprintf(err, errlen, "independent formulation of %s: %s", pb.def->name, what);
+            for (size_t k = 0; k < n && s == MBS_OK && !have_lambda && pb.nl > 0; k++)
+                s = index1_lambda(&pb, ts[k], Y + k * ny, err, errlen);
+            /* at t0 the initial state itself, as the other computation has it */
+            for (size_t k = 0; k < n && s == MBS_OK && ts[k] <= pb.t0; k++) {
+                double *y = Y + k * ny;
+                int hl = 0;
+                s = pb.def->initial(&pb, y, y + pb.nq, y + pb.nq + pb.nv, &hl);
+                if (s == MBS_OK && !hl && pb.nl > 0)
+                    s = index1_lambda(&pb, ts[k], y, err, errlen);
+            }
+        }
+        for (size_t k = 0; k < n && !grid && s == MBS_OK; k++) {
+            double *y = Y + k * ny;
+            have_lambda = 0;
+            if (ts[k] <= pb.t0)
+                s = pb.def->initial(&pb, y, y + pb.nq, y + pb.nq + pb.nv, &have_lambda);
+            else
+                s = pb.def->independent(&pb, ts[k], tol, y, y + pb.nq, y + pb.nq + pb.nv,
+                                        &have_lambda, what, sizeof what);
+            if (s != MBS_OK)
+                snprintf(err, errlen, "independent formulation of %s at t = %g: %s",
+                         pb.def->name, ts[k], what);
+            else if (!have_lambda && pb.nl > 0)
+                s = index1_lambda(&pb, ts[k], y, err, errlen);
+        }
         if (s == MBS_OK)
-            snprintf(desc, desclen, "%s", what);
+            snprintf(desc, desclen, "%s%s", what,
+                     n > 1 && !grid ? " (from t0 to each grid time)" : "");
         mbs_problem_close(&pb);
         return s;
     }
     mbs_run_spec rs = {.problem = spec->problem, .method = method, .h = NAN, .tol = tol,
-                       .t_end = t_end, .repeat = 0, .measure = 1};
+                       .t_end = ts[n - 1], .repeat = 0, .measure = 1, .output_steps = -1,
+                       .stops = n > 1 ? ts : NULL, .n_stops = n > 1 ? n : 0,
+                       .stop_states = n > 1 ? Y : NULL};
     mbs_record rec;
     int s = mbs_run(&rs, &rec, err, errlen);
     if (s != MBS_OK)
@@ -99,8 +131,10 @@ static int compute(const mbs_refgen_spec *spec, const char *method, double tol, 
         snprintf(err, errlen, "%s failed at t=%g: %s", method, rec.fail_t, rec.reason);
         s = rec.status;
     } else {
-        memcpy(y, rec.final, (rec.nq + rec.nv + rec.nl + rec.nx) * sizeof(double));
-        snprintf(desc, desclen, "%s tol=%g (%ld steps)", method, tol, rec.cnt.steps);
+        if (n == 1)
+            memcpy(Y, rec.final, (rec.nq + rec.nv + rec.nl + rec.nx) * sizeof(double));
+        snprintf(desc, desclen, "%s tol=%g (%ld steps%s)", method, tol, rec.cnt.steps,
+                 n > 1 ? ", restarted at each grid time" : "");
     }
     mbs_record_free(&rec);
     return s;
@@ -117,6 +151,79 @@ static double agreement(const double *a, const double *b, size_t n)
     return m > 0.0 ? -log10(m) : (isnan(m) ? NAN : 16.0);
 }
 
+/* "mbsbench <rev>, <date>" for the provenance. */
+static void stamp(char *buf, size_t len)
+{
+    char rev[128], date[32];
+    revision(rev, sizeof rev);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%d", &tm);
+    snprintf(buf, len, "mbsbench %s, %s", rev, date);
+}
+
+/* Trajectory mode: the agreement at every grid time; the first time where it
+ * falls below min_digits is the predictability horizon (refused, and stored
+ * as such unless dry run), else the first computation's states are stored. */
+static int judge_trajectory(const mbs_refgen_spec *spec, mbs_problem *pb, double t_end,
+                            long steps, const double *ts, const double *Ya, const double *Yb,
+                            const char *da, const char *db, double min_digits,
+                            mbs_refgen_result *res, char *err, size_t errlen)
+{
+    size_t ny = mbs_ny(pb);
+    long part = -1, worst = 0;
+    double dmin = INFINITY, dq = INFINITY, dpart = NAN;
+    for (long k = 0; k <= steps; k++) {
+        double d = agreement(Ya + (size_t)k * ny, Yb + (size_t)k * ny, ny);
+        dq = fmin(dq, agreement(Ya + (size_t)k * ny, Yb + (size_t)k * ny, pb->nq));
+        if (!(d >= dmin)) {
+            dmin = d;
+            worst = k;
+        }
+        if (part < 0 && !(d >= min_digits)) {
+            part = k;
+            dpart = d;
+        }
+    }
+    res->digits = dmin;
+    res->digits_q = dq;
+    char st[200];
+    stamp(st, sizeof st);
+    pb->t_end = t_end;
+    if (part >= 0) {
+        snprintf(res->provenance, sizeof res->provenance,
+                 "%s vs %s part at t = %.6g: agree to %.2f digits there (need %.2f; max "
+                 "|dy|/(1+|y|) over q,v,lambda on %ld output steps), %s",
+                 da, db, ts[part], dpart, min_digits, steps, st);
+        int stored = spec->store && mbs_reference_traj_store(pb, t_end, steps, NULL, ts[part],
+                                                             res->provenance) == 0;
+        snprintf(err, errlen,
+                 "%s: the two computations part at t = %.6g (agree to %.2f digits there, need "
+                 "%.2f): beyond the predictability horizon, no reference trajectory%s",
+                 spec->problem, ts[part], dpart, min_digits,
+                 stored ? " (the horizon is stored)" : "");
+        return spec->expect_horizon && (stored || !spec->store) ? 0 : 1;
+    }
+    snprintf(res->provenance, sizeof res->provenance,
+             "%s vs %s, agree to %.1f digits over the grid (q: %.1f; least at t = %.6g; max "
+             "|dy|/(1+|y|) over q,v,lambda at each of %ld + 1 times), %s",
+             da, db, dmin, dq, ts[worst], steps, st);
+    if (spec->store &&
+        mbs_reference_traj_store(pb, t_end, steps, Ya, NAN, res->provenance) != 0) {
+        char path[1024];
+        mbs_reference_traj_path(pb->def->name, path, sizeof path);
+        snprintf(err, errlen, "cannot write %s", path);
+        return 2;
+    }
+    if (spec->expect_horizon) {
+        snprintf(err, errlen, "%s: a predictability horizon was expected, but the two "
+                 "computations agree to %.1f digits over the grid", spec->problem, dmin);
+        return 1;
+    }
+    return 0;
+}
+
 int mbs_refgen(const mbs_refgen_spec *spec, mbs_refgen_result *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
@@ -129,7 +236,7 @@ int mbs_refgen(const mbs_refgen_spec *spec, mbs_refgen_result *res, char *err, s
     double t_end = isnan(spec->t_end) ? pb.t_end : spec->t_end;
     double min_digits = isnan(spec->min_digits) ? 8.0 : spec->min_digits;
     int rc = 2;
-    double *ya = NULL, *yb = NULL;
+    double *ya = NULL, *yb = NULL, *ts = NULL;
     char ma[128], mb[128];
     const char *methods = spec->methods;
     if (!methods)
@@ -159,15 +266,23 @@ int mbs_refgen(const mbs_refgen_spec *spec, mbs_refgen_result *res, char *err, s
         snprintf(err, errlen, "--methods: the two computations must differ ('%s' twice)", ma);
         goto done;
     }
-    size_t ny = mbs_ny(&pb);
-    ya = calloc(ny, sizeof(double));
-    yb = calloc(ny, sizeof(double));
-    if (!ya || !yb) {
+    /* the times: t_end alone, or the output grid (trajectory mode) */
+    long steps = spec->trajectory ? mbs_traj_steps(&pb, spec->output_steps) : 0;
+    size_t n = (size_t)steps + 1, ny = mbs_ny(&pb);
+    ts = malloc(n * sizeof(double));
+    ya = calloc(n * ny, sizeof(double));
+    yb = calloc(n * ny, sizeof(double));
+    if (!ts || !ya || !yb) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
+    if (spec->trajectory)
+        for (long k = 0; k <= steps; k++)
+            ts[k] = mbs_traj_time(pb.t0, t_end, steps, k);
+    else
+        ts[0] = t_end;
     char da[300], db[300], e2[512];
-    int sa = compute(spec, ma, tol, t_end, ya, da, sizeof da, err, errlen);
+    int sa = compute(spec, ma, tol, ts, n, ya, da, sizeof da, err, errlen);
     if (sa == MBS_BAD_INPUT) {
         rc = 2;
         goto done;
@@ -176,24 +291,24 @@ int mbs_refgen(const mbs_refgen_spec *spec, mbs_refgen_result *res, char *err, s
         rc = 1;
         goto done;
     }
-    int sb = compute(spec, mb, tol, t_end, yb, db, sizeof db, e2, sizeof e2);
+    int sb = compute(spec, mb, tol, ts, n, yb, db, sizeof db, e2, sizeof e2);
     if (sb != MBS_OK) {
         snprintf(err, errlen, "%s", e2);
         rc = sb == MBS_BAD_INPUT ? 2 : 1;
         goto done;
     }
+    if (spec->trajectory) {
+        rc = judge_trajectory(spec, &pb, t_end, steps, ts, ya, yb, da, db, min_digits, res, err,
+                              errlen);
+        goto done;
+    }
     res->digits = agreement(ya, yb, ny);
     res->digits_q = agreement(ya, yb, pb.nq);
-    char rev[128], date[32];
-    revision(rev, sizeof rev);
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof date, "%Y-%m-%d", &tm);
+    char st[200];
+    stamp(st, sizeof st);
     snprintf(res->provenance, sizeof res->provenance,
-             "%s vs %s, agree to %.1f digits (q: %.1f; max |dy|/(1+|y|) over q,v,lambda), "
-             "mbsbench %s, %s",
-             da, db, res->digits, res->digits_q, rev, date);
+             "%s vs %s, agree to %.1f digits (q: %.1f; max |dy|/(1+|y|) over q,v,lambda), %s",
+             da, db, res->digits, res->digits_q, st);
     if (!(res->digits >= min_digits)) {
         snprintf(err, errlen, "%s: the two computations agree to %.1f digits only (need %.1f)",
                  pb.def->name, res->digits, min_digits);
@@ -211,6 +326,7 @@ int mbs_refgen(const mbs_refgen_spec *spec, mbs_refgen_result *res, char *err, s
         }
     }
 done:
+    free(ts);
     free(ya);
     free(yb);
     mbs_problem_close(&pb);
@@ -244,6 +360,12 @@ int mbs_cmd_reference(int argc, char **argv)
             spec.min_digits = a.num;
         else if (mbs_cli_is(&a, "--methods"))
             spec.methods = a.str;
+        else if (mbs_cli_is(&a, "--trajectory"))
+            spec.trajectory = 1;
+        else if (mbs_cli_is(&a, "--expect-horizon"))
+            spec.expect_horizon = 1;
+        else if (mbs_cli_is(&a, "--output-steps"))
+            spec.output_steps = a.integer;
         else if ((mbs_cli_is(&a, "--problem") || k == 0) && !spec.problem)
             spec.problem = a.str;
         else
@@ -251,20 +373,24 @@ int mbs_cmd_reference(int argc, char **argv)
     }
     if (!spec.problem)
         return bad("PROBLEM[:k=v,...] required%s", "");
+    if ((spec.output_steps || spec.expect_horizon) && !spec.trajectory)
+        return bad("--output-steps and --expect-horizon go with --trajectory%s", "");
     mbs_refgen_result res;
-    char err[1024];
+    char err[1024] = "";
     int rc = mbs_refgen(&spec, &res, err, sizeof err);
     if (!isnan(res.digits))
         printf("%s: %s\n", spec.problem, res.provenance);
-    if (rc != 0) {
+    if (rc != 0 || (spec.trajectory && err[0])) { /* refusals and expected horizons */
         fprintf(stderr, "mbsbench: reference: %s\n", err);
-        return rc;
+        if (rc != 0)
+            return rc;
     }
     if (spec.store) {
         mbs_problem pb;
         char path[1024];
         if (mbs_problem_open(&pb, spec.problem, err, sizeof err) == MBS_OK) {
-            mbs_reference_path(pb.def->name, path, sizeof path);
+            (spec.trajectory ? mbs_reference_traj_path : mbs_reference_path)(pb.def->name, path,
+                                                                            sizeof path);
             printf("stored in %s\n", path);
             mbs_problem_close(&pb);
         }

@@ -15,10 +15,19 @@ typedef struct mbs_refgen_spec {
     double t_end;         /* NaN: problem default */
     double min_digits;    /* required agreement (NaN: 8) */
     int store;            /* 0: compute and report only */
+    /* Trajectory mode (harness/traj.h, problems/ref/NAME.traj): both computations
+     * at every time of the output grid (output_steps: 0 = the problem's), compared
+     * there; the first time where they agree to fewer than min_digits is the
+     * predictability horizon: refused (return 1, the horizon stored unless dry
+     * run), or with expect_horizon return 0 (and 1 when they agree). */
+    int trajectory;
+    long output_steps;
+    int expect_horizon;
 } mbs_refgen_spec;
 
 typedef struct mbs_refgen_result {
-    double digits;        /* -log10 max_i |yA_i - yB_i| / (1 + |yA_i|) over q | v | lambda */
+    double digits;        /* -log10 max_i |yA_i - yB_i| / (1 + |yA_i|) over q | v | lambda
+                             (trajectory mode: the least over the grid) */
     double digits_q;      /* the same over q only */
     char provenance[1024];
 } mbs_refgen_result;
@@ -29,7 +38,8 @@ typedef struct mbs_refgen_result {
 int mbs_refgen(const mbs_refgen_spec *spec, mbs_refgen_result *res, char *err, size_t errlen);
 
 /* The command line: mbsbench reference PROBLEM[:k=v] [--t-end T] [--tol T]
- * [--methods A,B] [--min-digits D] [--dry-run]. */
+ * [--methods A,B] [--min-digits D] [--dry-run] [--trajectory [--output-steps N]
+ * [--expect-horizon]]. */
 int mbs_cmd_reference(int argc, char **argv);
 
 #endif

@@ -139,15 +139,28 @@ static int find_reference(mbs_traj *tr)
     }
     free(tr->ref_rows);
     tr->ref_rows = NULL;
-    if (r == MBS_REFTRAJ_HORIZON)
+    if (r == MBS_REFTRAJ_HORIZON) {
+        /* the two computations ("A tol=.. (..) vs B tol=.. (..) part at ..."),
+         * without their parenthesised details and the agreement figures */
+        char who[100];
+        size_t m = 0;
+        int depth = 0;
+        const char *end = strstr(prov, " part at");
+        for (const char *c = prov; *c && c != end && m + 1 < sizeof who; c++) {
+            depth += *c == '(';
+            if (!depth && !(*c == ' ' && c[1] == '('))
+                who[m++] = *c;
+            depth -= *c == ')' && depth > 0;
+        }
+        who[m] = '\0';
         snprintf(tr->reason, sizeof tr->reason,
                  "beyond the predictability horizon: two tight reference computations part at "
-                 "t = %.6g (problems/ref/%s.traj: %.120s)",
-                 horizon, pb->def->name, prov);
-    else
+                 "t = %.6g (problems/ref/%s.traj: %s)",
+                 horizon, pb->def->name, who);
+    } else
         snprintf(tr->reason, sizeof tr->reason,
                  "no stored reference trajectory for these parameters, t_end = %g and %ld "
-                 "output steps",
+                 "output steps (mbsbench reference --trajectory computes one)",
                  tr->t_end, tr->steps);
     return MBS_OK;
 }

@@ -174,6 +174,14 @@ struct mbs_problem_def {
      * of the formulation (or the failure reason) to what. */
     int (*independent)(const mbs_problem *pb, double t_end, double tol, double *q, double *v,
                        double *lambda, int *have_lambda, char *what, size_t whatlen);
+    /* Optional, with independent: the same formulation in one integration to each
+     * of the n increasing times ts (ts[0] may be t0), writing the state
+     * q | v | lambda (| x) at ts[k] to Y + k ny, ny = n_q + n_v + n_l + n_x
+     * (*have_lambda as above, for every row).  Reference trajectories (`mbsbench
+     * reference --trajectory`) use it; without it they call independent once per
+     * time, from t0 each time (cost ~ n^2 / 2 integrations). */
+    int (*independent_grid)(const mbs_problem *pb, const double *ts, size_t n, double tol,
+                            double *Y, int *have_lambda, char *what, size_t whatlen);
     /* Optional: the state y = q | v | lambda at time t in the component order of
      * the published definition (Test Set problems: exactly the order of
      * the Test Set 2.4 [testset24], multipliers in the published sign convention);

@@ -639,8 +639,10 @@ static int project(const mbs_problem *pb, const double *c, double *z)
     return MBS_OK;
 }
 
-static int independent(const mbs_problem *pb, double t_end, double tol, double *q, double *v,
-                       double *lambda, int *have_lambda, char *what, size_t whatlen)
+/* The index-1 ODE from t0 through the n increasing times ts, the state at each
+ * (q | v | lambda | x rows of Y, problem.h independent_grid). */
+static int independent_grid(const mbs_problem *pb, const double *ts, size_t nt, double tol,
+                            double *Y, int *have_lambda, char *what, size_t whatlen)
 {
     ode_ws w = {.pb = pb};
     double y0[NYG];
@@ -657,30 +659,36 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
     gsl_odeiv2_evolve *ev = gsl_odeiv2_evolve_alloc(11);
     int s = MBS_NO_MEMORY;
     double c[2];
+    size_t ny = mbs_ny(pb);
     if (st && ct && ev && (s = constraint(pb, pb->t0, z, c)) == MBS_OK) {
         double t = pb->t0, h = 1e-5, dz[11];
         long n = 0;
-        while (t < t_end) {
-            int r = gsl_odeiv2_evolve_apply(ev, ct, st, &sys, &t, t_end, &h, z);
-            if (r == GSL_SUCCESS && project(pb, c, z) != MBS_OK)
-                r = GSL_EBADFUNC;
-            if (r != GSL_SUCCESS || ++n > 100000000) {
-                snprintf(what, whatlen, "index-1 ODE in (p, v, beta): GSL rk8pd failed at t=%g",
-                         t);
+        for (size_t k = 0; k < nt && s == MBS_OK; k++) {
+            while (t < ts[k]) {
+                int r = gsl_odeiv2_evolve_apply(ev, ct, st, &sys, &t, ts[k], &h, z);
+                if (r == GSL_SUCCESS && project(pb, c, z) != MBS_OK)
+                    r = GSL_EBADFUNC;
+                if (r != GSL_SUCCESS || ++n > 100000000) {
+                    snprintf(what, whatlen,
+                             "index-1 ODE in (p, v, beta): GSL rk8pd failed at t=%g", t);
+                    s = MBS_LIBRARY_FAILURE;
+                    break;
+                }
+            }
+            /* lambda and s at ts[k] (ode_rhs leaves them in the workspace). */
+            if (s == MBS_OK && ode_rhs(t, z, dz, &w) != GSL_SUCCESS) {
+                snprintf(what, whatlen, "index-1 ODE: multipliers at t = %g not found", t);
                 s = MBS_LIBRARY_FAILURE;
-                break;
+            }
+            if (s == MBS_OK) {
+                double *y = Y + k * ny;
+                memcpy(y, w.y, 5 * sizeof(double));
+                memcpy(y + 5, w.y + IV, 5 * sizeof(double));
+                /* lambda then x (form=ggl: mu = 0 after them) */
+                memcpy(y + 10, w.y + ILP, (NL + pb->nx) * sizeof(double));
             }
         }
-        /* lambda and s at t_end (ode_rhs leaves them in the workspace). */
-        if (s == MBS_OK && ode_rhs(t, z, dz, &w) != GSL_SUCCESS) {
-            snprintf(what, whatlen, "index-1 ODE: multipliers at t_end not found");
-            s = MBS_LIBRARY_FAILURE;
-        }
         if (s == MBS_OK) {
-            memcpy(q, w.y, 5 * sizeof(double));
-            memcpy(v, w.y + IV, 5 * sizeof(double));
-            /* lambda then x (form=ggl: mu = 0 after them) */
-            memcpy(lambda, w.y + ILP, (NL + pb->nx) * sizeof(double));
             *have_lambda = 1;
             snprintf(what, whatlen,
                      "index-1 ODE in (p, v, beta), s(p) and lambda by Newton, (y, phi) "
@@ -694,6 +702,19 @@ static int independent(const mbs_problem *pb, double t_end, double tol, double *
         gsl_odeiv2_control_free(ct);
     if (st)
         gsl_odeiv2_step_free(st);
+    return s;
+}
+
+static int independent(const mbs_problem *pb, double t_end, double tol, double *q, double *v,
+                       double *lambda, int *have_lambda, char *what, size_t whatlen)
+{
+    double y[NYG];
+    int s = independent_grid(pb, &t_end, 1, tol, y, have_lambda, what, whatlen);
+    if (s == MBS_OK) {
+        memcpy(q, y, 5 * sizeof(double));
+        memcpy(v, y + 5, 5 * sizeof(double));
+        memcpy(lambda, y + 10, (NL + pb->nx) * sizeof(double));
+    }
     return s;
 }
 
@@ -727,6 +748,7 @@ const mbs_problem_def mbs_problem_wheelset = {
     .jacobian = jacobian,
     .gamma = gamma_fn,
     .independent = independent,
+    .independent_grid = independent_grid,
     .published = published,
     .ext = &extension,
 };

@@ -64,16 +64,19 @@ static size_t read_rows(const char *path, double *t, double *y, size_t max)
 /* The record's traj errors of the pendulum equal those computed here from the
  * grid values the run wrote and the angle solution above (err_max and err_rms
  * to 1e-3 relative: the errors are >= 1e-9, the two references agree to
- * ~1e-12), on grid values (rk4, h = 0.01 on a grid of spacing 0.1) and on
- * interpolated ones (radau5). */
+ * ~1e-12), on grid values (rk4, h = 0.01 on a grid of spacing 0.1), on the
+ * methods' own dense output (radau5's collocation polynomial, BDF's
+ * interpolant) and on the harness's interpolation (dopri5). */
 START_TEST(pendulum_traj_against_independent_exact)
 {
-    static const char *const methods[][2] = {{"index1/rk4", "0.01"},
-                                             {"index2/radau5", "1e-8"}};
+    static const char *const methods[][3] = {{"index1/rk4", "0.01", "grid"},
+                                             {"index2/radau5", "1e-8", "dense"},
+                                             {"index2/bdf", "1e-8", "dense"},
+                                             {"index1/dopri5", "1e-9", "hermite"}};
     char *dir = mbs_test_tmpdir();
     enum { N = 100 };
     double t[N + 1], y[5 * (N + 1)], ref[5 * (N + 1)];
-    for (size_t m = 0; m < 2; m++) {
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
         char path[512];
         snprintf(path, sizeof path, "%s/traj.csv", dir);
         int fixed = m == 0;
@@ -88,7 +91,7 @@ START_TEST(pendulum_traj_against_independent_exact)
         ck_assert(rec.traj.measured);
         ck_assert_int_eq(rec.traj.n, N + 1);
         ck_assert_str_eq(rec.traj.reference, "exact");
-        ck_assert_str_eq(rec.traj.interp, fixed ? "grid" : "hermite");
+        ck_assert_str_eq(rec.traj.interp, methods[m][2]);
         ck_assert_uint_eq(read_rows(path, t, y, N + 1), N + 1);
         for (int k = 0; k <= N; k++)
             ck_assert_double_eq_tol(t[k], 0.1 * k, 1e-14);
@@ -318,6 +321,66 @@ START_TEST(traj_leaves_run_unchanged)
 }
 END_TEST
 
+/* Stored reference trajectories (mbsbench reference --trajectory): a chaotic
+ * start of the double pendulum (150, 150 degrees, 20 s) is refused in one line,
+ * exit 1, naming the time where the two tight computations (minimal
+ * coordinates vs index1/rk8pd at 1e-13) part, and a run on it reports
+ * reference "none" with that reason, not a number; the regular start (5, 0
+ * degrees) is stored and a run is scored against it. */
+START_TEST(reference_trajectory_horizon_and_stored)
+{
+    char *dir = mbs_test_tmpdir(), out[1024];
+    setenv("MBSBENCH_REFDIR", dir, 1);
+    int lines = 0;
+    ck_assert_int_eq(mbs_test_cli_lines("reference double-pendulum:alpha1=150,alpha2=150 "
+                                        "--trajectory --t-end 20 --output-steps 20",
+                                        out, sizeof out, &lines),
+                     1);
+    ck_assert_int_eq(lines, 1);
+    const char *at = strstr(out, "part at t = ");
+    ck_assert_msg(at && strstr(out, "predictability horizon"), "%s", out);
+    double t_part = atof(at + 12);
+    ck_assert_msg(t_part > 0.0 && t_part < 20.0, "%s", out);
+    char *err_text = NULL, *out_text = NULL;
+    ck_assert_int_eq(mbs_test_cli_text("run -p double-pendulum:alpha1=150,alpha2=150 -m "
+                                       "index1/rk4 --h 0.01 --t-end 20 --output-steps 20 "
+                                       "--format json",
+                                       &err_text, &out_text),
+                     0);
+    ck_assert_ptr_nonnull(strstr(out_text, "\"reference\":\"none\",\"reason\":\"beyond the "
+                                           "predictability horizon"));
+    ck_assert_ptr_nonnull(strstr(out_text, "\"err_max\":{\"q\":null,\"v\":null,\"lambda\":null}"));
+    char part[64];
+    snprintf(part, sizeof part, "part at t = %.6g", t_part);
+    ck_assert_ptr_nonnull(strstr(out_text, part));
+    free(err_text);
+    free(out_text);
+    /* the regular start: stored, then a run scored against it */
+    ck_assert_int_eq(mbs_test_cli("reference double-pendulum --trajectory --t-end 2 "
+                                  "--output-steps 20",
+                                  out, sizeof out),
+                     0);
+    ck_assert_msg(strstr(out, "agree to") != NULL, "%s", out);
+    mbs_run_spec spec = {.problem = "double-pendulum", .method = "index2/radau5", .h = NAN,
+                         .tol = 1e-8, .t_end = 2.0, .measure = 1, .output_steps = 20};
+    mbs_record rec;
+    char err[256];
+    ck_assert_int_eq(mbs_run(&spec, &rec, err, sizeof err), MBS_OK);
+    ck_assert_str_eq(rec.traj.reference, "stored");
+    ck_assert_str_eq(rec.traj.interp, "dense");
+    ck_assert_msg(rec.traj.err_max.q > 1e-12 && rec.traj.err_max.q < 1e-6, "%g",
+                  rec.traj.err_max.q);
+    mbs_record_free(&rec);
+    spec.output_steps = 40; /* another grid: no stored trajectory */
+    ck_assert_int_eq(mbs_run(&spec, &rec, err, sizeof err), MBS_OK);
+    ck_assert_str_eq(rec.traj.reference, "none");
+    mbs_record_free(&rec);
+    unsetenv("MBSBENCH_REFDIR");
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *mbs_suite_traj(void)
 {
     Suite *s = suite_create("traj");
@@ -329,6 +392,7 @@ Suite *mbs_suite_traj(void)
     tcase_add_test(tc, trajectory_csv);
     tcase_add_test(tc, traj_null_cases);
     tcase_add_test(tc, traj_leaves_run_unchanged);
+    tcase_add_test(tc, reference_trajectory_horizon_and_stored);
     suite_add_tcase(s, tc);
     return s;
 }

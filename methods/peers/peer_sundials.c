@@ -120,6 +120,8 @@ static void peer_free(void *p)
         N_VDestroy(st->yp);
     if (st->id)
         N_VDestroy(st->id);
+    if (st->dky)
+        N_VDestroy(st->dky);
     if (st->sctx)
         SUNContext_Free(&st->sctx);
     mbs_index1_free(st->w);
@@ -286,6 +288,7 @@ static int peer_open(const mbs_method_def *m, peer_kind kind, const mbs_params *
     st->y = N_VNew_Serial(n, st->sctx);
     st->yp = N_VNew_Serial(n, st->sctx);
     st->id = N_VNew_Serial(n, st->sctx);
+    st->dky = N_VNew_Serial(n, st->sctx);
     if (!klu) { /* dense M and B of res_index1 */
         st->M = mbs_matrix_alloc(pb->nv, pb->nv);
         st->B = mbs_matrix_alloc(nlc, pb->nv);
@@ -295,7 +298,7 @@ static int peer_open(const mbs_method_def *m, peer_kind kind, const mbs_params *
     st->vdot = malloc(pb->nv * sizeof(double));
     st->hv = malloc(pb->nq * sizeof(double));
     st->F = malloc(st->n * sizeof(double));
-    int ok = st->y && st->yp && st->id && (klu || (st->M && st->B)) && st->f && st->gam &&
+    int ok = st->y && st->yp && st->id && st->dky && (klu || (st->M && st->B)) && st->f && st->gam &&
              st->vdot && st->hv && st->F;
     if (ok && st->form && !klu) {
         st->E = mbs_matrix_alloc(st->n, st->n);
@@ -431,6 +434,22 @@ static void peer_report(peer_state *st, mbs_ctx *ctx, long setups, long iters)
     mbs_ctx_report_linsol_stats(ctx, &ls, MBS_LS_KLU);
 }
 
+/* Dense output of IDA (mbs_dense_fn, method.h): IDAGetDky, IDA's interpolating
+ * polynomial of its last step (Hindmarsh et al. 2005 [hindmarsh2005sundials]),
+ * every component. */
+static int ida_dense(void *p, double t, double *state)
+{
+    peer_state *st = p;
+    if (IDAGetDky(st->mem, t, 0, st->dky) != IDA_SUCCESS)
+        return -1;
+    const double *y = N_VGetArrayPointer(st->dky);
+    if (st->form)
+        mbs_dae_form_to_state(st->form, y, state);
+    else
+        memcpy(state, y, st->n * sizeof(double));
+    return 0;
+}
+
 static const char *solver_name(peer_kind k)
 {
     return is_ida(k) ? "IDA" : is_ark(k) ? "ARKODE" : "CVODE";
@@ -504,6 +523,8 @@ restart:;
                 mbs_dae_form_to_state(st->form, y, state);
             else
                 memcpy(state, y, st->n * sizeof(double));
+            ctx->dense = ida_dense;
+            ctx->dense_data = st;
             s = mbs_accept(ctx, t, state, yp + nq);
         } else {
             memcpy(state, y, (nq + nv) * sizeof(double));

@@ -188,6 +188,7 @@ static int starter_step(bdf_state *st, double t1)
     /* v' for the observer's acceleration residual */
     memset(st->yp, 0, st->n * sizeof(double));
     memcpy(st->yp + nq, st->svd, nv * sizeof(double));
+    st->kdense = st->order; /* dense output through the points there are (at most order) */
     return MBS_OK;
 }
 
@@ -457,6 +458,7 @@ static void bdf_free(void *p)
     free(st->lte);
     free(st->y0p);
     free(st->tmp);
+    free(st->ydense);
     free(st->state);
     free(st->errmask);
     free(st->newtmask);
@@ -561,7 +563,7 @@ static int bdf_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx,
         ok = ok && (st->dd[j] = calloc(n, sizeof(double)));
     }
     double **vecs[] = {&st->y, &st->yp,  &st->ypred, &st->base, &st->R,   &st->F,
-                       &st->dy, &st->w,  &st->lte,  &st->y0p, &st->tmp};
+                       &st->dy, &st->w,  &st->lte,  &st->y0p, &st->tmp, &st->ydense};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
         ok = ok && (*vecs[i] = calloc(n, sizeof(double)));
     ok = ok && (st->state = calloc(mbs_ny(pb), sizeof(double)));

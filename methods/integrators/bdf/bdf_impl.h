@@ -51,6 +51,8 @@ typedef struct bdf_state {
     /* work vectors (length n) */
     double *y, *yp, *ypred, *base, *R, *F, *dy, *w, *lte, *y0p, *tmp, *dd[BDF_NHIST];
     double *state; /* q | v | lambda */
+    double *ydense; /* dense output: the interpolant's value (n) */
+    int kdense;     /* dense output: the order of the step just accepted */
     int *errmask;  /* error test: 1 in it, 2 in it scaled by h, 0 excluded */
     int *newtmask; /* Newton norm: index of the component (scale h^(index-1)) */
     double hnow;   /* step size of the current attempt */

@@ -252,6 +252,7 @@ int mbs_bdf_attempt(bdf_state *st, double h, int k, double *err)
     size_t n = st->n;
     double t1 = st->ht[0] + h;
     st->hnow = h;
+    st->kdense = k;
     double x[BDF_NHIST + 1], c[BDF_KMAX + 1], L[BDF_NHIST];
     /* predictor: interpolant through min(k+1, nhist) stored points; from the
      * initial point alone: y0 + h y'0 (lambda, mu constant). */
@@ -307,6 +308,26 @@ void mbs_bdf_push_history(bdf_state *st, double t)
         st->nhist++;
 }
 
+/* Dense output (mbs_dense_fn, method.h): the polynomial through the last k + 1
+ * accepted points, k the order of the step just accepted (the solution
+ * polynomial of the BDF step, as DASSL's DDATRP interpolates: Brenan, Campbell
+ * and Petzold 1996 [brenan1996numerical], Ch. 5), every component. */
+static int bdf_dense(void *p, double t, double *state)
+{
+    bdf_state *st = p;
+    int m = st->kdense + 1 < st->nhist ? st->kdense + 1 : st->nhist;
+    double L[BDF_NHIST];
+    mbs_bdf_lagrange_weights(st->ht, m, t, L);
+    for (size_t i = 0; i < st->n; i++) {
+        double y = 0.0;
+        for (int j = 0; j < m; j++)
+            y += L[j] * st->hy[j][i];
+        st->ydense[i] = y;
+    }
+    mbs_dae_form_to_state(st->form, st->ydense, state);
+    return 0;
+}
+
 /* Report the newest point as an accepted step (projected first for proj-). */
 int mbs_bdf_report(bdf_state *st, double t)
 {
@@ -317,6 +338,8 @@ int mbs_bdf_report(bdf_state *st, double t)
     }
     mbs_dae_form_to_state(st->form, st->hy[0], st->state);
     st->jac_fresh = 0;
+    st->ctx->dense = st->nhist > 1 ? bdf_dense : NULL;
+    st->ctx->dense_data = st;
     return mbs_accept(st->ctx, t, st->state, st->yp + st->nq);
 }
 

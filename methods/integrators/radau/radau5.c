@@ -131,7 +131,7 @@ static void radau_free(void *p)
     free(st->v_index2);
     mbs_index1_free(st->ix0);
     double *bufs[] = {st->y,   st->Z,    st->dZ,   st->R,  st->Yd,  st->F0,   st->F1, st->F2,
-                      st->cont, st->scal, st->rs, st->cs, st->err, st->Ys, st->Es_w};
+                      st->cont, st->scal, st->rs, st->cs, st->err, st->Ys, st->Es_w, st->ydense};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(st);
@@ -265,13 +265,34 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
          (st->cont = calloc(N, sizeof(double))) && (st->scal = malloc(n * sizeof(double))) &&
          (st->rs = malloc(nf * sizeof(double))) && (st->cs = malloc(nf * sizeof(double))) &&
          (st->err = malloc(n * sizeof(double))) && (st->Ys = malloc(n * sizeof(double))) &&
-         (st->Es_w = malloc(n * sizeof(double)));
+         (st->Es_w = malloc(n * sizeof(double))) && (st->ydense = malloc(n * sizeof(double)));
     if (!ok) {
         radau_free(st);
         return MBS_NO_MEMORY;
     }
     *out = st;
     return MBS_OK;
+}
+
+/* Dense output (mbs_dense_fn, method.h): the collocation polynomial of the step
+ * just accepted, as RADAU5's CONTR5 (Hairer and Wanner 1996 [hairer1996solving],
+ * Sect. IV.8): with x = (t - t_n+1)/h,
+ *     y(t) = y_n+1 + x (cont_1 + (x - (c_(s-1) - 1)) (cont_2 + ... (x - (c_1 - 1)) cont_s)),
+ * every component (the multipliers too); mbs_radau_update_solution built cont. */
+static int radau_dense(void *p, double t, double *ystate)
+{
+    radau_state *st = p;
+    const size_t n = st->n;
+    const int s = st->cont_ns;
+    const double x = (t - st->t_dense) / st->h_dense;
+    for (size_t k = 0; k < n; k++) {
+        double val = st->cont[(size_t)(s - 1) * n + k];
+        for (int l = s - 2; l >= 0; l--)
+            val = st->cont[(size_t)l * n + k] + (x - (st->cont_c[s - 2 - l] - 1.0)) * val;
+        st->ydense[k] = st->y[k] + x * val;
+    }
+    mbs_radau_form_to_state(st, st->ydense, ystate);
+    return 0;
 }
 
 static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *ystate)
@@ -294,6 +315,13 @@ static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *yst
         vdot = st->F1 + f->nq;
     }
     mbs_radau_form_to_state(st, st->y, ystate);
+    if (!st->ix && st->cont_ns > 0) {
+        /* index1/radau5 integrates (q, v) only: its multipliers have no polynomial */
+        st->t_dense = t;
+        st->h_dense = h;
+        ctx->dense = radau_dense;
+        ctx->dense_data = st;
+    }
     return mbs_accept(ctx, t, ystate, vdot);
 }
 

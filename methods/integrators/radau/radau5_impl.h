@@ -96,6 +96,8 @@ typedef struct radau_state {
     mbs_index1 *ix0;   /* structured path: y'(t_0) (first-step predictor) */
     int *v_index2;     /* index-3 form: 1 for the velocities the constraints see
                           (index-2 variables, error scaled by h), 0 for the others */
+    double *ydense;    /* dense output: the polynomial's value (n) */
+    double t_dense, h_dense; /* dense output: t_n+1 and h of the step just accepted */
 } radau_state;
 
 int mbs_radau_tableau(radau_coeffs *k);
