@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "../problems/registry.h"
+#include "fit.h"
 #include "io.h"
 
 /* ---- the data file ------------------------------------------------------------- */
@@ -447,6 +448,50 @@ static double roundoff_level(const mbs_battery_result *r, int i, int g)
     return DBL_EPSILON * (1.0 + r->g[g].ymax) * fmax(1e3, (double)r->steps[i]);
 }
 
+/* Level i of group g carries order information: it ran, its error is finite and
+ * above the reference's stated accuracy and round-off. */
+static int level_usable(const mbs_battery_result *r, int i, int g)
+{
+    double e = r->err[i][g];
+    return r->status[i] == MBS_OK && isfinite(e) && e > 0.0 && !((r->ref_limited[i] >> g) & 1) &&
+           e > roundoff_level(r, i, g);
+}
+
+/* Tolerance proportionality: an exponent within 0.3 of 1 and err/tol within a
+ * factor 10 over the levels (recorded, not judged). */
+static const double prop_band = 0.3, prop_spread = 10.0;
+
+void mbs_battery_tol_exponent(mbs_battery_result *r, int g)
+{
+    double lx[MBS_MAX_LEVELS], ly[MBS_MAX_LEVELS];
+    int n = 0;
+    r->g[g].p = r->g[g].ci_low = r->g[g].ci_high = NAN;
+    r->g[g].et_lo = r->g[g].et_hi = NAN;
+    r->g[g].first = r->g[g].last = 0;
+    r->g[g].proportional = 0;
+    for (int i = 0; i < r->levels; i++) {
+        if (!level_usable(r, i, g) || !(r->x[i] > 0.0))
+            continue;
+        double et = r->err[i][g] / r->x[i];
+        r->g[g].et_lo = n ? fmin(r->g[g].et_lo, et) : et;
+        r->g[g].et_hi = n ? fmax(r->g[g].et_hi, et) : et;
+        if (!n)
+            r->g[g].first = i + 1;
+        r->g[g].last = i + 1;
+        lx[n] = log(r->x[i]);
+        ly[n++] = log(r->err[i][g]);
+    }
+    if (n < 3)
+        return;
+    double a, p, hw;
+    mbs_fit_line(lx, ly, (size_t)n, &a, &p, &hw);
+    r->g[g].p = p;
+    r->g[g].ci_low = p - hw;
+    r->g[g].ci_high = p + hw;
+    r->g[g].proportional =
+        fabs(p - 1.0) <= prop_band && r->g[g].et_hi <= prop_spread * r->g[g].et_lo;
+}
+
 /* An adaptive pair whose five levels all ran with step counts at most 1.1 times
  * apart: over tol0 .. tol0/1e4 an error-controlled method of order p needs
  * 10^(4/(p+1)) times more steps (2.8 for p = 8), so the step is set by
@@ -468,6 +513,14 @@ static int stability_bound(const mbs_battery_result *r)
 void mbs_battery_judge(const mbs_battery *b, mbs_battery_result *r)
 {
     r->stability_bound = stability_bound(r);
+    for (int g = 0; g < 3; g++) {
+        if (r->adaptive)
+            mbs_battery_tol_exponent(r, g);
+        else {
+            r->g[g].et_lo = r->g[g].et_hi = NAN;
+            r->g[g].proportional = 0;
+        }
+    }
     for (int g = 0; g < 3; g++) {
         int usable = 0, limited = 0, exact = 1;
         for (int i = 0; i < r->levels; i++) {
@@ -494,8 +547,10 @@ void mbs_battery_judge(const mbs_battery *b, mbs_battery_result *r)
             continue;
         }
         double p = r->g[g].p, nom = r->g[g].nominal;
+        /* Adaptive: convergence under tolerance refinement (docs/methods.md,
+         * "Battery"); proportionality is recorded, not judged. */
         if (est && r->adaptive)
-            st = fabs(p - 1.0) <= 0.3 ? MBS_GRP_PASS : MBS_GRP_OFF;
+            st = p >= 0.5 && r->g[g].ci_low > 0.0 ? MBS_GRP_PASS : MBS_GRP_OFF;
         else if (est)
             st = p >= nom - band(nom) ? MBS_GRP_PASS : MBS_GRP_LOW;
         else
@@ -678,12 +733,14 @@ char *mbs_battery_result_json(const mbs_battery_result *r)
     for (int g = 0; g < 3; g++)
         json_object_set_new(
             groups, gname[g],
-            json_pack("{s:s,s:o,s:o,s:o,s:o,s:i,s:i,s:i,s:i,s:b,s:o}", "state",
+            json_pack("{s:s,s:o,s:o,s:o,s:o,s:i,s:i,s:i,s:i,s:b,s:o,s:o,s:o,s:b}", "state",
                       group_names[r->g[g].state], "p", num(r->g[g].p), "ci_low",
                       num(r->g[g].ci_low), "ci_high", num(r->g[g].ci_high), "nominal",
                       num(r->g[g].nominal), "first", r->g[g].first, "last", r->g[g].last,
                       "usable", r->g[g].usable, "expect", r->g[g].expect, "present",
-                      r->g[g].present, "ymax", num(r->g[g].ymax)));
+                      r->g[g].present, "ymax", num(r->g[g].ymax), "err_tol_lo",
+                      num(r->g[g].et_lo), "err_tol_hi", num(r->g[g].et_hi), "proportional",
+                      r->g[g].proportional));
     json_object_set_new(o, "groups", groups);
     json_t *lv = json_array();
     for (int i = 0; i < r->levels; i++)

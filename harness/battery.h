@@ -36,18 +36,21 @@
  *             (passing: slow, true as stated), else with the loosest newton_tol
  *             (failing again: confirmed; passing: refuted, i.e. stagnation above
  *             the tolerance reported as failure, a finding);
- *   pass      every group (q, v, lambda) establishes its nominal order (fixed step:
- *             fitted order >= nominal - max(0.3, 10%)) or, adaptive, a tolerance
- *             exponent within 0.3 of 1;
+ *   pass      fixed step: every group (q, v, lambda) establishes its nominal order
+ *             (fitted order >= nominal - max(0.3, 10%)); adaptive: q and v converge
+ *             under tolerance refinement (the least-squares tolerance exponent over
+ *             the usable levels is >= 0.5 with its 95% CI above 0); tolerance
+ *             proportionality (exponent within 0.3 of 1, err/tol within a factor
+ *             10 over the levels) is recorded, not judged;
  *   expected  as pass, with a group at an [expect] order instead;
  *   limited   a group has fewer than 3 levels above the reference's stated accuracy;
  *             or, adaptive, the step count hardly moves over the five tolerances
  *             (largest / smallest <= 1.1, where an error-controlled method of order
  *             p <= 8 needs at least 10^(4/9) = 2.8): the step is set by stability
  *             or a step limit, not by the tolerance, and a tolerance exponent
- *             not established or away from 1 says nothing (stability_bound);
- *   finding   anything else: a group below its order, not established, a tolerance
- *             exponent away from 1, or a refuted failure.
+ *             not established or below 0.5 says nothing (stability_bound);
+ *   finding   anything else: a group below its order, not established, an error
+ *             that does not fall with the tolerance, or a refuted failure.
  * The battery passes when it has no finding. */
 #ifndef MBS_BATTERY_H
 #define MBS_BATTERY_H
@@ -106,8 +109,8 @@ typedef enum {
 } mbs_battery_outcome;
 
 /* Per group: pass, expected, limited, low (established below the order), off
- * (tolerance exponent away from 1), none (not established), skip (no such
- * group, or no level ran). */
+ * (adaptive: the error does not fall with the tolerance), none (not
+ * established), skip (no such group, or no level ran). */
 typedef enum {
     MBS_GRP_SKIP,
     MBS_GRP_PASS,
@@ -133,6 +136,10 @@ typedef struct mbs_battery_result {
         int present;       /* judged at all (0: no multipliers, an adaptive method's
                               multipliers, or nominal order 0) */
         double ymax;       /* max |y_i| over the group at t_end (round-off level) */
+        /* adaptive (recorded, not judged): err/tol over the usable levels, and
+           tolerance proportionality (|p - 1| <= 0.3, et_hi <= 10 et_lo) */
+        double et_lo, et_hi;
+        int proportional;
     } g[3];
     int fail_level;        /* 1-based level of the first failure, 0: none */
     int fail_status;
@@ -172,10 +179,17 @@ int mbs_battery_pair(const mbs_battery *b, const char *problem, const char *meth
                      mbs_battery_result *r, char *err, size_t errlen);
 
 /* Judge a result from its measurements: group states from the fitted orders
- * (an established fit is pass, low or off; limited and skip stay), the [expect]
- * sections, and the outcome.  mbs_battery_pair calls it; the runner calls it
+ * (an established fit is pass, low or off; limited and skip stay), for an
+ * adaptive method the least-squares tolerance exponent over its usable levels
+ * (mbs_battery_tol_exponent), the [expect] sections, and the outcome.  mbs_battery_pair calls it; the runner calls it
  * again on stored results, so a changed [expect] applies without running. */
 void mbs_battery_judge(const mbs_battery *b, mbs_battery_result *r);
+
+/* Adaptive methods: the least-squares slope of log err against log tol over the
+ * levels of group g that ran and lie above the reference's stated accuracy and
+ * round-off (at least 3; else p is NaN), with its 95% CI, the first and last of
+ * those levels (1-based), err/tol over them and proportionality. */
+void mbs_battery_tol_exponent(mbs_battery_result *r, int g);
 
 const char *mbs_battery_outcome_name(mbs_battery_outcome o);
 /* The outcome of a name, or -1. */
@@ -195,6 +209,7 @@ typedef struct mbs_battery_options {
     const char *const *methods;  /* fnmatch patterns (NULL: all) */
     size_t n_methods;
     const char *outdir;    /* battery.jsonl (resumed when present) and battery.md */
+    int rejudge;           /* run nothing: judge the stored pairs again */
 } mbs_battery_options;
 
 /* Run the selected pairs in worker processes (a pair already in
@@ -208,7 +223,7 @@ void mbs_battery_markdown(const mbs_battery *b, const mbs_battery_result *r, siz
                           FILE *out);
 
 /* `mbsbench battery [FILE] [--check] [-p PROBLEM]... [-m PATTERN]... [-j N]
- * [--out DIR]` (FILE: suites/battery.ini; DIR: results/battery[-check]). */
+ * [--rejudge] [--out DIR]` (FILE: suites/battery.ini; DIR: results/battery[-check]). */
 int mbs_cmd_battery(int argc, char **argv);
 
 #endif

@@ -256,14 +256,17 @@ int mbs_battery_run(const mbs_battery *b, const mbs_battery_options *o, FILE *ou
         if (!have(rs, nr, &ps[i]))
             ps[todo++] = ps[i];
     free(rs);
-    int fd = mbs_open_append(path);
-    if (fd < 0) {
-        free(ps);
-        fprintf(stderr, "mbsbench: battery: cannot write %s\n", path);
-        return 2;
+    int io = 0;
+    if (!o->rejudge) {
+        int fd = mbs_open_append(path);
+        if (fd < 0) {
+            free(ps);
+            fprintf(stderr, "mbsbench: battery: cannot write %s\n", path);
+            return 2;
+        }
+        io = run_pairs(b, ps, todo, o->jobs > 0 ? o->jobs : 1, fd);
+        close(fd);
     }
-    int io = run_pairs(b, ps, todo, o->jobs > 0 ? o->jobs : 1, fd);
-    close(fd);
     free(ps);
     rs = read_results(path, &nr);
     ps = list_pairs(b, o, &n);
@@ -318,10 +321,11 @@ int mbs_battery_run(const mbs_battery *b, const mbs_battery_options *o, FILE *ou
         for (int g = 0; g < 3; g++) {
             if (r->g[g].state == MBS_GRP_NONE)
                 fprintf(out, " %s not established;", gn[g]);
+            else if (r->g[g].state >= MBS_GRP_LOW && r->adaptive)
+                fprintf(out, " %s exponent %.2f [%.2f, %.2f] (the error does not fall with tol);",
+                        gn[g], r->g[g].p, r->g[g].ci_low, r->g[g].ci_high);
             else if (r->g[g].state >= MBS_GRP_LOW)
-                fprintf(out, " %s %s %.2f (%s %g);", gn[g],
-                        r->adaptive ? "exponent" : "order", r->g[g].p,
-                        r->adaptive ? "target" : "nominal", r->adaptive ? 1.0 : r->g[g].nominal);
+                fprintf(out, " %s order %.2f (nominal %g);", gn[g], r->g[g].p, r->g[g].nominal);
         }
         fputc('\n', out);
     }
@@ -348,8 +352,8 @@ static const char *status_abbrev(int s)
     }
 }
 
-/* The group furthest from its target (nominal order, or 1 for a tolerance
- * exponent), among those with a fit. */
+/* The group furthest below its target (the nominal order; adaptive: the lowest
+ * tolerance exponent), among the judged ones with a fit. */
 static int worst_group(const mbs_battery_result *r)
 {
     int w = -1;
@@ -357,14 +361,27 @@ static int worst_group(const mbs_battery_result *r)
     for (int g = 0; g < 3; g++) {
         if (r->g[g].state == MBS_GRP_SKIP || !isfinite(r->g[g].p))
             continue;
-        double target = r->adaptive ? 1.0 : r->g[g].nominal;
-        double d = r->adaptive ? fabs(r->g[g].p - target) : target - r->g[g].p;
+        double d = (r->adaptive ? 1.0 : r->g[g].nominal) - r->g[g].p;
         if (d > dw) {
             dw = d;
             w = g;
         }
     }
     return w;
+}
+
+/* Adaptive: every judged group tolerance proportional. */
+static int proportional(const mbs_battery_result *r)
+{
+    int n = 0;
+    for (int g = 0; g < 3; g++) {
+        if (r->g[g].state == MBS_GRP_SKIP)
+            continue;
+        if (!r->g[g].proportional)
+            return 0;
+        n++;
+    }
+    return r->adaptive && n > 0;
 }
 
 static void cell(const mbs_battery_result *r, char *buf, size_t len)
@@ -385,7 +402,7 @@ static void cell(const mbs_battery_result *r, char *buf, size_t len)
         return;
     case MBS_BAT_PASS:
         if (w >= 0)
-            snprintf(buf, len, "%.1f", r->g[w].p);
+            snprintf(buf, len, "%.1f%s", r->g[w].p, proportional(r) ? " ∝" : "");
         else
             snprintf(buf, len, "ok");
         return;
@@ -414,7 +431,11 @@ static void details(const mbs_battery *b, const mbs_battery_result *r, FILE *out
                     r->g[g].p, r->g[g].ci_low, r->g[g].ci_high, r->g[g].first, r->g[g].last);
             if (!r->adaptive)
                 fprintf(out, ", nominal %g", r->g[g].nominal);
+            else
+                fprintf(out, ", err/tol %.2g..%.2g", r->g[g].et_lo, r->g[g].et_hi);
             fputc(')', out);
+            if (r->adaptive && r->g[g].state == MBS_GRP_OFF)
+                fprintf(out, ", the error does not fall with tol");
         } else
             fprintf(out, "not established (%d usable levels)", r->g[g].usable);
         if (r->g[g].state == MBS_GRP_EXPECTED && r->g[g].expect >= 0 &&
@@ -435,6 +456,45 @@ static void details(const mbs_battery *b, const mbs_battery_result *r, FILE *out
                 mbs_status_code(r->fail_status), r->fail_reason, r->check,
                 *r->check_note ? ", " : "", r->check_note);
     fputc('\n', out);
+}
+
+/* One group of an adaptive pair: "0.93 [0.81, 1.05] | 2.1..9.8" (exponent with its
+ * CI, err/tol over the usable levels). */
+static void exponent_cells(const mbs_battery_result *r, int g, FILE *out)
+{
+    if (!isfinite(r->g[g].p)) {
+        fprintf(out, " %s | |", r->g[g].state == MBS_GRP_LIMITED ? "lim" : "n/e");
+        return;
+    }
+    fprintf(out, " %.2f [%.2f, %.2f]%s | %.2g..%.2g |", r->g[g].p, r->g[g].ci_low,
+            r->g[g].ci_high, r->g[g].state == MBS_GRP_OFF ? " **does not fall**" : "",
+            r->g[g].et_lo, r->g[g].et_hi);
+}
+
+/* Every adaptive pair that ran: its tolerance exponents (judged: q, v), err/tol
+ * and proportionality (recorded). */
+static void adaptive_table(const mbs_battery_result *r, size_t n, FILE *out)
+{
+    int rows = 0;
+    for (size_t k = 0; k < n; k++) {
+        const mbs_battery_result *c = &r[k];
+        if (!c->adaptive || c->outcome == MBS_BAT_DECLINED || c->fail_level)
+            continue;
+        if (rows++ == 0)
+            fprintf(out, "\nAdaptive methods: the tolerance exponent (least-squares slope of log "
+                         "err against log tol over the usable levels, 95%% CI) and err/tol "
+                         "over those levels; q and v judged (pass: exponent >= 0.5, CI above "
+                         "0), lambda recorded; proportional: every judged group's exponent "
+                         "within 0.3 of 1 and err/tol within a factor 10.\n\n"
+                         "| method | problem | outcome | q exponent [95%% CI] | err_q/tol | "
+                         "v exponent | err_v/tol | lambda exponent | err_lambda/tol | "
+                         "proportional |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        fprintf(out, "| `%s` | %s | %s |", c->method, c->problem,
+                mbs_battery_outcome_name(c->outcome));
+        for (int g = 0; g < 3; g++)
+            exponent_cells(c, g, out);
+        fprintf(out, " %s |\n", proportional(c) ? "yes" : "no");
+    }
 }
 
 void mbs_battery_markdown(const mbs_battery *b, const mbs_battery_result *r, size_t n,
@@ -488,6 +548,7 @@ void mbs_battery_markdown(const mbs_battery *b, const mbs_battery_result *r, siz
                     b->pb[i].name);
     if (nd)
         fputc('\n', out);
+    adaptive_table(r, n, out);
     fprintf(out, "\nEvery pair that is not a plain pass or declined:\n\n");
     for (size_t k = 0; k < n; k++)
         if (r[k].outcome != MBS_BAT_PASS && r[k].outcome != MBS_BAT_DECLINED)
@@ -519,6 +580,8 @@ int mbs_cmd_battery(int argc, char **argv)
             meths[o.n_methods++] = a.str;
         else if (mbs_cli_is(&a, "--out"))
             outdir = a.str;
+        else if (mbs_cli_is(&a, "--rejudge"))
+            o.rejudge = 1;
         else if (mbs_cli_is(&a, "--jobs"))
             o.jobs = (int)a.integer;
         else if (k == 0 && !file)

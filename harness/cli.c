@@ -335,6 +335,10 @@ static const mbs_opt battery_opts[] = {
      .def = "every registered method", .range = "a pattern"},
     {.name = "--jobs", .alias = "-j", .kind = MBS_OPT_INT, .arg = "N",
      .doc = "worker processes (one pair each at a time)", .def = "1", .lo = 1, .hi = 256},
+    {.name = "--rejudge", .kind = MBS_OPT_FLAG,
+     .doc = "run nothing: judge the selected pairs stored in DIR/battery.jsonl again (a "
+            "changed rule or [expect] section) and write battery.md",
+     .def = "off", .range = "a flag"},
     {.name = "--out", .kind = MBS_OPT_STR, .arg = "DIR",
      .doc = "where battery.jsonl (one line per pair; a pair already there is kept, so an "
             "interrupted run resumes) and battery.md go",
@@ -403,7 +407,8 @@ static const mbs_cli_cmd commands[] = {
      .notes = PARAMS_NOTE, .opts = converge_opts, .n_opts = N(converge_opts)},
     {.name = "battery",
      .summary = "the standard refinement study of every method on every problem, classified",
-     .synopsis = "battery [FILE] [--check] [-p PROBLEM]... [-m PATTERN]... [-j N] [--out DIR]",
+     .synopsis = "battery [FILE] [--check] [-p PROBLEM]... [-m PATTERN]... [-j N] [--rejudge]\n"
+                 "    [--out DIR]",
      .operands = "FILE: the data file (h0 and tol0 per problem, expected order losses, the "
                  "check list); default suites/battery.ini.",
      .notes = "Each pair ends as pass, expected, limited, declined, failed or finding "

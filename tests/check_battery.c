@@ -10,6 +10,7 @@
  *     1.07e-09");
  *   - the data file (suites/battery.ini) covers every built-in problem and its
  *     make-check pairs end as it states (a loop test, one pair each). */
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,7 +289,9 @@ END_TEST
  * error-controlled order-8 step would need 10^(4/9) = 2.8 times more): the step
  * is set by stability, and the tolerance exponent that is not established there
  * is limited, not a finding (before: finding).  The same levels with step
- * counts that follow the tolerance stay a finding. */
+ * counts that move (doubled at the last two levels) stay a finding: q's exponent
+ * over its three levels above round-off, 1.15 [-2.65, 4.96], is no evidence of
+ * convergence. */
 START_TEST(battery_stability_bound)
 {
     mbs_battery b;
@@ -307,11 +310,102 @@ START_TEST(battery_stability_bound)
     }
     ck_assert_msg(r.levels == 5 && hi <= 1.1 * lo, "%s", js);
     free(js);
-    for (int i = 0; i < r.levels; i++)
-        r.steps[i] = lo << i;
+    for (int i = 3; i < r.levels; i++)
+        r.steps[i] = 2 * lo; /* the round-off floor of levels 1..3 unchanged */
     mbs_battery_judge(&b, &r);
     ck_assert(!r.stability_bound);
     ck_assert_int_eq(r.outcome, MBS_BAT_FINDING);
+    mbs_battery_free(&b);
+}
+END_TEST
+
+/* An adaptive pair on fixed measurements: five tolerances 1e-4 .. 1e-8, errors
+ * err_i = 1e-3 (tol_i / 1e-4)^p exp(d r_i) with r = (1, -2, 0, 2, -1) (orthogonal
+ * to log tol, so the least-squares exponent is p exactly and the 95% CI half-width
+ * is t(0.975, 3) d / (sqrt(3) ln 10)). */
+static void adaptive_fixture(mbs_battery_result *r, double p, double half_width)
+{
+    static const double rr[5] = {1.0, -2.0, 0.0, 2.0, -1.0};
+    double d = half_width * sqrt(3.0) * log(10.0) / gsl_cdf_tdist_Pinv(0.975, 3.0);
+    memset(r, 0, sizeof *r);
+    snprintf(r->problem, sizeof r->problem, "pendulum");
+    snprintf(r->method, sizeof r->method, "index1/ida");
+    r->adaptive = 1;
+    r->x0 = 1e-4;
+    r->levels = 5;
+    r->ref_digits = NAN;
+    for (int g = 0; g < 3; g++) {
+        r->g[g].present = g < 2;
+        r->g[g].nominal = 5.0;
+        r->g[g].ymax = 1.0;
+    }
+    for (int i = 0; i < 5; i++) {
+        r->x[i] = 1e-4 * pow(10.0, -i);
+        r->steps[i] = 100L << i;
+        for (int g = 0; g < 3; g++)
+            r->err[i][g] = 1e-3 * pow(10.0, -i * p) * exp(d * rr[i]);
+    }
+}
+
+/* The adaptive rule at its boundary (docs/methods.md, "Battery"): q and v pass
+ * when the least-squares tolerance exponent is >= 0.5 and its 95% CI lies above
+ * 0; proportionality (exponent within 0.3 of 1, err/tol within a factor 10) is
+ * recorded, not judged; a level below the reference's accuracy leaves the fit.
+ * Before: an exponent within 0.3 of 1 from converge's pairwise-consistent
+ * window, so err/tol jittering by a factor 2 was a finding. */
+START_TEST(battery_adaptive_rule)
+{
+    mbs_battery b;
+    load_default(&b);
+    mbs_battery_result r;
+    struct {
+        double p, hw;
+        int usable; /* the levels after it are reference-limited */
+        mbs_battery_outcome outcome;
+        int proportional;
+    } cases[] = {
+        {0.51, 0.0, 5, MBS_BAT_PASS, 0},    /* exponent just above 0.5 */
+        {0.49, 0.0, 5, MBS_BAT_FINDING, 0}, /* just below */
+        {0.8, 0.79, 5, MBS_BAT_PASS, 0},    /* CI [0.01, 1.59] */
+        {0.8, 0.81, 5, MBS_BAT_FINDING, 0}, /* CI [-0.01, 1.61] */
+        {1.0, 0.4, 5, MBS_BAT_PASS, 1},     /* err/tol spread exp(4 d) = 7.4 */
+        {1.0, 0.5, 5, MBS_BAT_PASS, 0},     /* spread 12.3 */
+        {1.24, 0.0, 5, MBS_BAT_PASS, 1},    /* spread 10^0.96 = 9.1 */
+        {1.26, 0.0, 5, MBS_BAT_PASS, 0},    /* spread 10^1.04 = 11 */
+        {0.71, 0.0, 3, MBS_BAT_PASS, 1},    /* 0.29 from 1 (spread 10^0.58) */
+        {0.69, 0.0, 3, MBS_BAT_PASS, 0},    /* 0.31 from 1 */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        adaptive_fixture(&r, cases[k].p, cases[k].hw);
+        for (int i = cases[k].usable; i < 5; i++)
+            r.ref_limited[i] = 3; /* q and v */
+        mbs_battery_judge(&b, &r);
+        for (int g = 0; g < 2; g++) {
+            ck_assert_double_eq_tol(r.g[g].p, cases[k].p, 1e-9);
+            if (cases[k].usable == 5)
+                ck_assert_double_eq_tol(r.g[g].ci_low, cases[k].p - cases[k].hw, 1e-9);
+            ck_assert_msg(r.g[g].proportional == cases[k].proportional, "case %zu: %g..%g", k,
+                          r.g[g].et_lo, r.g[g].et_hi);
+        }
+        ck_assert_msg(r.outcome == cases[k].outcome, "case %zu: %s", k,
+                      mbs_battery_outcome_name(r.outcome));
+    }
+    /* a level below the reference's accuracy leaves the fit: an error of 1 (a
+     * plateau) at the last level would make the exponent negative */
+    adaptive_fixture(&r, 1.0, 0.0);
+    r.err[4][0] = r.err[4][1] = 1.0;
+    mbs_battery_judge(&b, &r);
+    ck_assert_int_eq(r.outcome, MBS_BAT_FINDING);
+    r.ref_limited[4] = 3;
+    mbs_battery_judge(&b, &r);
+    ck_assert_int_eq(r.outcome, MBS_BAT_PASS);
+    ck_assert_int_eq(r.g[0].last, 4);
+    ck_assert_double_eq_tol(r.g[0].p, 1.0, 1e-9);
+    ck_assert(r.g[0].proportional);
+    /* fewer than three usable levels: limited */
+    r.ref_limited[2] = r.ref_limited[3] = 3;
+    mbs_battery_judge(&b, &r);
+    ck_assert_int_eq(r.outcome, MBS_BAT_LIMITED);
     mbs_battery_free(&b);
 }
 END_TEST
@@ -379,6 +473,7 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, battery_data_file);
     tcase_add_test(tc, battery_bad_files);
     tcase_add_test(tc, battery_stability_bound);
+    tcase_add_test(tc, battery_adaptive_rule);
     tcase_add_test(tc, battery_nan_state_observed);
     /* one iteration per make-check pair of the data file (at least one: a file
      * that cannot be read fails the first) */
