@@ -281,11 +281,13 @@ static void end_index1(mbs_traj *tr, traj_end *e)
     }
 }
 
+static void lambda_between(mbs_traj *tr, double tk, double *yk);
+
 /* Interpolation between the steps a and b at tk (traj.h, "hermite"). */
 static void hermite(mbs_traj *tr, double tk, double *yk)
 {
     traj_end *a = &tr->a, *b = &tr->b;
-    size_t nq = tr->nq, nv = tr->nv, nl = tr->nl, ny = tr->ny;
+    size_t nq = tr->nq, nv = tr->nv, nl = tr->nl;
     double h = b->t - a->t, th = (tk - a->t) / h;
     end_qd(tr, a);
     end_qd(tr, b);
@@ -300,8 +302,21 @@ static void hermite(mbs_traj *tr, double tk, double *yk)
     for (size_t i = 0; i < nv; i++)
         yk[nq + i] = vd ? mbs_hermite3(a->y[nq + i], a->vd[i], b->y[nq + i], b->vd[i], h, th)
                         : (1.0 - th) * a->y[nq + i] + th * b->y[nq + i];
-    /* lambda: index-1 multipliers of the interpolated state plus the method's
-     * defect lambda_n - lambda1_n, linear between the steps; else linear */
+    lambda_between(tr, tk, yk);
+}
+
+/* lambda (and x) at tk for the (q, v) in yk (traj.h, "hermite"): the index-1
+ * multipliers of (tk, q, v) plus the method's defect lambda_n - lambda1_n,
+ * linear between the steps; else linear. */
+static void lambda_between(mbs_traj *tr, double tk, double *yk)
+{
+    traj_end *a = &tr->a, *b = &tr->b;
+    size_t nq = tr->nq, nv = tr->nv, nl = tr->nl, ny = tr->ny;
+    double th = (tk - a->t) / (b->t - a->t);
+    if (nl > 0) {
+        end_index1(tr, a);
+        end_index1(tr, b);
+    }
     int defect = nl > 0 && a->have_lam1 > 0 && b->have_lam1 > 0 &&
                  index1_at(tr, tk, yk, tr->vd1, tr->lamk) == 0;
     for (size_t i = nq + nv; i < ny; i++) {
@@ -380,14 +395,17 @@ int mbs_traj_step(mbs_traj *tr, const mbs_ctx *mctx, double t, const double *y,
         double tol = 64.0 * DBL_EPSILON * fmax(fabs(tk), fabs(t));
         if (tk > t + tol)
             break;
-        int kind;
+        int kind, dr;
         if (fabs(tk - t) <= tol) {
             memcpy(tr->yk, y, tr->ny * sizeof(double));
             kind = KIND_GRID;
         } else if (!tr->started) {
             tr->broken = 1; /* the first call was not at t0 */
             return MBS_OK;
-        } else if (mctx && mctx->dense && mctx->dense(mctx->dense_data, tk, tr->yk) == 0) {
+        } else if (mctx && mctx->dense &&
+                   (dr = mctx->dense(mctx->dense_data, tk, tr->yk)) >= 0) {
+            if (dr == MBS_DENSE_QV)
+                lambda_between(tr, tk, tr->yk);
             kind = KIND_DENSE;
         } else {
             hermite(tr, tk, tr->yk);

@@ -5,7 +5,9 @@
  * with the method's state at each t_k, taken, in this order of preference:
  *   grid    - the accepted step lands on t_k (to 64 ulp): its own values;
  *   dense   - the method's dense output of the step that covers t_k
- *             (mbs_ctx.dense, methods/framework/method.h);
+ *             (mbs_ctx.dense, methods/framework/method.h); where it gives q and
+ *             v only (MBS_DENSE_QV: explicit Runge-Kutta, index1/radau5, CVODE),
+ *             lambda as below for hermite, at the dense (t_k, q, v);
  *   hermite - interpolation between the two accepted steps around t_k:
  *             cubic Hermite on q with q' = H(q) v and on v with v' (the method's
  *             accelerations; where it gives none, v' of the index-1 system at

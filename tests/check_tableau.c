@@ -166,6 +166,53 @@ START_TEST(perturbed_tableaux_fail)
 }
 END_TEST
 
+/* Continuous extensions (tableau.h, bd): dopri5's and tsit5's are there (vern6's
+ * would need three more stages); each satisfies the conditions of its order
+ * at theta = 0.1, 0.37, 0.5, 0.9, 1 and fails one of the next order at 1/2
+ * (order exactly 4: only b(1) = b has order 5); a change of 1e-7 in two
+ * coefficients of one b_i(theta) that keeps b_i(1) = b_i is rejected by the
+ * order conditions, one that breaks it by b_i(1) = b_i. */
+START_TEST(dense_output_orders)
+{
+    ck_assert_ptr_nonnull(mbs_tableau_dopri5.bd);
+    ck_assert_ptr_nonnull(mbs_tableau_tsit5.bd);
+    ck_assert_ptr_null(mbs_tableau_vern6.bd);
+    const mbs_tableau *t = mbs_tableau_at((size_t)_i);
+    if (!t->bd)
+        return;
+    ck_assert_int_eq(t->dense_order, 4);
+    mbs_order_report r;
+    static const double thetas[] = {0.1, 0.37, 0.5, 0.9, 1.0};
+    for (size_t k = 0; k < sizeof thetas / sizeof thetas[0]; k++) {
+        ck_assert_msg(mbs_tableau_dense_check(t, thetas[k], t->dense_order, &r) == MBS_OK,
+                      "%s theta %g: tree %d residual %g", t->name, thetas[k], r.failed_tree,
+                      r.resid);
+        ck_assert_int_eq(r.n_conditions, n_conditions(t->dense_order));
+    }
+    ck_assert_int_eq(mbs_tableau_dense_check(t, 0.5, t->dense_order + 1, &r), MBS_BAD_INPUT);
+    ck_assert_int_eq(r.failed_order, t->dense_order + 1);
+    ck_assert_double_gt(fabs(r.resid), 1e-6);
+    ck_assert_int_eq(mbs_tableau_dense_check(t, 1.0, t->dense_order + 1, &r), MBS_OK);
+    ck_assert_int_eq(mbs_tableau_dense_check(t, 0.0, 1, &r), MBS_BAD_INPUT);
+    /* teeth */
+    int deg = t->dense_degree;
+    double bd[MBS_TABLEAU_MAX_STAGES * MBS_TABLEAU_MAX_DENSE_DEGREE];
+    memcpy(bd, t->bd, (size_t)(t->stages * deg) * sizeof(double));
+    mbs_tableau cp = *t;
+    cp.bd = bd;
+    bd[2 * deg + 1] += 1e-7; /* stage 3: theta^2 and theta^3 */
+    bd[2 * deg + 2] -= 1e-7;
+    expect_invalid(&cp, "dense output at theta");
+    bd[2 * deg + 2] += 1e-7;
+    expect_invalid(&cp, "b_3(1)");
+    bd[2 * deg + 1] -= 1e-7;
+    char err[256] = "";
+    ck_assert_msg(mbs_tableau_validate(&cp, err, sizeof err) == MBS_OK, "%s", err);
+    cp.dense_order = 5;
+    expect_invalid(&cp, "dense order 5");
+}
+END_TEST
+
 /* Structural errors, one message each. */
 START_TEST(malformed_tableaux)
 {
@@ -482,6 +529,7 @@ Suite *mbs_suite_tableau(void)
     tcase_add_loop_test(tc, registered_tableaux_have_their_orders, 0, nt);
     tcase_add_loop_test(tc, perturbed_tableaux_fail, 0, nt);
     tcase_add_test(tc, malformed_tableaux);
+    tcase_add_loop_test(tc, dense_output_orders, 0, nt);
     tcase_add_test(tc, runtime_registration);
     tcase_add_test(tc, tsit5_order_five);
     tcase_add_test(tc, vern6_order_at_least_six);

@@ -66,13 +66,23 @@ static size_t read_rows(const char *path, double *t, double *y, size_t max)
  * to 1e-3 relative: the errors are >= 1e-9, the two references agree to
  * ~1e-12), on grid values (rk4, h = 0.01 on a grid of spacing 0.1), on the
  * methods' own dense output (radau5's collocation polynomial, BDF's
- * interpolant) and on the harness's interpolation (dopri5). */
+ * interpolant, the continuous extensions of dopri5 and tsit5, with and without
+ * projection, index1/radau5's and CVODE's q and v with the harness's lambda)
+ * and on the harness's interpolation (rk8pd: GSL's stepper has none). */
 START_TEST(pendulum_traj_against_independent_exact)
 {
     static const char *const methods[][3] = {{"index1/rk4", "0.01", "grid"},
                                              {"index2/radau5", "1e-8", "dense"},
                                              {"index2/bdf", "1e-8", "dense"},
-                                             {"index1/dopri5", "1e-9", "hermite"}};
+                                             {"index1/dopri5", "1e-9", "dense"},
+                                             {"index1/tsit5", "1e-9", "dense"},
+                                             {"proj-index1/dopri5", "1e-9", "dense"},
+                                             {"index1/radau5", "1e-9", "dense"},
+                                             {"index1/rk8pd", "1e-9", "hermite"},
+#ifdef MBS_HAVE_SUNDIALS
+                                             {"index1/cvode-adams", "1e-9", "dense"},
+#endif
+    };
     char *dir = mbs_test_tmpdir();
     enum { N = 100 };
     double t[N + 1], y[5 * (N + 1)], ref[5 * (N + 1)];
@@ -282,11 +292,17 @@ START_TEST(traj_leaves_run_unchanged)
         {"pendulum", "index2/bdf", NULL, "1e-7"},
         {"pendulum", "index3/genalpha", "0.003", NULL},
         {"pendulum", "index1/dopri5", NULL, "1e-8"},
+        {"pendulum", "index1/tsit5", NULL, "1e-8"},
+        {"pendulum", "proj-index1/dopri5", NULL, "1e-8"},
+        {"pendulum", "cp/tsit5", NULL, "1e-8"},
+        {"pendulum", "index1/radau5", NULL, "1e-7"},
         {"pendulum", "index1/rk4", "0.007", NULL},
         {"andrews", "index2/radau5", NULL, "1e-6"},
         {"chain:N=4", "index2/bdf:linsol=umfpack", NULL, "1e-6"},
 #ifdef MBS_HAVE_SUNDIALS
         {"pendulum", "index2/ida", NULL, "1e-7"},
+        {"pendulum", "index1/cvode-bdf", NULL, "1e-7"},
+        {"pendulum", "index1/cvode-adams", NULL, "1e-7"},
 #endif
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -318,6 +334,88 @@ START_TEST(traj_leaves_run_unchanged)
         for (int k = 0; k < 3; k++)
             mbs_record_free(&rec[k]);
     }
+}
+END_TEST
+
+/* Read n rows of t and m values of a trajectory CSV. */
+static size_t read_rows_m(const char *path, double *t, double *y, size_t m, size_t max)
+{
+    char *text = mbs_read_file(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    size_t n = 0;
+    for (char *l = strchr(text, '\n'); l && l[1] && n < max; l = strchr(l + 1, '\n')) {
+        char *p = l + 1;
+        t[n] = strtod(p, &p);
+        for (size_t i = 0; i < m; i++)
+            y[m * n + i] = strtod(p + 1, &p);
+        n++;
+    }
+    free(text);
+    return n;
+}
+
+/* The heavy top (t_end 2, 100 output steps) at tol 1e-8, where the step is
+ * several grid spacings long: the trajectory error of the explicit pairs on
+ * their continuous extension stays within a small factor of their error at
+ * t_end (measured: index1/dopri5 1.36e-7 against 6.79e-8, x2.0;
+ * proj-index1/dopri5 the same; index1/tsit5 1.33e-7 against 1.35e-8, x9.9,
+ * also 11.5 at 1e-6 and 11.6 at 1e-10: the method's error profile, not the
+ * interpolant's), where cubic Hermite between the steps gave 3.45e-6 (x51) and
+ * 5.05e-6 (x374).  The errors are checked here against an independent
+ * reference on the grid: index1/rk4 at h = 2.5e-4 landing on every grid time
+ * (no interpolation; its own error there about 1e-11, from 1.7e-9 at h = 1e-3
+ * falling as h^4), to 2% of the record's (taken against the stored
+ * trajectory). */
+START_TEST(heavytop_dense_against_fixed_step)
+{
+    static const struct {
+        const char *method;
+        double factor;
+    } cases[] = {{"index1/dopri5", 4.0}, {"proj-index1/dopri5", 4.0}, {"index1/tsit5", 20.0}};
+    enum { N = 100, NQ = 3, NY = 6 };
+    char *dir = mbs_test_tmpdir(), path[512];
+    double t[N + 1], ref[NY * (N + 1)], y[NY * (N + 1)];
+    snprintf(path, sizeof path, "%s/ref.csv", dir);
+    mbs_run_spec rspec = {.problem = "heavytop", .method = "index1/rk4", .h = 2.5e-4,
+                          .tol = NAN, .t_end = NAN, .measure = 1, .trajectory = path};
+    mbs_record rec;
+    char err[256];
+    ck_assert_int_eq(mbs_run(&rspec, &rec, err, sizeof err), MBS_OK);
+    ck_assert_int_eq(rec.status, MBS_OK);
+    ck_assert_str_eq(rec.traj.interp, "grid");
+    ck_assert_int_eq(rec.nq, NQ);
+    ck_assert_int_eq(rec.nq + rec.nv + rec.nl, NY);
+    mbs_record_free(&rec);
+    ck_assert_uint_eq(read_rows_m(path, t, ref, NY, N + 1), N + 1);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        snprintf(path, sizeof path, "%s/run.csv", dir);
+        mbs_run_spec spec = {.problem = "heavytop", .method = cases[c].method, .h = NAN,
+                             .tol = 1e-8, .t_end = NAN, .measure = 1, .trajectory = path};
+        ck_assert_int_eq(mbs_run(&spec, &rec, err, sizeof err), MBS_OK);
+        ck_assert_int_eq(rec.status, MBS_OK);
+        ck_assert_str_eq(rec.traj.interp, "dense");
+        ck_assert_uint_eq(read_rows_m(path, t, y, NY, N + 1), N + 1);
+        double emax = 0.0;
+        for (int k = 0; k <= N; k++)
+            for (int i = 0; i < NQ; i++)
+                emax = fmax(emax, fabs(y[NY * k + i] - ref[NY * k + i]) /
+                                      (1.0 + fabs(ref[NY * k + i])));
+        ck_assert_msg(fabs(emax - rec.traj.err_max.q) <= 0.02 * emax,
+                      "%s: err_max q %.4e, against rk4 here %.4e", cases[c].method,
+                      rec.traj.err_max.q, emax);
+        ck_assert_msg(emax <= cases[c].factor * rec.err.q,
+                      "%s: trajectory error %.3e more than %g x the error at t_end %.3e",
+                      cases[c].method, emax, cases[c].factor, rec.err.q);
+        mbs_record_free(&rec);
+    }
+    /* GSL's rk8pd has no continuous extension: the record says hermite */
+    mbs_run_spec gspec = {.problem = "heavytop", .method = "index1/rk8pd", .h = NAN, .tol = 1e-8,
+                          .t_end = NAN, .measure = 1};
+    ck_assert_int_eq(mbs_run(&gspec, &rec, err, sizeof err), MBS_OK);
+    ck_assert_str_eq(rec.traj.interp, "hermite");
+    mbs_record_free(&rec);
+    mbs_test_remove_tree(dir);
+    free(dir);
 }
 END_TEST
 
@@ -392,6 +490,7 @@ Suite *mbs_suite_traj(void)
     tcase_add_test(tc, trajectory_csv);
     tcase_add_test(tc, traj_null_cases);
     tcase_add_test(tc, traj_leaves_run_unchanged);
+    tcase_add_test(tc, heavytop_dense_against_fixed_step);
     tcase_add_test(tc, reference_trajectory_horizon_and_stored);
     suite_add_tcase(s, tc);
     return s;

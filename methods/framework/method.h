@@ -52,9 +52,14 @@ typedef int (*mbs_observer_fn)(void *data, double t, const double *q, const doub
 
 /* Dense output of the step just accepted (optional): writes the method's own
  * continuous solution at t in [t_prev, t_acc] (the last two accepted times) as a
- * state y = q | v | lambda (| x) and returns 0.  It evaluates stored data only:
+ * state y = q | v | lambda (| x) and returns 0, or writes q and v only and
+ * returns MBS_DENSE_QV (methods that integrate (q, v) and take lambda from the
+ * state at each accepted point: explicit Runge-Kutta, index1/radau5, CVODE; the
+ * harness then takes lambda as for its own interpolation, harness/traj.h), or
+ * returns -1 (the harness interpolates).  It evaluates stored data only:
  * no problem callback, no change to the method's state or counters, so that
  * measuring along the trajectory leaves the run as it is. */
+enum { MBS_DENSE_QV = 1 };
 typedef int (*mbs_dense_fn)(void *data, double t, double *y);
 
 /* Run context: everything a method may touch besides its own workspace. */

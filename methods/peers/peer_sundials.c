@@ -450,6 +450,22 @@ static int ida_dense(void *p, double t, double *state)
     return 0;
 }
 
+/* Dense output of CVODE (mbs_dense_fn, method.h): CVodeGetDky, the Nordsieck
+ * history's interpolating polynomial of the last step (Hindmarsh et al. 2005
+ * [hindmarsh2005sundials]), q and v (MBS_DENSE_QV: lambda is not integrated).
+ * ARKODE is left to the harness: ERKStepGetDky's Hermite interpolant of degree
+ * 4 and 5 (its default) evaluates the right-hand side at t_n+1 - h/3 and
+ * t_n+1 - 2h/3 (SUNDIALS 6.4 arkode_interp.c), which would change the run's
+ * counters, and of degree 3 it is the harness's own cubic Hermite. */
+static int cvode_dense(void *p, double t, double *state)
+{
+    peer_state *st = p;
+    if (CVodeGetDky(st->mem, t, 0, st->dky) != CV_SUCCESS)
+        return -1;
+    memcpy(state, N_VGetArrayPointer(st->dky), st->n * sizeof(double));
+    return MBS_DENSE_QV;
+}
+
 static const char *solver_name(peer_kind k)
 {
     return is_ida(k) ? "IDA" : is_ark(k) ? "ARKODE" : "CVODE";
@@ -530,6 +546,10 @@ restart:;
             memcpy(state, y, (nq + nv) * sizeof(double));
             /* accelerations and multipliers at the accepted point */
             s = mbs_index1_accel(st->w, ctx, t, state, state + nq, st->vdot, state + nq + nv);
+            if (!is_ark(st->kind)) {
+                ctx->dense = cvode_dense;
+                ctx->dense_data = st;
+            }
             if (s == MBS_OK)
                 s = mbs_accept(ctx, t, state, st->vdot);
         }

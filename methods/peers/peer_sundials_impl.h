@@ -35,7 +35,7 @@ typedef struct peer_state {
     size_t nq, nv, nl, n; /* n: length of the solver's vector */
     SUNContext sctx;
     N_Vector y, yp, id;
-    N_Vector dky; /* IDA's dense output (IDAGetDky) */
+    N_Vector dky; /* dense output (IDAGetDky, CVodeGetDky) */
     SUNMatrix A;
     SUNLinearSolver LS;
     void *mem;

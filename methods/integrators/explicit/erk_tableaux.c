@@ -21,6 +21,9 @@ static const double rk4_A[] = {
 static const double rk4_b[] = {1.0 / 6.0, 2.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0};
 #define rk4_bhat NULL
 #define rk4_e NULL
+#define rk4_bd NULL
+#define rk4_dense_order 0
+#define rk4_dense_degree 0
 
 /* ---- Dormand-Prince 5(4) (HNW I, Table II.5.2; error weights of DOPRI5) ------- */
 static const double dopri5_c[] = {0.0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1.0, 1.0};
@@ -39,6 +42,26 @@ static const double dopri5_bhat[] = {5179.0 / 57600,     0, 7571.0 / 16695, 393.
                                      -92097.0 / 339200, 187.0 / 2100, 1.0 / 40};
 static const double dopri5_e[] = {71.0 / 57600,      0, -71.0 / 16695, 71.0 / 1920,
                                   -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
+/* Dense output of order 4 (Dormand & Prince 1980; Shampine 1986; HNW I, Sect. II.6,
+ * Eq. (6.12) and code DOPRI5/CONTD5): with theta1 = 1 - theta,
+ *     y(theta) = y_n + theta ydiff + theta theta1 (h k_1 - ydiff)
+ *                + theta^2 theta1 (2 ydiff - h k_1 - h k_7) + theta^2 theta1^2 h sum_i d_i k_i,
+ * ydiff = h sum_i b_i k_i, d = (-12715105075/11282082432, 0, 87487479700/32700410799,
+ * -10690763975/1880347072, 701980252875/199316789632, -1453857185/822651844,
+ * 69997945/29380423).  Expanded here in powers of theta in exact rational
+ * arithmetic (b_i(theta) = sum_j bd_ij theta^j); the FSAL stage k_7 = f(t_n+1, y_n+1). */
+static const double dopri5_bd[] = {
+    1.0, -8048581381.0 / 2820520608, 8663915743.0 / 2820520608, -12715105075.0 / 11282082432,
+    0, 0, 0, 0,
+    0, 131558114200.0 / 32700410799, -68118460800.0 / 10900136933, 87487479700.0 / 32700410799,
+    0, -1754552775.0 / 470086768, 14199869525.0 / 1410260304, -10690763975.0 / 1880347072,
+    0, 127303824393.0 / 49829197408, -318862633887.0 / 49829197408,
+    701980252875.0 / 199316789632,
+    0, -282668133.0 / 205662961, 2019193451.0 / 616988883, -1453857185.0 / 822651844,
+    0, 40617522.0 / 29380423, -110615467.0 / 29380423, 69997945.0 / 29380423,
+};
+#define dopri5_dense_order 4
+#define dopri5_dense_degree 4
 
 /* ---- Tsitouras 5(4) --------------------------------------------------------------
  * Ch. Tsitouras, Runge-Kutta pairs of order 5(4) satisfying only the first
@@ -99,6 +122,23 @@ static const double tsit5_e[] = {
     1.447110071732629075371651e-1, -5.823571654525552250199376e-1, 4.580821059291869466616365e-1,
     -1.515151515151515151515152e-2,
 };
+/* Dense output of order 4 (Tsitouras 2011, Sect. 3: b_i(theta), degree 4, the
+ * step's 7 stages): the expanded coefficients r_ij of b_i(theta) = sum_j r_ij
+ * theta^j as OrdinaryDiffEq.jl gives them in high precision (Tsit5Interp; 17
+ * digits where it gives no more).  tests/check_tableau.c checks b_i(1) = b_i and
+ * the 8 conditions of order 4 at theta = 1/4, 1/2, 3/4. */
+static const double tsit5_bd[] = {
+    /* r_11 = 0.999999999999999974283372471559910888 rounds to 1 */
+    1.0, -2.763706197274825911336735930, 2.913255461821912743750680993, -1.0530884977290216,
+    0, 0.13169999999999999727, -0.22339999999999999818, 0.1017,
+    0, 3.930296236894751528506874467, -5.941033872131504734702492026, 2.490627285651252793,
+    0, -12.41107716693367698373438154, 30.33818863028232159817299037, -16.54810288924490272,
+    0, 37.50931341651103919496903965, -88.17890489476640110142766935, 47.37952196281928122,
+    0, -27.89652628919728780594826314, 65.09189467479367152629021929, -34.87065786149660974,
+    0, 1.5, -4.0, 2.5,
+};
+#define tsit5_dense_order 4
+#define tsit5_dense_degree 4
 
 /* ---- Verner 6(5), "efficient" 9-stage pair ---------------------------------------
  * J. H. Verner, Numerically optimal Runge-Kutta pairs with interpolants, Numer.
@@ -166,6 +206,13 @@ static const double vern6_e[] = {
     1.943402995315270951982814e-2, -2.845007258803798390775356e-2, 2.109711061065291116227847,
     -1.034585428999639853754677e+2, 1.013998046191491137200791e+2, -3.333333333333333333333333e-2,
 };
+/* Verner's interpolant of this pair (order 6, on his web page; OrdinaryDiffEq.jl
+ * Vern6Interp) needs three more stages, 10-12: three more right-hand sides per
+ * step, which a dense output may not evaluate (method.h, mbs_dense_fn: the run
+ * and its counters must not change).  None here: the harness interpolates. */
+#define vern6_bd NULL
+#define vern6_dense_order 0
+#define vern6_dense_degree 0
 
 /* ---- the tableaux of tableaux.def ------------------------------------------------ */
 #define MBS_TABLEAU_DEF_(sym, nm, p, phat, fs, summ, cite, unused)                          \
@@ -182,6 +229,9 @@ static const double vern6_e[] = {
         .b = sym##_b,                                                                       \
         .bhat = sym##_bhat,                                                                 \
         .e = sym##_e,                                                                       \
+        .dense_order = sym##_dense_order,                                                   \
+        .dense_degree = sym##_dense_degree,                                                 \
+        .bd = sym##_bd,                                                                     \
     };
 MBS_TABLEAUX(MBS_TABLEAU_DEF_, ~)
 

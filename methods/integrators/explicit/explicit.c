@@ -7,6 +7,8 @@
  *            code DOPRI5), RMS error norm with sc_i = atol + rtol max(|y0_i|,
  *            |y1_i|), FSAL when the tableau is.  For Dormand-Prince 5(4) this is
  *            DOPRI5 operation for operation (same sums in the same order).
+ *            Dense output (measuring runs) from the tableau's continuous
+ *            extension where it has one (dopri5, tsit5; explicit_dense).
  *   rkf45, rk8pd - GSL's embedded steppers with GSL's standard step-size rule
  *            (|err_i| <= atol + rtol |y_i|), driven by our loop so that the
  *            derivative at the start of each step (needed anyway) also yields the
@@ -32,6 +34,10 @@ typedef struct explicit_state {
     int ns;                /* stage vectors in k */
     double **k, *tmp, *y0, *yerr, *lam;
     double *e;             /* error weights b - bhat (adaptive tableaux) */
+    /* dense output of the last accepted step (tableaux with bd, measuring runs):
+     * y(t0 + theta h) = ystart + sum_j theta^j dcoef_j, dcoef_j = h sum_i bd_ij k_i */
+    double *ystart, *dcoef;
+    double dense_t0, dense_h;
     gsl_odeiv2_step *step;
     gsl_odeiv2_system sys;
 } explicit_state;
@@ -66,6 +72,8 @@ static void explicit_free(void *p)
     free(st->y0);
     free(st->yerr);
     free(st->lam);
+    free(st->ystart);
+    free(st->dcoef);
     if (st->step)
         gsl_odeiv2_step_free(st->step);
     free(st);
@@ -107,6 +115,9 @@ static int explicit_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx 
         ok = (st->e = malloc((size_t)t->stages * sizeof(double))) != NULL;
         for (int i = 0; ok && i < t->stages; i++)
             st->e[i] = t->e ? t->e[i] : t->b[i] - t->bhat[i];
+        if (ok && t->bd)
+            ok = (st->ystart = malloc(st->n * sizeof(double))) &&
+                 (st->dcoef = malloc((size_t)t->dense_degree * st->n * sizeof(double)));
     }
     st->tmp = malloc(st->n * sizeof(double));
     st->y0 = malloc(st->n * sizeof(double));
@@ -287,6 +298,46 @@ static int integrate_gsl(explicit_state *st, const mbs_settings *set, double *tp
     return s;
 }
 
+/* Dense output (mbs_dense_fn, method.h): the tableau's continuous extension
+ * (tableau.h, bd) of the step just accepted, q and v (MBS_DENSE_QV; lambda is
+ * not integrated).  With a post-step hook (projection, coordinate partitioning)
+ * it is the extension of the step as computed, from the accepted start value
+ * to the unprojected end value: it meets the accepted state at t_n+1 only up
+ * to the hook's correction, of the size of the local error. */
+static int explicit_dense(void *p, double t, double *y)
+{
+    const explicit_state *st = p;
+    const size_t n = st->n, deg = (size_t)st->tab->dense_degree;
+    const double theta = (t - st->dense_t0) / st->dense_h;
+    for (size_t r = 0; r < n; r++) {
+        double acc = 0.0;
+        for (size_t j = deg; j-- > 0;)
+            acc = (acc + st->dcoef[j * n + r]) * theta;
+        y[r] = st->ystart[r] + acc;
+    }
+    return MBS_DENSE_QV;
+}
+
+/* Before an accepted step from (t, y) of size h replaces y: keep y and the
+ * coefficients of the continuous extension for explicit_dense, in measuring
+ * runs only (an observer is set): the dense output evaluates stored values. */
+static void dense_prepare(explicit_state *st, double t, double h, const double *y)
+{
+    const mbs_tableau *tab = st->tab;
+    const size_t n = st->n, deg = (size_t)tab->dense_degree;
+    double w[MBS_TABLEAU_MAX_STAGES];
+    memcpy(st->ystart, y, n * sizeof(double));
+    for (size_t j = 0; j < deg; j++) {
+        for (int i = 0; i < tab->stages; i++)
+            w[i] = tab->bd[(size_t)i * deg + j];
+        combine(st, w, tab->stages, h, NULL, st->dcoef + j * n);
+    }
+    st->dense_t0 = t;
+    st->dense_h = h;
+    st->ctx->dense = explicit_dense;
+    st->ctx->dense_data = st;
+}
+
 static double rms_norm(const explicit_state *st, const double *e, const double *ya,
                        const double *yb, const mbs_settings *set)
 {
@@ -364,6 +415,8 @@ static int integrate_rk_adaptive(explicit_state *st, const mbs_settings *set, do
         double hnew = h / fac;
         if (err <= 1.0) {
             facold = fmax(err, 1e-4);
+            if (st->dcoef && ctx->observer)
+                dense_prepare(st, t, h, y);
             t = last ? t_end : t + h;
             memcpy(y, y1, n * sizeof(double));
             if (fsal) {

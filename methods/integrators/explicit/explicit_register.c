@@ -144,8 +144,9 @@ int mbs_explicit_register_tableau(mbs_method_set *set, const mbs_tableau *tab, c
     copy->b = own_copy(set, tab->b, s);
     copy->bhat = own_copy(set, tab->bhat, s);
     copy->e = own_copy(set, tab->e, s);
+    copy->bd = tab->bd ? own_copy(set, tab->bd, s * (size_t)tab->dense_degree) : NULL;
     if (!copy->name || !copy->summary || !copy->citation || !copy->c || !copy->A || !copy->b ||
-        (tab->bhat && !copy->bhat) || (tab->e && !copy->e))
+        (tab->bhat && !copy->bhat) || (tab->e && !copy->e) || (tab->bd && !copy->bd))
         goto fail;
     const mbs_explicit_integrator in = {.name = copy->name,
                                         .summary = copy->summary,

@@ -143,6 +143,29 @@ int mbs_tableau_order_check(const mbs_tableau *t, const double *w, int order,
     return walk(t->A, t->stages, order, w, rep, NULL);
 }
 
+int mbs_tableau_dense_check(const mbs_tableau *t, double theta, int order, mbs_order_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    if (!t || !t->A || !t->bd || !(theta > 0.0 && theta <= 1.0) || t->stages < 1 ||
+        t->stages > MBS_TABLEAU_MAX_STAGES || t->dense_degree < 1)
+        return MBS_BAD_INPUT;
+    size_t s = (size_t)t->stages, deg = (size_t)t->dense_degree;
+    double *A = malloc(s * s * sizeof(double)), w[MBS_TABLEAU_MAX_STAGES];
+    if (!A)
+        return MBS_NO_MEMORY;
+    for (size_t i = 0; i < s * s; i++)
+        A[i] = t->A[i] / theta;
+    for (size_t i = 0; i < s; i++) {
+        double bi = 0.0; /* b_i(theta) by Horner */
+        for (size_t j = deg; j-- > 0;)
+            bi = (bi + t->bd[i * deg + j]) * theta;
+        w[i] = bi / theta;
+    }
+    int r = walk(A, t->stages, order, w, rep, NULL);
+    free(A);
+    return r;
+}
+
 int mbs_rooted_tree_count(int n)
 {
     int counts[MBS_TABLEAU_MAX_ORDER + 1] = {0};
@@ -178,6 +201,43 @@ static int name_ok(const char *nm)
         snprintf(err, errlen, __VA_ARGS__);                                                   \
         return MBS_BAD_INPUT;                                                                 \
     } while (0)
+
+/* The continuous extension: sizes, b_i(1) = b_i, order conditions at three theta. */
+static int validate_dense(const mbs_tableau *t, char *err, size_t errlen)
+{
+    const char *nm = t->name;
+    int s = t->stages, deg = t->dense_degree;
+    if (deg < 1 || deg > MBS_TABLEAU_MAX_DENSE_DEGREE)
+        FAIL("tableau %s: dense degree %d must lie in [1, %d]", nm, deg,
+             MBS_TABLEAU_MAX_DENSE_DEGREE);
+    if (t->dense_order < 1 || t->dense_order > t->order || t->dense_order > deg)
+        FAIL("tableau %s: dense order %d must lie in [1, min(order %d, degree %d)]", nm,
+             t->dense_order, t->order, deg);
+    if (!finite_all(t->bd, s * deg))
+        FAIL("tableau %s: dense coefficients must be finite", nm);
+    for (int i = 0; i < s; i++) {
+        double sum = 0.0, mag = fabs(t->b[i]);
+        for (int j = 0; j < deg; j++) {
+            sum += t->bd[i * deg + j];
+            mag += fabs(t->bd[i * deg + j]);
+        }
+        if (fabs(sum - t->b[i]) > 4.0 * deg * DBL_EPSILON * mag)
+            FAIL("tableau %s: b_%d(1) = %.17g is not b_%d = %.17g", nm, i + 1, sum, i + 1,
+                 t->b[i]);
+    }
+    static const double thetas[] = {0.25, 0.5, 0.75};
+    for (size_t k = 0; k < sizeof thetas / sizeof thetas[0]; k++) {
+        mbs_order_report rep;
+        int st = mbs_tableau_dense_check(t, thetas[k], t->dense_order, &rep);
+        if (st == MBS_BAD_INPUT)
+            FAIL("tableau %s: the dense output at theta = %g fails an order-%d condition (tree "
+                 "%d, residual %.3g): not of order %d",
+                 nm, thetas[k], rep.failed_order, rep.failed_tree + 1, rep.resid, t->dense_order);
+        if (st != MBS_OK)
+            return st;
+    }
+    return MBS_OK;
+}
 
 int mbs_tableau_validate(const mbs_tableau *t, char *err, size_t errlen)
 {
@@ -246,5 +306,5 @@ int mbs_tableau_validate(const mbs_tableau *t, char *err, size_t errlen)
                 4.0 * DBL_EPSILON * (fabs(t->b[i]) + fabs(t->bhat[i])))
                 FAIL("tableau %s: e[%d] = %.17g is not b - bhat = %.17g", nm, i + 1, t->e[i],
                      t->b[i] - t->bhat[i]);
-    return MBS_OK;
+    return t->bd ? validate_dense(t, err, errlen) : MBS_OK;
 }

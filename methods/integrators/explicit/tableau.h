@@ -27,7 +27,8 @@
 enum {
     MBS_TABLEAU_MAX_STAGES = 64,
     MBS_TABLEAU_MAX_ORDER = 10, /* 1205 rooted trees of order <= 10 */
-    MBS_TABLEAU_MAX_NAME = 24   /* integrator names: [a-z0-9_-], at most 23 characters */
+    MBS_TABLEAU_MAX_NAME = 24,  /* integrator names: [a-z0-9_-], at most 23 characters */
+    MBS_TABLEAU_MAX_DENSE_DEGREE = 8
 };
 
 typedef struct mbs_tableau {
@@ -45,6 +46,14 @@ typedef struct mbs_tableau {
     const double *bhat;   /* s embedded weights, or NULL */
     const double *e;      /* optional: b - bhat, rounded from exact values (NULL: b - bhat
                              in double); the error estimate is h sum_i e_i k_i */
+    /* Optional continuous extension (dense output; Hairer, Norsett, Wanner I, Sect. II.6):
+     *     y(t_n + theta h) = y_n + h sum_i b_i(theta) k_i,   theta in [0, 1],
+     *     b_i(theta) = sum_{j=1..dense_degree} bd[i dense_degree + j - 1] theta^j,
+     * of order dense_order (b_i(1) = b_i).  Uses the step's own stages only (no
+     * extra evaluation).  bd NULL: none (the harness interpolates between steps). */
+    int dense_order;
+    int dense_degree;     /* at most MBS_TABLEAU_MAX_DENSE_DEGREE */
+    const double *bd;     /* s x dense_degree, row-major */
 } mbs_tableau;
 
 /* Result of an order-condition check. */
@@ -65,6 +74,15 @@ typedef struct mbs_order_report {
 int mbs_tableau_order_check(const mbs_tableau *t, const double *w, int order,
                             mbs_order_report *rep);
 
+/* The order conditions of the continuous extension at theta in (0, 1]:
+ * sum_i b_i(theta) Phi_i(t) = theta^|t| / gamma(t) for every tree t with
+ * |t| <= order.  The output at theta is the Runge-Kutta method (A / theta,
+ * b(theta) / theta) with step theta h, so this is mbs_tableau_order_check of
+ * that method (its round-off tolerance).  MBS_OK, MBS_BAD_INPUT (rep says
+ * which tree; also for a tableau without bd or theta outside (0, 1]),
+ * MBS_NO_MEMORY. */
+int mbs_tableau_dense_check(const mbs_tableau *t, double theta, int order, mbs_order_report *rep);
+
 /* Number of rooted trees of order exactly n (1 <= n <= MBS_TABLEAU_MAX_ORDER)
  * as the generator produces them (A000081: 1, 1, 2, 4, 9, 20, ...); -1 on bad
  * input or no memory. */
@@ -73,7 +91,9 @@ int mbs_rooted_tree_count(int n);
 /* Everything a tableau must satisfy to be registered: name, sizes, finite
  * coefficients, explicit A, row sums c_i = sum_j a_ij, FSAL structure when
  * claimed, e = b - bhat when given, the order conditions of b up to `order`
- * and of bhat up to `order_emb`.  MBS_OK, or MBS_BAD_INPUT with a one-line
+ * and of bhat up to `order_emb`, and for a continuous extension b_i(1) = b_i
+ * and its order conditions up to `dense_order` at theta = 1/4, 1/2, 3/4
+ * (mbs_tableau_dense_check).  MBS_OK, or MBS_BAD_INPUT with a one-line
  * message naming the tableau and what is wrong (MBS_NO_MEMORY). */
 int mbs_tableau_validate(const mbs_tableau *t, char *err, size_t errlen);
 

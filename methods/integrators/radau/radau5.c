@@ -278,7 +278,9 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
  * just accepted, as RADAU5's CONTR5 (Hairer and Wanner 1996 [hairer1996solving],
  * Sect. IV.8): with x = (t - t_n+1)/h,
  *     y(t) = y_n+1 + x (cont_1 + (x - (c_(s-1) - 1)) (cont_2 + ... (x - (c_1 - 1)) cont_s)),
- * every component (the multipliers too); mbs_radau_update_solution built cont. */
+ * every component (the multipliers too); mbs_radau_update_solution built cont.
+ * index1/radau5 integrates (q, v) only: q and v (MBS_DENSE_QV), its multipliers
+ * are those of the KKT solve at the accepted point. */
 static int radau_dense(void *p, double t, double *ystate)
 {
     radau_state *st = p;
@@ -292,7 +294,7 @@ static int radau_dense(void *p, double t, double *ystate)
         st->ydense[k] = st->y[k] + x * val;
     }
     mbs_radau_form_to_state(st, st->ydense, ystate);
-    return 0;
+    return st->ix ? MBS_DENSE_QV : 0;
 }
 
 static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *ystate)
@@ -315,8 +317,7 @@ static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *yst
         vdot = st->F1 + f->nq;
     }
     mbs_radau_form_to_state(st, st->y, ystate);
-    if (!st->ix && st->cont_ns > 0) {
-        /* index1/radau5 integrates (q, v) only: its multipliers have no polynomial */
+    if (st->cont_ns > 0) {
         st->t_dense = t;
         st->h_dense = h;
         ctx->dense = radau_dense;
