@@ -4,6 +4,8 @@
 #include "battery.h"
 
 #include <float.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
 #include <fnmatch.h>
 #include <ini.h>
 #include <jansson.h>
@@ -349,6 +351,36 @@ static int rerun_with(const mbs_run_spec *base, const char *param, double value,
     return ok;
 }
 
+/* A singular_matrix failure that blames the mass matrix, checked by the harness
+ * itself: M(q0) of the problem (the definition's mass callback at t0) is not
+ * positive definite when GSL's Cholesky factorization refuses it.  1 confirmed
+ * (note says so), 0 M(q0) is positive definite, -1 not checkable. */
+static int mass_not_pd(const char *problem, char *note, size_t notelen)
+{
+    mbs_problem pb;
+    char err[256];
+    if (mbs_problem_open(&pb, problem, err, sizeof err) != MBS_OK)
+        return -1;
+    int res = -1;
+    double *y = calloc(pb.nq + pb.nv + pb.nl + 1, sizeof(double));
+    gsl_matrix *M = pb.nv ? gsl_matrix_calloc(pb.nv, pb.nv) : NULL;
+    int have_lambda = 0;
+    if (y && M && pb.def->initial(&pb, y, y + pb.nq, y + pb.nq + pb.nv, &have_lambda) == 0 &&
+        pb.def->mass(&pb, pb.t0, y, M) == 0) {
+        gsl_error_handler_t *old = gsl_set_error_handler_off();
+        int st = gsl_linalg_cholesky_decomp1(M);
+        gsl_set_error_handler(old);
+        res = st != GSL_SUCCESS;
+        if (res)
+            snprintf(note, notelen, "M(q0) of the problem is not positive definite (GSL "
+                                    "Cholesky refuses it): a method that needs M^-1 cannot run");
+    }
+    gsl_matrix_free(M);
+    free(y);
+    mbs_problem_close(&pb);
+    return res;
+}
+
 /* The check of a failed level (docs/methods.md, "Battery").  Budgets are true by
  * construction.  A Newton or step-size failure of a method with newton_tol:
  * when the reason is an exhausted iteration count and the method has an
@@ -370,7 +402,15 @@ static void check_failure(const mbs_run_spec *base, const mbs_method_def *m, dou
         snprintf(r->check, sizeof r->check, "observed");
         return;
     }
+    if (s == MBS_SINGULAR_MATRIX && strstr(r->fail_reason, "mass matrix") &&
+        mass_not_pd(base->problem, r->check_note, sizeof r->check_note) == 1) {
+        snprintf(r->check, sizeof r->check, "confirmed");
+        return;
+    }
+    /* the Newton tolerance: newton_tol, or RADAU5's stopping factor kappa (FNEWT) */
     int kt = param_index(m, "newton_tol");
+    if (kt < 0)
+        kt = param_index(m, "kappa");
     if (kt < 0 || !(s == MBS_NEWTON_DIVERGED || s == MBS_STEP_UNDERFLOW ||
                     s == MBS_SINGULAR_MATRIX || s == MBS_ERROR_TEST)) {
         snprintf(r->check, sizeof r->check, "unchecked");
@@ -379,6 +419,8 @@ static void check_failure(const mbs_run_spec *base, const mbs_method_def *m, dou
     int ki = param_index(m, "newton_maxit");
     if (ki < 0)
         ki = param_index(m, "newton_max");
+    if (ki < 0)
+        ki = param_index(m, "nit"); /* RADAU5's NIT */
     int exhausted = strstr(r->fail_reason, "did not converge in") ||
                     strstr(r->fail_reason, "no convergence in");
     if (exhausted && ki >= 0) {

@@ -31,7 +31,8 @@
  *   declined  the method declines the problem (status unsupported), with its reason;
  *   failed    a level failed; its status and reason are kept, and the failure is
  *             checked: budgets are true by construction; a Newton or step-size
- *             failure of a method with a Newton tolerance (newton_tol) runs again:
+ *             failure of a method with a Newton tolerance (newton_tol, Radau's
+ *             kappa) runs again:
  *             an exhausted iteration count with ten times the iteration limit
  *             (passing: slow, true as stated), else with the loosest newton_tol
  *             (failing again: confirmed; passing: refuted, i.e. stagnation above

@@ -14,8 +14,9 @@ typedef struct mbs_converge {
     double x[MBS_MAX_LEVELS];         /* h or tol per level */
     mbs_record rec[MBS_MAX_LEVELS];
     mbs_order_fit fit[3];             /* q, v, lambda */
-    int self_ref;                     /* 1: no exact/stored reference: errors are
-                                         against the extra finest level x_ref */
+    int self_ref;                     /* 1: no exact/stored reference: each level's
+                                         errors are against the next finer level (the
+                                         last against the extra level x_ref) */
     double x_ref;
     int declined;                     /* 1: the first level was declined (status
                                          unsupported); no further level was run */
@@ -34,8 +35,10 @@ typedef struct mbs_converge {
 /* Run the study; base->h / base->tol are ignored (x0 is h0 or tol0).
  * Without an exact solution or a stored reference for the problem's parameters
  * and t_end, the study falls back to self-convergence: one more level at
- * x0 / ratio^levels is run and the errors of the others are measured against
- * its final state (flagged by self_ref, "reference": "finest-level" in JSON).
+ * x0 / ratio^levels is run and each level's errors are measured against the
+ * final state of the next finer level, the last against the extra one (flagged
+ * by self_ref, "reference": "next-level" in JSON): the ratio of consecutive
+ * errors is then r^p without a bias at the last pair.
  * Levels whose error lies below the stated accuracy of a stored reference are
  * reference-limited (ref_limited) and left out of the fit.  A first level
  * declined by the method (status unsupported) ends the study (declined).

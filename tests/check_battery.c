@@ -410,6 +410,32 @@ START_TEST(battery_adaptive_rule)
 }
 END_TEST
 
+/* Failures the battery now checks (before: unchecked): a singular mass matrix,
+ * confirmed by the harness's own Cholesky of M(q0) (bead-rod: the bead is a
+ * point mass, its rotation carries no inertia; uk/rk4 needs M^-1), and a Radau
+ * IIA Newton failure, rerun with RADAU5's NIT raised from 7 to 50 (andrews,
+ * index2/radau5-fixed at h0 4e-4: converges, so slow, true as stated). */
+START_TEST(battery_failure_checks)
+{
+    mbs_battery b;
+    load_default(&b);
+    mbs_battery_result r;
+    char err[512];
+    ck_assert_int_eq(mbs_battery_pair(&b, "bead-rod", "uk/rk4", &r, err, sizeof err), MBS_OK);
+    ck_assert_int_eq(r.outcome, MBS_BAT_FAILED);
+    ck_assert_int_eq(r.fail_status, MBS_SINGULAR_MATRIX);
+    ck_assert_str_eq(r.check, "confirmed");
+    ck_assert_ptr_nonnull(strstr(r.check_note, "M(q0)"));
+    ck_assert_int_eq(
+        mbs_battery_pair(&b, "andrews", "index2/radau5-fixed", &r, err, sizeof err), MBS_OK);
+    ck_assert_int_eq(r.outcome, MBS_BAT_FAILED);
+    ck_assert_int_eq(r.fail_level, 1);
+    ck_assert_str_eq(r.check, "slow");
+    ck_assert_ptr_nonnull(strstr(r.check_note, "nit=50: ok"));
+    mbs_battery_free(&b);
+}
+END_TEST
+
 /* A non-finite state found by the harness is true as stated (check "observed"),
  * not unchecked: index1/hedopri5-fixed on the stiff twomass from h0 = 1e-3. */
 START_TEST(battery_nan_state_observed)
@@ -474,6 +500,7 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, battery_bad_files);
     tcase_add_test(tc, battery_stability_bound);
     tcase_add_test(tc, battery_adaptive_rule);
+    tcase_add_test(tc, battery_failure_checks);
     tcase_add_test(tc, battery_nan_state_observed);
     /* one iteration per make-check pair of the data file (at least one: a file
      * that cannot be read fails the first) */

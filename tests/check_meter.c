@@ -1191,7 +1191,8 @@ START_TEST(converge_orders_by_hand)
 END_TEST
 
 /* Tolerance exponent of an adaptive script (err = c tol^0.8) and self-convergence
- * without any reference: errors against the finest level x0 / r^levels. */
+ * without any reference: each level against the next finer one, the last against
+ * x0 / r^levels. */
 START_TEST(tolerance_exponent_and_self_reference)
 {
     probe_script sc = {conv_pts, 2, 1.0, 0.8, 0.0};
@@ -1221,12 +1222,16 @@ START_TEST(tolerance_exponent_and_self_reference)
     assert_rel(cv->x_ref, 1e-7, 1e-12, "x_ref");
     for (int i = 0; i < 4; i++) {
         double x = 1e-3 / pow(10.0, i);
-        /* q_1 deviates by 2 x^0.8 at t_end, the finest level by 2 x_ref^0.8 */
-        assert_rel(cv->rec[i].err.q, 2.0 * (pow(x, 0.8) - pow(1e-7, 0.8)), 1e-9, "self err.q");
-        assert_rel(cv->rec[i].err.lambda, pow(x, 0.8) - pow(1e-7, 0.8), 1e-9,
-                   "self err.lambda");
-        ck_assert_str_eq(cv->rec[i].ref_kind, "finest-level");
+        /* q_1 deviates by 2 x^0.8 at t_end, the next level by 2 (x/10)^0.8 */
+        double xn = x / 10.0;
+        assert_rel(cv->rec[i].err.q, 2.0 * (pow(x, 0.8) - pow(xn, 0.8)), 1e-9, "self err.q");
+        assert_rel(cv->rec[i].err.lambda, pow(x, 0.8) - pow(xn, 0.8), 1e-9, "self err.lambda");
+        ck_assert_str_eq(cv->rec[i].ref_kind, "next-level");
     }
+    /* consecutive errors keep the ratio 10^0.8: the exponent is exact over all four
+     * levels (against the finest level the last pair read 0.86) */
+    ck_assert(cv->fit[0].established && cv->fit[0].first == 0 && cv->fit[0].last == 3);
+    ck_assert_double_lt(fabs(cv->fit[0].p - 0.8), 1e-9);
     mbs_converge_free(cv);
     free(cv);
 }

@@ -15,7 +15,7 @@
 #include "testutil.h"
 
 /* chain:N=4 has no stored reference: rk4 must show order 4 (within 0.3) in q,
- * v and lambda against the finest level, flagged as self-convergence. */
+ * v and lambda against the next finer level, flagged as self-convergence. */
 START_TEST(converge_self_convergence)
 {
     mbs_run_spec base = {.problem = "chain:N=4", .method = "index1/rk4", .t_end = 1.0,
@@ -32,10 +32,10 @@ START_TEST(converge_self_convergence)
     }
     for (int i = 0; i < cv->levels; i++) {
         ck_assert(isfinite(cv->rec[i].err.q) && cv->rec[i].err.q > 0.0);
-        ck_assert_str_eq(cv->rec[i].ref_kind, "finest-level");
+        ck_assert_str_eq(cv->rec[i].ref_kind, "next-level");
     }
     char *js = mbs_converge_json(cv);
-    ck_assert_ptr_nonnull(strstr(js, "\"reference\":\"finest-level\""));
+    ck_assert_ptr_nonnull(strstr(js, "\"reference\":\"next-level\""));
     free(js);
     mbs_converge_free(cv);
     free(cv);
