@@ -276,12 +276,12 @@ reproduce-robust: $(BIN)
 	 else echo "reproduce-robust: SKIP (needs python3: apt-get install python3)"; fi
 
 # The IFToMM benchmark problems scored as the library scores them (suites/iftomm.suite,
-# docs/problems.md): per problem and precision class each method's cheapest run that
-# meets it.  Long (the 2000 s pendulum, the N-four-bar of N = 40); niced.
+# reproductions/iftomm.md): per problem and precision class each method's cheapest run
+# that meets it, and the work-precision figure (page reports/iftomm-STAMP/iftomm.html).
+# Long (the 2000 s pendulum, the N-four-bar of N = 40); niced.
 IFTOMM_DIR ?= results/iftomm-$(NIGHTLY_STAMP)
 iftomm: $(BIN)
-	nice $(BIN) sweep suites/iftomm.suite -j 2 --out $(IFTOMM_DIR)
-	$(BIN) summary $(IFTOMM_DIR) --format iftomm | tee $(IFTOMM_DIR)/iftomm.md
+	nice -n 19 $(BIN) reproduce iftomm --out $(IFTOMM_DIR) --page reports/$(notdir $(IFTOMM_DIR))
 
 # Nightly regression: run suites/nightly.suite, write the report, compare with the
 # committed baseline (exit status 1 on a regression).  Re-bless only explicitly:

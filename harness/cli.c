@@ -268,11 +268,13 @@ static const mbs_opt reproduce_opts[] = {
      .def = "off", .range = "a flag"},
     {.name = "--page", .kind = MBS_OPT_STR, .arg = "DIR",
      .doc = "with --all: write DIR/index.md and DIR/index.html with each reproduction's "
-            "table",
-     .def = "none", .range = "a writable directory"},
+            "table; with iftomm: DIR/iftomm.md, iftomm.html and the work-precision figures",
+     .def = "none (iftomm: reports/<name of the results directory>)",
+     .range = "a writable directory"},
     {.name = "--results", .kind = MBS_OPT_STR, .arg = "DIR",
      .doc = "with NAME: check an existing results directory of the reproduction's suite "
-            "instead of running it (refused when its meta.json names another suite or grid)",
+            "instead of running it (refused when its meta.json names another suite or grid; "
+            "iftomm scores any results directory)",
      .def = "none (run the suite)", .range = "a results directory"},
     {.name = "--out", .kind = MBS_OPT_STR, .arg = "DIR",
      .doc = "with NAME: where the suite's sweep writes its results",
@@ -449,9 +451,13 @@ static const mbs_cli_cmd commands[] = {
      .opts = report_opts, .n_opts = N(report_opts)},
     {.name = "reproduce", .summary = "published tables and figures checked against ours",
      .synopsis = "reproduce --list | --all [--page DIR] [-j N] | NAME [--results DIR]\n"
-                 "    [--out DIR] [-j N] [--dir DIR]",
+                 "    [--out DIR] [-j N] [--dir DIR] | iftomm [--results DIR] [--out DIR]\n"
+                 "    [--page DIR] [-j N]",
      .operands = "NAME: a reproduction of --list.",
-     .notes = "Exit status 0 when every checked quantity is reproduced, 1 when one is not.\n",
+     .notes = "Exit status 0 when every checked quantity is reproduced, 1 when one is not.\n"
+              "iftomm (not an .expect file, not in --all): per IFToMM problem and precision "
+              "class each\nmethod's cheapest run of suites/iftomm.suite and the work-precision "
+              "figure; exit 1\nwhen runs have no record or a failed run no reason.\n",
      .opts = reproduce_opts, .n_opts = N(reproduce_opts)},
     {.name = "baseline", .summary = "bless a results directory as the regression baseline",
      .synopsis = "baseline bless RESULTS_DIR -o BASELINE.json",

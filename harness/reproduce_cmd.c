@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "html.h"
+#include "iftomm.h"
 #include "io.h"
 #include "shard.h"
 #include "sweep.h"
@@ -91,6 +92,81 @@ static int check_results_suite(const expect *e, const char *rdir)
     return bad ? -1 : 0;
 }
 
+/* Run the suite file `suite` (relative to the data directory) into outdir, or
+ * into results/reproduce-NAME-STAMP; the directory goes to rdir.  0, or 2 when
+ * the suite cannot be read or the sweep fails as a whole (one line on stderr). */
+static int run_suite(const char *suite, const char *name, const char *outdir, int jobs,
+                     FILE *out, char *rdir, size_t rlen)
+{
+    mbs_suite s;
+    char err[8192];
+    char suite_path[4096];
+    mbs_data_path(suite, suite_path, sizeof suite_path);
+    if (mbs_suite_load(suite_path, &s, err, sizeof err) != MBS_OK) {
+        mbs_print_prefixed(stderr, err);
+        return 2;
+    }
+    if (outdir)
+        snprintf(rdir, rlen, "%s", outdir);
+    else {
+        char stamp[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        snprintf(rdir, rlen, "results/reproduce-%s-%s", name, stamp);
+    }
+    fprintf(out, "running %s into %s ...\n", suite, rdir);
+    fflush(out);
+    FILE *sink = fopen("/dev/null", "w");
+    mbs_sweep_options opt = {.jobs = jobs};
+    int st = mbs_sweep(&s, rdir, &opt, sink ? sink : out);
+    if (sink)
+        fclose(sink);
+    mbs_suite_free(&s);
+    return st == 2 || st >= 128 ? 2 : 0;
+}
+
+/* The IFToMM reproduction (harness/iftomm.h): not an .expect file, since the
+ * library publishes classes and submissions, not values to compare with; it
+ * scores the runs of its suite.  Not in --all (its suite runs for hours). */
+static const char *const iftomm_suite = "suites/iftomm.suite";
+
+static void iftomm_list(void)
+{
+    printf("%-22s %s\n%-22s   %s; scored (no published values; not in --all: make iftomm); "
+           "suite %s\n",
+           "iftomm", "IFToMM benchmark problems: per problem and precision class each method's "
+           "cheapest run, and the work-precision figure", "",
+           "González, Dopico, Lugrís & Cuadrado 2006 [gonzalez2006benchmarking], classes "
+           "1e-1 and 1e-3 with threshold 1e-3",
+           iftomm_suite);
+}
+
+/* `reproduce iftomm`: the suite's sweep (or --results DIR, any results
+ * directory: the scoring names no runs), the tables, and the page with the
+ * figure (--page DIR, default reports/<name of the results directory>). */
+static int iftomm_run(const char *results, const char *outdir, const char *page, int jobs,
+                      FILE *out)
+{
+    char rdir[4096], def[4200];
+    if (results)
+        snprintf(rdir, sizeof rdir, "%s", results);
+    else if (run_suite(iftomm_suite, "iftomm", outdir, jobs, out, rdir, sizeof rdir) != 0)
+        return 2;
+    if (!page) {
+        char d[4096];
+        snprintf(d, sizeof d, "%s", rdir);
+        size_t n = strlen(d);
+        while (n > 1 && d[n - 1] == '/')
+            d[--n] = '\0';
+        const char *base = strrchr(d, '/');
+        snprintf(def, sizeof def, "reports/%s", base ? base + 1 : d);
+        page = def;
+    }
+    return mbs_iftomm_reproduce(rdir, page, out);
+}
+
 static int run_one(const char *dir, const char *name, const char *results, const char *outdir,
                    int jobs, FILE *out)
 {
@@ -121,38 +197,9 @@ static int run_one(const char *dir, const char *name, const char *results, const
             free(e);
             return 2;
         }
-    } else {
-        mbs_suite s;
-        char err[8192];
-        char suite_path[4096];
-        mbs_data_path(e->suite, suite_path, sizeof suite_path);
-        if (mbs_suite_load(suite_path, &s, err, sizeof err) != MBS_OK) {
-            mbs_print_prefixed(stderr, err);
-            free(e);
-            return 2;
-        }
-        if (outdir)
-            snprintf(rdir, sizeof rdir, "%s", outdir);
-        else {
-            char stamp[32];
-            time_t now = time(NULL);
-            struct tm tm;
-            localtime_r(&now, &tm);
-            strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-            snprintf(rdir, sizeof rdir, "results/reproduce-%s-%s", name, stamp);
-        }
-        fprintf(out, "running %s into %s ...\n", e->suite, rdir);
-        fflush(out);
-        FILE *sink = fopen("/dev/null", "w");
-        mbs_sweep_options opt = {.jobs = jobs};
-        int st = mbs_sweep(&s, rdir, &opt, sink ? sink : out);
-        if (sink)
-            fclose(sink);
-        mbs_suite_free(&s);
-        if (st == 2 || st >= 128) {
-            free(e);
-            return 2;
-        }
+    } else if (run_suite(e->suite, name, outdir, jobs, out, rdir, sizeof rdir) != 0) {
+        free(e);
+        return 2;
     }
     free(e);
     return mbs_reproduce_check(path, rdir, out);
@@ -198,6 +245,13 @@ int mbs_cmd_reproduce(int argc, char **argv)
     if (list + all + (name != NULL) != 1) {
         fprintf(stderr, "mbsbench: usage: mbsbench reproduce --list | --all | NAME "
                         "[--results DIR] [--out DIR] [--dir DIR] [-j N] [--page DIR]\n");
+        return 2;
+    }
+    if (name && strcmp(name, "iftomm") == 0)
+        return iftomm_run(results, outdir, page, (int)jobs, stdout);
+    if (name && page) {
+        fprintf(stderr, "mbsbench: reproduce: --page goes with --all or iftomm, not with %s\n",
+                name);
         return 2;
     }
     if (name)
@@ -258,8 +312,11 @@ int mbs_cmd_reproduce(int argc, char **argv)
         free(names[i]);
     }
     free(names);
+    if (list)
+        iftomm_list();
     if (all)
-        printf("%d of %d reproductions reproduced\n", n_ok, n_run);
+        printf("%d of %d reproductions reproduced (iftomm is not in --all: make iftomm)\n",
+               n_ok, n_run);
     if (md) {
         fprintf(md, "Summary: %d of %d reproductions reproduced.\n", n_ok, n_run);
         fclose(md);
