@@ -258,6 +258,7 @@ static int eval_matrices(dca_ws *w, mbs_ctx *ctx, double t, const double *q)
             return mbs_fail(ctx, s != MBS_OK ? s : MBS_NO_MEMORY, t,
                             "DCA: structure analysis failed");
     }
+    w->factored = 0; /* new M, B: the next pass factors again */
     memset(w->Mblk, 0, (w->boff[w->nb] ? w->boff[w->nb] : 1) * sizeof *w->Mblk);
     for (size_t k = 0; k < w->Mt.nnz; k++)
         w->Mblk[w->mmap[k]] += w->Mt.val[k];

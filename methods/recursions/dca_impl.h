@@ -34,16 +34,19 @@ typedef struct dnode {
     int *jsrc;         /* internal: per entry of the J rows (CSR order) the child
                           handle it acts on: hh of child 0, or -(hh + 1) of child 1 */
     int *hsrc;         /* internal: per handle, the same encoding */
+    double *L;         /* Cholesky factor of the leaf's M_b + alpha B_L^T B_L (nh x nh)
+                          or of the node's D (nJ x nJ), kept for the iterations
+                          that change only the right-hand sides */
     double *Phi;       /* nh x no */
     double *b;         /* nh */
     double *cJ, *EJ;   /* nJ, nJ x no (internal) */
     double work;       /* multiply-adds of one assembly + disassembly of this node */
 } dnode;
 
-/* Per-thread scratch of the passes: D (maxJ x maxJ, row-major) and the
- * right-hand sides X (maxJ x maxcols, column-major). */
+/* Per-thread scratch of the passes: the right-hand sides X (maxJ x maxcols,
+ * column-major). */
 typedef struct dca_scratch {
-    double *D, *X;
+    double *X;
     double res; /* this thread's maximum of |B v' - gamma| */
 } dca_scratch;
 
@@ -103,6 +106,7 @@ typedef struct dca_ws {
     double *lam, *lamstar, *f, *gam, *acc, *dq, *qd, *gt, *gs;
     double *lamwarm; /* warm=1: lambda of the last acceleration solve (have_warm) */
     int warm, have_warm;
+    int factored;       /* the nodes' L, Phi, E_J belong to the current M, B */
     size_t maxJ, maxcols;
     int last_iters;
     double pass_wall;   /* wall-clock seconds spent in the passes (diagnostics) */
@@ -116,8 +120,11 @@ int mbs_dca_analyse(dca_ws *w);
 /* dca_pass.c: one assembly and one disassembly pass for the current M, B, f,
  * gamma and lambda* (w->lamstar); v' in w->acc, lambda in w->lam, *res =
  * max |B v' - gamma| over the rows that touch a coordinate, and lambda* =
- * lambda for the next iteration.  Returns MBS_OK or MBS_SINGULAR_MATRIX (a
- * leaf or interface matrix not positive definite). */
+ * lambda for the next iteration.  The first pass after M or B changed
+ * (w->factored = 0: eval_matrices clears it) factors and forms Phi, E_J; later
+ * ones reuse them and recompute only b, c_J (the same numbers bit for bit).
+ * Returns MBS_OK or MBS_SINGULAR_MATRIX (a leaf or interface matrix not
+ * positive definite). */
 int mbs_dca_passes(dca_ws *w, double *res);
 
 #endif

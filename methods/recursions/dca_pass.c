@@ -23,6 +23,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 #include <math.h>
+#include <string.h>
 #include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -58,43 +59,44 @@ static int small_chol(double *D, size_t n)
     return gsl_linalg_cholesky_decomp1(&A.matrix) == GSL_SUCCESS ? MBS_OK : MBS_SINGULAR_MATRIX;
 }
 
-/* Cholesky factorisation of the n x n matrix D (row-major) and solves for the
- * m columns of X (column-major, n x m), in place; the solves by
- * mbs_small_chol_solve (methods/linsol/dense_small.h: the arithmetic of
- * gsl_linalg_cholesky_svx without its per-column views, checks and BLAS
- * dispatch, which on the chain's 2 x 2 and 1 x 1 blocks cost several times
- * the arithmetic). */
-static int small_solve(double *D, double *X, size_t n, size_t m)
-{
-    if (small_chol(D, n) != MBS_OK)
-        return MBS_SINGULAR_MATRIX;
-    for (size_t j = 0; j < m; j++)
-        mbs_small_chol_solve(n, D, n, X + j * n);
-    return MBS_OK;
-}
-
 /* Leaf (body b, local rows L, open rows O):
  *   (M_b + alpha B_L^T B_L) v_b' = f_b - B_L^T (lambda*_L - alpha gamma_L) - B_O^T lambda_O,
- * so v_b' = Phi_b lambda_O + b_b ([dca_augmented_lagrangian] Eqs. (9), (10)). */
-static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
+ * so v_b' = Phi_b lambda_O + b_b ([dca_augmented_lagrangian] Eqs. (9), (10)).
+ * The right-hand side f~ of b_b into X (length d). */
+static void leaf_rhs(const dca_ws *w, const dnode *n, double *X)
 {
-    size_t d = n->nh, no = n->no;
-    double al = w->alpha, *D = sc->D, *X = sc->X;
-    const double *Mb = w->Mblk + w->boff[n->leaf];
-    /* A = M_b + alpha B_L^T B_L into D; right-hand sides [f~ | -B_O^T] into X */
-    for (size_t i = 0; i < d; i++) {
-        for (size_t j = 0; j < d; j++)
-            D[i * d + j] = Mb[i * d + j];
+    double al = w->alpha;
+    for (size_t i = 0; i < n->nh; i++)
         X[i] = w->f[n->h[i]];
-        for (size_t a = 0; a < no; a++)
-            X[(a + 1) * d + i] = 0.0;
-    }
     for (size_t l = 0; l < n->nJ; l++) {
         int r = n->J[l];
         double coef = w->lamstar[r] - al * w->gam[r];
         for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++) {
             size_t i = (size_t)w->bidx[w->rcrd[p]];
             X[i] = X[i] - w->rval[p] * coef;
+        }
+    }
+}
+
+/* The whole leaf: factor of A = M_b + alpha B_L^T B_L (kept in n->L), Phi_b and
+ * b_b. */
+static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
+{
+    size_t d = n->nh, no = n->no;
+    double al = w->alpha, *D = n->L, *X = sc->X;
+    const double *Mb = w->Mblk + w->boff[n->leaf];
+    /* A into D; right-hand sides [f~ | -B_O^T] into X */
+    for (size_t i = 0; i < d; i++) {
+        for (size_t j = 0; j < d; j++)
+            D[i * d + j] = Mb[i * d + j];
+        for (size_t a = 0; a < no; a++)
+            X[(a + 1) * d + i] = 0.0;
+    }
+    leaf_rhs(w, n, X);
+    for (size_t l = 0; l < n->nJ; l++) {
+        int r = n->J[l];
+        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++) {
+            size_t i = (size_t)w->bidx[w->rcrd[p]];
             for (int p2 = w->rptr[r]; p2 < w->rptr[r + 1]; p2++) {
                 size_t j = (size_t)w->bidx[w->rcrd[p2]];
                 D[i * d + j] = D[i * d + j] + al * w->rval[p] * w->rval[p2];
@@ -121,24 +123,70 @@ static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
     return MBS_OK;
 }
 
+/* A later iteration at a leaf: only b_b, from the kept factor. */
+static void rhs_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
+{
+    size_t d = n->nh;
+    leaf_rhs(w, n, sc->X);
+    mbs_small_chol_solve(d, n->L, d, sc->X);
+    memcpy(n->b, sc->X, d * sizeof *n->b);
+}
+
 /* Node (children 1, 2 joined by rows J, open rows O):
  *   D lambda_J = lambda*_J / alpha - gamma_J + sum_k B_Jk (Phi_k lambda_Ok + b_k),
  *   D = I / alpha - sum_k B_Jk Phi_kJ (the matrix C of [dca_augmented_lagrangian] Eq. (20)),
  * lambda_J = c_J + E_J lambda_O, and the handle relations of the union
- * (Eqs. (21)-(32)). */
+ * (Eqs. (21)-(32)).  The right-hand side of c_J into X (length nJ). */
+static void node_rhs(const dca_ws *w, const dnode *n, double *X)
+{
+    const dnode *ch[2] = {&w->nd[n->child[0]], &w->nd[n->child[1]]};
+    double al = w->alpha;
+    size_t e = 0;
+    for (size_t i = 0; i < n->nJ; i++) {
+        int r = n->J[i];
+        X[i] = w->lamstar[r] / al - w->gam[r];
+        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++, e++) {
+            int s = n->jsrc[e];
+            X[i] = X[i] + w->rval[p] * ch[s < 0]->b[s < 0 ? -s - 1 : s];
+        }
+    }
+}
+
+/* b of the union's handles from the children's b and c_J (the constant part
+ * of the handle relations). */
+static void node_handles_b(const dca_ws *w, dnode *n)
+{
+    const dnode *ch[2] = {&w->nd[n->child[0]], &w->nd[n->child[1]]};
+    for (size_t hh = 0; hh < n->nh; hh++) {
+        int src = n->hsrc[hh];
+        const dnode *c = ch[src < 0];
+        size_t ch_h = (size_t)(src < 0 ? -src - 1 : src);
+        const double *ph = c->Phi + ch_h * c->no;
+        double bb = c->b[ch_h];
+        for (size_t a = 0; a < c->no; a++) {
+            size_t p = (size_t)c->up[a];
+            if (p < n->nJ)
+                bb += ph[a] * n->cJ[p];
+        }
+        n->b[hh] = bb;
+    }
+}
+
+/* The whole node: factor of D (kept in n->L), c_J, E_J and the handle
+ * relations. */
 static int assemble_node(const dca_ws *w, dnode *n, dca_scratch *sc)
 {
     size_t nJ = n->nJ, no = n->no;
-    double al = w->alpha, *D = sc->D, *X = sc->X;
+    double al = w->alpha, *D = n->L, *X = sc->X;
     const dnode *ch[2] = {&w->nd[n->child[0]], &w->nd[n->child[1]]};
     /* D = I/alpha - sum_k B_Jk Phi_kJ; X = [rhs0 | E] (column-major) */
     for (size_t i = 0; i < nJ; i++) {
         for (size_t j = 0; j < nJ; j++)
             D[i * nJ + j] = i == j ? 1.0 / al : 0.0;
-        X[i] = w->lamstar[n->J[i]] / al - w->gam[n->J[i]];
         for (size_t a = 0; a < no; a++)
             X[(a + 1) * nJ + i] = 0.0;
     }
+    node_rhs(w, n, X);
     size_t e = 0;
     for (size_t i = 0; i < nJ; i++) {
         int r = n->J[i];
@@ -148,7 +196,6 @@ static int assemble_node(const dca_ws *w, dnode *n, dca_scratch *sc)
             const dnode *c = ch[s < 0];
             size_t hh = (size_t)(s < 0 ? -s - 1 : s);
             const double *ph = c->Phi + hh * c->no;
-            X[i] = X[i] + bv * c->b[hh];
             for (size_t a = 0; a < c->no; a++) {
                 size_t q = (size_t)c->up[a];
                 if (q < nJ)
@@ -158,15 +205,19 @@ static int assemble_node(const dca_ws *w, dnode *n, dca_scratch *sc)
             }
         }
     }
-    int s = nJ > 0 ? small_solve(D, X, nJ, no + 1) : MBS_OK; /* no rows joined here */
-    if (s != MBS_OK)
-        return s;
+    if (nJ > 0) { /* else no rows joined here */
+        if (small_chol(D, nJ) != MBS_OK)
+            return MBS_SINGULAR_MATRIX;
+        for (size_t j = 0; j <= no; j++)
+            mbs_small_chol_solve(nJ, D, nJ, X + j * nJ);
+    }
     for (size_t i = 0; i < nJ; i++) {
         n->cJ[i] = X[i];
         for (size_t a = 0; a < no; a++)
             n->EJ[i * no + a] = X[(a + 1) * nJ + i];
     }
     /* handle relations of the union */
+    node_handles_b(w, n);
     for (size_t hh = 0; hh < n->nh; hh++) {
         int src = n->hsrc[hh];
         const dnode *c = ch[src < 0];
@@ -175,25 +226,43 @@ static int assemble_node(const dca_ws *w, dnode *n, dca_scratch *sc)
         double *out = n->Phi + hh * no;
         for (size_t a = 0; a < no; a++)
             out[a] = 0.0;
-        double bb = c->b[ch_h];
         for (size_t a = 0; a < c->no; a++) {
             size_t p = (size_t)c->up[a];
             if (p < nJ) {
-                bb += ph[a] * n->cJ[p];
                 for (size_t k = 0; k < no; k++)
                     out[k] += ph[a] * n->EJ[p * no + k];
             } else {
                 out[p - nJ] += ph[a];
             }
         }
-        n->b[hh] = bb;
     }
     return MBS_OK;
 }
 
-static int assemble_one(const dca_ws *w, dnode *n, dca_scratch *sc)
+/* A later iteration at a node: only c_J and the handles' b, from the kept
+ * factor and E_J. */
+static void rhs_node(const dca_ws *w, dnode *n, dca_scratch *sc)
 {
-    return n->leaf >= 0 ? assemble_leaf(w, n, sc) : assemble_node(w, n, sc);
+    size_t nJ = n->nJ;
+    if (nJ > 0) {
+        node_rhs(w, n, sc->X);
+        mbs_small_chol_solve(nJ, n->L, nJ, sc->X);
+        memcpy(n->cJ, sc->X, nJ * sizeof *n->cJ);
+    }
+    node_handles_b(w, n);
+}
+
+/* One node of the assembly: the whole of it when M or B changed (full), else
+ * the right-hand sides only. */
+static int assemble_one(const dca_ws *w, dnode *n, dca_scratch *sc, int full)
+{
+    if (full)
+        return n->leaf >= 0 ? assemble_leaf(w, n, sc) : assemble_node(w, n, sc);
+    if (n->leaf >= 0)
+        rhs_leaf(w, n, sc);
+    else
+        rhs_node(w, n, sc);
+    return MBS_OK;
 }
 
 /* Disassembly of one node: its multipliers from its open ones (set by its
@@ -249,11 +318,11 @@ static double rows_after(dca_ws *w, size_t r0, size_t r1)
 }
 
 /* The passes on one thread (nthreads = 1: no OpenMP team at all). */
-static int passes_seq(dca_ws *w, double *res)
+static int passes_seq(dca_ws *w, double *res, int full)
 {
     for (size_t l = 0; l < w->nlev; l++)
         for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++)
-            if (assemble_one(w, &w->nd[k], &w->scr[0]) != MBS_OK)
+            if (assemble_one(w, &w->nd[k], &w->scr[0], full) != MBS_OK)
                 return MBS_SINGULAR_MATRIX;
     for (size_t l = w->nlev; l-- > 0;)
         for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++)
@@ -271,7 +340,7 @@ static int passes_seq(dca_ws *w, double *res)
  * level-synchronous
  * schedule would need a barrier per level and pass, and on a loaded machine
  * every barrier waits for the slowest thread's time slice. */
-static int passes_par(dca_ws *w, double *res)
+static int passes_par(dca_ws *w, double *res, int full)
 {
     int bad = 0, nt = w->nthreads;
     long nsub = (long)w->nsub;
@@ -285,14 +354,14 @@ static int passes_par(dca_ws *w, double *res)
         for (long s = 0; s < nsub; s++)
             for (size_t l = 0; l < nlev && !bad; l++)
                 for (size_t k = w->sub_lo[s * nlev + l]; k < w->sub_hi[s * nlev + l]; k++)
-                    if (assemble_one(w, &w->nd[k], sc) != MBS_OK) {
+                    if (assemble_one(w, &w->nd[k], sc, full) != MBS_OK) {
                         bad = 1;
                         break;
                     }
 #pragma omp single
         {
             for (size_t i = 0; i < w->ntop && !bad; i++)
-                bad = assemble_one(w, &w->nd[w->top[i]], sc) != MBS_OK;
+                bad = assemble_one(w, &w->nd[w->top[i]], sc, full) != MBS_OK;
             for (size_t i = w->ntop; i-- > 0 && !bad;)
                 disassemble_one(w, &w->nd[w->top[i]]);
         }
@@ -323,13 +392,14 @@ int mbs_dca_passes(dca_ws *w, double *res)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int s;
+    int s, full = !w->factored;
 #ifdef _OPENMP
     if (w->nsub > 0)
-        s = passes_par(w, res);
+        s = passes_par(w, res, full);
     else
 #endif
-        s = passes_seq(w, res);
+        s = passes_seq(w, res, full);
+    w->factored = s == MBS_OK;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     w->pass_wall += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     w->passes++;

@@ -57,7 +57,6 @@ void mbs_dca_free_tree(dca_ws *w)
     w->nlev = 0;
     if (w->scr) {
         for (int t = 0; t < w->nthreads; t++) {
-            free(w->scr[t].D);
             free(w->scr[t].X);
         }
         free(w->scr);
@@ -397,7 +396,7 @@ static int analyse_layout(dca_ws *w)
         for (size_t l = 0; n->leaf < 0 && l < n->nJ; l++)
             ne += row_len(w, n->J[l]);
         ni += n->nh + 2 * n->no + n->nJ + (n->leaf < 0 ? ne + n->nh : 0);
-        ndbl += n->nh * n->no + n->nh + (n->leaf < 0 ? n->nJ + n->nJ * n->no : 0);
+        ndbl += n->nh * n->no + n->nh + (n->leaf < 0 ? n->nJ * n->nJ + n->nJ + n->nJ * n->no : n->nh * n->nh);
     }
     w->ipool = malloc((ni ? ni : 1) * sizeof *w->ipool);
     w->dpool = malloc((ndbl ? ndbl : 1) * sizeof *w->dpool);
@@ -448,6 +447,7 @@ static int analyse_layout(dca_ws *w)
             MOVE_INTS(jsrc, ne);
             MOVE_INTS(hsrc, n->nh);
         }
+        n->L = dp, dp += n->leaf >= 0 ? n->nh * n->nh : n->nJ * n->nJ;
         n->Phi = dp, dp += n->nh * n->no;
         n->b = dp, dp += n->nh;
         if (n->leaf < 0) {
@@ -566,9 +566,8 @@ int mbs_dca_analyse(dca_ws *w)
     if (!w->scr || (s = decompose(w)) != MBS_OK)
         return s != MBS_OK ? s : MBS_NO_MEMORY;
     for (int t = 0; t < w->nthreads; t++) {
-        w->scr[t].D = malloc(maxJ * maxJ * sizeof *w->scr[t].D);
         w->scr[t].X = malloc(maxJ * maxcols * sizeof *w->scr[t].X);
-        if (!w->scr[t].D || !w->scr[t].X)
+        if (!w->scr[t].X)
             return MBS_NO_MEMORY;
     }
     w->analysed = 1;
