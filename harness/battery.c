@@ -351,7 +351,8 @@ static int rerun_with(const mbs_run_spec *base, const char *param, double value,
     return ok;
 }
 
-/* A singular_matrix failure that blames the mass matrix, checked by the harness
+/* A singular_matrix failure that blames the mass matrix (or, DCA, a leaf: a body's
+ * mass matrix), checked by the harness
  * itself: M(q0) of the problem (the definition's mass callback at t0) is not
  * positive definite when GSL's Cholesky factorization refuses it.  1 confirmed
  * (note says so), 0 M(q0) is positive definite, -1 not checkable. */
@@ -402,7 +403,9 @@ static void check_failure(const mbs_run_spec *base, const mbs_method_def *m, dou
         snprintf(r->check, sizeof r->check, "observed");
         return;
     }
-    if (s == MBS_SINGULAR_MATRIX && strstr(r->fail_reason, "mass matrix") &&
+    /* DCA's leaves are the bodies' mass matrices */
+    if (s == MBS_SINGULAR_MATRIX &&
+        (strstr(r->fail_reason, "mass matrix") || strstr(r->fail_reason, "singular leaf")) &&
         mass_not_pd(base->problem, r->check_note, sizeof r->check_note) == 1) {
         snprintf(r->check, sizeof r->check, "confirmed");
         return;

@@ -426,6 +426,10 @@ START_TEST(battery_failure_checks)
     ck_assert_int_eq(r.fail_status, MBS_SINGULAR_MATRIX);
     ck_assert_str_eq(r.check, "confirmed");
     ck_assert_ptr_nonnull(strstr(r.check_note, "M(q0)"));
+    /* DCA names the body: a singular leaf */
+    ck_assert_int_eq(mbs_battery_pair(&b, "bead-rod", "dca/rk4", &r, err, sizeof err), MBS_OK);
+    ck_assert_int_eq(r.fail_status, MBS_SINGULAR_MATRIX);
+    ck_assert_str_eq(r.check, "confirmed");
     ck_assert_int_eq(
         mbs_battery_pair(&b, "andrews", "index2/radau5-fixed", &r, err, sizeof err), MBS_OK);
     ck_assert_int_eq(r.outcome, MBS_BAT_FAILED);
