@@ -389,7 +389,7 @@ static int figure(const mbs_results *r, const size_t *first, size_t ng, const ch
             st = -1;
             break;
         }
-        double xlo = INFINITY, xhi = -INFINITY;
+        double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
         for (int j = 0; j < nm; j++) {
             size_t np;
             wpt *p = points(r, g, meth[j], use_abs, &np);
@@ -397,6 +397,7 @@ static int figure(const mbs_results *r, const size_t *first, size_t ng, const ch
             for (size_t q = 0; p && q < np; q++) {
                 fprintf(d, "%.8e %.8e\n", p[q].x, p[q].y);
                 xlo = fmin(xlo, p[q].x), xhi = fmax(xhi, p[q].x);
+                ylo = fmin(ylo, p[q].y), yhi = fmax(yhi, p[q].y);
             }
             fprintf(d, "\n\n");
             free(p);
@@ -414,6 +415,11 @@ static int figure(const mbs_results *r, const size_t *first, size_t ng, const ch
         fprintf(b, "set title '%s, t_end = %g s%s' noenhanced\n",
                 mbs_jstr(r->recs[g], "problem_spec"), mbs_jnum(r->recs[g], "t_end"),
                 more ? " (the first 12 methods)" : "");
+        if (!use_abs) /* both class bounds inside the panel, not on its border */
+            fprintf(b, "set yrange [%.8e:%.8e]\n", fmin(nm ? ylo : 1.0, MBS_IFTOMM_HIGH) / 3.0,
+                    fmax(nm ? yhi : 1.0, MBS_IFTOMM_LOW) * 3.0);
+        else if (nm && !(ylo < yhi))
+            fprintf(b, "set yrange [%.8e:%.8e]\n", ylo / 2.0, yhi * 2.0);
         if (!use_abs) /* the class bounds across the panel, named at its left */
             fprintf(b, "set arrow 1 from graph 0, first 1e-1 to graph 1, first 1e-1 nohead "
                        "dt 2 lc rgb '#555555'\n"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int write_all(int fd, const char *data, size_t len)
@@ -152,4 +153,23 @@ void mbs_print_prefixed(FILE *f, const char *text)
         fprintf(f, "mbsbench: %.*s\n", (int)n, text);
         text += n + (text[n] == '\n');
     }
+}
+
+void mbs_dir_stamp(char *buf, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(buf, len, "%Y%m%d-%H%M%S", &tm);
+}
+
+void mbs_default_report_dir(const char *dir, char *buf, size_t len)
+{
+    char d[4096];
+    snprintf(d, sizeof d, "%s", dir);
+    size_t n = strlen(d);
+    while (n > 1 && d[n - 1] == '/')
+        d[--n] = '\0';
+    const char *base = strrchr(d, '/');
+    snprintf(buf, len, "reports/%s", base ? base + 1 : d);
 }

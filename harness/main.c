@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "cli.h"
 #include "battery.h"
@@ -550,10 +549,7 @@ static int cmd_sweep(int argc, char **argv)
         snprintf(dir, sizeof dir, "%s", c.out);
     else {
         char stamp[32];
-        time_t now = time(NULL);
-        struct tm tm;
-        localtime_r(&now, &tm);
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        mbs_dir_stamp(stamp, sizeof stamp);
         snprintf(dir, sizeof dir, "results/%s-%s", s.name, stamp);
     }
     mbs_sweep_options opt = {.jobs = (int)c.jobs, .resume = c.resume != NULL,

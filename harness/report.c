@@ -758,13 +758,7 @@ int mbs_cmd_report(int argc, char **argv)
     }
     char def[4200];
     if (!out) {
-        char d[4096];
-        snprintf(d, sizeof d, "%s", dir);
-        size_t n = strlen(d);
-        while (n > 1 && d[n - 1] == '/')
-            d[--n] = '\0';
-        const char *base = strrchr(d, '/');
-        snprintf(def, sizeof def, "reports/%s", base ? base + 1 : d);
+        mbs_default_report_dir(dir, def, sizeof def);
         out = def;
     }
     return mbs_report(dir, out, latex, ek);

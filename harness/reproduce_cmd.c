@@ -8,7 +8,6 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -110,10 +109,7 @@ static int run_suite(const char *suite, const char *name, const char *outdir, in
         snprintf(rdir, rlen, "%s", outdir);
     else {
         char stamp[32];
-        time_t now = time(NULL);
-        struct tm tm;
-        localtime_r(&now, &tm);
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        mbs_dir_stamp(stamp, sizeof stamp);
         snprintf(rdir, rlen, "results/reproduce-%s-%s", name, stamp);
     }
     fprintf(out, "running %s into %s ...\n", suite, rdir);
@@ -155,13 +151,7 @@ static int iftomm_run(const char *results, const char *outdir, const char *page,
     else if (run_suite(iftomm_suite, "iftomm", outdir, jobs, out, rdir, sizeof rdir) != 0)
         return 2;
     if (!page) {
-        char d[4096];
-        snprintf(d, sizeof d, "%s", rdir);
-        size_t n = strlen(d);
-        while (n > 1 && d[n - 1] == '/')
-            d[--n] = '\0';
-        const char *base = strrchr(d, '/');
-        snprintf(def, sizeof def, "reports/%s", base ? base + 1 : d);
+        mbs_default_report_dir(rdir, def, sizeof def);
         page = def;
     }
     return mbs_iftomm_reproduce(rdir, page, out);
