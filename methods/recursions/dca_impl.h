@@ -34,6 +34,9 @@ typedef struct dnode {
     int *jsrc;         /* internal: per entry of the J rows (CSR order) the child
                           handle it acts on: hh of child 0, or -(hh + 1) of child 1 */
     int *hsrc;         /* internal: per handle, the same encoding */
+    int *hb;           /* internal: per handle hh, hb[hh] .. hb[hh + 1] - 1 index the
+                          pairs (a, p) at hb + nh + 1: open row a of the child
+                          eliminated here as row p (the c_J terms of the handle's b) */
     double *L;         /* Cholesky factor of the leaf's M_b + alpha B_L^T B_L (nh x nh)
                           or of the node's D (nJ x nJ), kept for the iterations
                           that change only the right-hand sides */

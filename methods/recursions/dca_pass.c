@@ -162,12 +162,10 @@ static void node_handles_b(const dca_ws *w, dnode *n)
         const dnode *c = ch[src < 0];
         size_t ch_h = (size_t)(src < 0 ? -src - 1 : src);
         const double *ph = c->Phi + ch_h * c->no;
+        const int *pr = n->hb + n->nh + 1;
         double bb = c->b[ch_h];
-        for (size_t a = 0; a < c->no; a++) {
-            size_t p = (size_t)c->up[a];
-            if (p < n->nJ)
-                bb += ph[a] * n->cJ[p];
-        }
+        for (int k = n->hb[hh]; k < n->hb[hh + 1]; k++)
+            bb += ph[pr[2 * k]] * n->cJ[pr[2 * k + 1]];
         n->b[hh] = bb;
     }
 }

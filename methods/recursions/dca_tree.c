@@ -26,7 +26,8 @@ static void free_node_arrays(dnode *n)
     free(n->up);
     free(n->jsrc);
     free(n->hsrc);
-    n->h = n->o = n->J = n->up = n->jsrc = n->hsrc = NULL;
+    free(n->hb);
+    n->h = n->o = n->J = n->up = n->jsrc = n->hsrc = n->hb = NULL;
 }
 
 void mbs_dca_free_tree(dca_ws *w)
@@ -275,7 +276,21 @@ static int analyse_rows(dca_ws *w)
     return MBS_OK;
 }
 
-/* Index maps of the internal nodes: up of both children, jsrc, hsrc. */
+/* Length of an internal node's hb array (analyse_maps): nh + 1 offsets and two
+ * ints per open row of a child, at a handle, that the node eliminates; the
+ * children's up and the node's hsrc must be set. */
+static size_t hb_len(const dca_ws *w, const dnode *n)
+{
+    size_t k = 0;
+    for (size_t hh = 0; hh < n->nh; hh++) {
+        const dnode *c = &w->nd[n->child[n->hsrc[hh] < 0]];
+        for (size_t a = 0; a < c->no; a++)
+            k += (size_t)c->up[a] < n->nJ;
+    }
+    return n->nh + 1 + 2 * k;
+}
+
+/* Index maps of the internal nodes: up of both children, jsrc, hsrc, hb. */
 static int analyse_maps(dca_ws *w)
 {
     for (size_t k = 0; k < w->nn; k++) {
@@ -312,6 +327,26 @@ static int analyse_maps(dca_ws *w)
         for (size_t hh = 0; hh < n->nh; hh++) {
             int crd = n->h[hh];
             n->hsrc[hh] = (size_t)w->body[crd] < mid ? w->pos[crd] : -(w->pos[crd] + 1);
+        }
+        /* hb: per handle the (a, p) pairs of the child's open rows a eliminated
+         * here (p = up[a] < nJ), in the order of a: hb[0 .. nh] offsets, then
+         * the pairs */
+        size_t nhb = hb_len(w, n);
+        n->hb = malloc(nhb * sizeof *n->hb);
+        if (!n->hb)
+            return MBS_NO_MEMORY;
+        int *pr = n->hb + n->nh + 1;
+        n->hb[0] = 0;
+        for (size_t hh = 0; hh < n->nh; hh++) {
+            const dnode *c = &w->nd[n->child[n->hsrc[hh] < 0]];
+            int m = n->hb[hh];
+            for (size_t a = 0; a < c->no; a++)
+                if ((size_t)c->up[a] < nJ) {
+                    pr[2 * m] = (int)a;
+                    pr[2 * m + 1] = c->up[a];
+                    m++;
+                }
+            n->hb[hh + 1] = m;
         }
     }
     return MBS_OK;
@@ -395,7 +430,7 @@ static int analyse_layout(dca_ws *w)
         size_t ne = 0;
         for (size_t l = 0; n->leaf < 0 && l < n->nJ; l++)
             ne += row_len(w, n->J[l]);
-        ni += n->nh + 2 * n->no + n->nJ + (n->leaf < 0 ? ne + n->nh : 0);
+        ni += n->nh + 2 * n->no + n->nJ + (n->leaf < 0 ? ne + n->nh + hb_len(w, n) : 0);
         ndbl += n->nh * n->no + n->nh + (n->leaf < 0 ? n->nJ * n->nJ + n->nJ + n->nJ * n->no : n->nh * n->nh);
     }
     w->ipool = malloc((ni ? ni : 1) * sizeof *w->ipool);
@@ -446,6 +481,7 @@ static int analyse_layout(dca_ws *w)
         if (n->leaf < 0) {
             MOVE_INTS(jsrc, ne);
             MOVE_INTS(hsrc, n->nh);
+            MOVE_INTS(hb, n->nh + 1 + 2 * (size_t)n->hb[n->nh]);
         }
         n->L = dp, dp += n->leaf >= 0 ? n->nh * n->nh : n->nJ * n->nJ;
         n->Phi = dp, dp += n->nh * n->no;
