@@ -44,8 +44,8 @@ static void pendulum_by_angle(const double *ts, size_t n, double *ref)
     gsl_odeiv2_driver_free(d);
 }
 
-/* Read a trajectory CSV of the pendulum: n rows of t and the 5 state values. */
-static size_t read_rows(const char *path, double *t, double *y, size_t max)
+/* Read n rows of t and m values of a trajectory CSV. */
+static size_t read_rows_m(const char *path, double *t, double *y, size_t m, size_t max)
 {
     char *text = mbs_read_file(path, NULL);
     ck_assert_ptr_nonnull(text);
@@ -53,12 +53,18 @@ static size_t read_rows(const char *path, double *t, double *y, size_t max)
     for (char *l = strchr(text, '\n'); l && l[1] && n < max; l = strchr(l + 1, '\n')) {
         char *p = l + 1;
         t[n] = strtod(p, &p);
-        for (int i = 0; i < 5; i++)
-            y[5 * n + i] = strtod(p + 1, &p);
+        for (size_t i = 0; i < m; i++)
+            y[m * n + i] = strtod(p + 1, &p);
         n++;
     }
     free(text);
     return n;
+}
+
+/* Read a trajectory CSV of the pendulum: n rows of t and the 5 state values. */
+static size_t read_rows(const char *path, double *t, double *y, size_t max)
+{
+    return read_rows_m(path, t, y, 5, max);
 }
 
 /* The record's traj errors of the pendulum equal those computed here from the
@@ -336,23 +342,6 @@ START_TEST(traj_leaves_run_unchanged)
     }
 }
 END_TEST
-
-/* Read n rows of t and m values of a trajectory CSV. */
-static size_t read_rows_m(const char *path, double *t, double *y, size_t m, size_t max)
-{
-    char *text = mbs_read_file(path, NULL);
-    ck_assert_ptr_nonnull(text);
-    size_t n = 0;
-    for (char *l = strchr(text, '\n'); l && l[1] && n < max; l = strchr(l + 1, '\n')) {
-        char *p = l + 1;
-        t[n] = strtod(p, &p);
-        for (size_t i = 0; i < m; i++)
-            y[m * n + i] = strtod(p + 1, &p);
-        n++;
-    }
-    free(text);
-    return n;
-}
 
 /* The heavy top (t_end 2, 100 output steps) at tol 1e-8, where the step is
  * several grid spacings long: the trajectory error of the explicit pairs on
