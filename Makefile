@@ -324,8 +324,8 @@ check-install:
 # FOLDERS (methods,problems: the measured code, judged by the nightly compare and
 # make check; harness: the meter, judged by make check and the nightly) in a
 # scratch copy of HEAD, niced; kill rates per folder and file in
-# results/mutate-<time>/summary.md.  Long (harness: 60 mutants ~2-3 h on 2 shared
-# cores): not part of make check or CI.
+# results/mutate-<time>/summary.md.  Long (harness: 60 mutants 6-10 h on 2 shared
+# cores at load 8-11): not part of make check or CI.
 MUTANTS ?= 60
 MINUTES ?= 0
 FOLDERS ?= methods,problems
