@@ -437,6 +437,20 @@ START_TEST(record_fields_by_name)
     ck_assert_double_eq(mbs_jnum(o, "drift_exponent"), r.drift_exponent);
     ck_assert_double_eq(mbs_jnum(o, "drift_rms"), r.drift_rms);
     ck_assert_str_eq(mbs_jstr(o, "reference"), "exact");
+    ck_assert_double_eq(mbs_jnum(o, "params.problem.lam"), 3.0);
+    json_decref(o);
+    free(s);
+    /* parameters "k=v,...": a number where the value parses as one, else the text */
+    snprintf(r.method_params, sizeof r.method_params, "linsol=klu,order=5,eps=0.25,x=1e");
+    s = mbs_record_json(&r);
+    o = json_loads(s, 0, NULL);
+    json_t *mpar = json_object_get(json_object_get(o, "params"), "method");
+    ck_assert_uint_eq(json_object_size(mpar), 4);
+    ck_assert_str_eq(json_string_value(json_object_get(mpar, "linsol")), "klu");
+    ck_assert(json_is_integer(json_object_get(mpar, "order")));
+    ck_assert_int_eq(json_integer_value(json_object_get(mpar, "order")), 5);
+    ck_assert_double_eq(json_real_value(json_object_get(mpar, "eps")), 0.25);
+    ck_assert_str_eq(json_string_value(json_object_get(mpar, "x")), "1e");
     /* the CPU statistics and every repeat's time, in the order taken */
     json_decref(o);
     free(s);
@@ -569,14 +583,15 @@ START_TEST(trajectory_errors_by_hand)
 }
 END_TEST
 
-static char *write_probe_reference(void)
+static char *write_probe_reference(const char *provenance)
 {
-    char *dir = mbs_test_tmpdir(), path[512];
+    char *dir = mbs_test_tmpdir(), path[512], text[512];
     snprintf(path, sizeof path, "%s/meter-probe-ref.ref", dir);
     /* the solution at t_end = 1 with lam = 3: q = (2, -2), v = (1, 0), lambda = 3 */
-    mbs_test_write_text(path, "# test probe\nparams = lam=3\nt_end = 1\n"
-                              "provenance = closed form (tests/check_meter.c)\n"
-                              "y = 2 -2 1 0 3\n");
+    snprintf(text, sizeof text,
+             "# test probe\nparams = lam=3\nt_end = 1\nprovenance = %s\ny = 2 -2 1 0 3\n",
+             provenance);
+    mbs_test_write_text(path, text);
     setenv("MBSBENCH_REFDIR", dir, 1);
     return dir;
 }
@@ -587,7 +602,7 @@ static char *write_probe_reference(void)
  * all five published components. */
 START_TEST(reference_and_published_digits)
 {
-    char *dir = write_probe_reference();
+    char *dir = write_probe_reference("closed form (tests/check_meter.c)");
     mbs_record r;
     probe_run("meter-probe-ref", &probe_fixed, 0.25, NAN, 0, &r);
     ck_assert_int_eq(r.status, MBS_OK);
@@ -1175,6 +1190,14 @@ START_TEST(converge_orders_by_hand)
         const char *want[3] = {"order q      2.00  95% CI [2.00, 2.00]  levels 1..5  (nominal 2)",
                                "order q      0.50", "order q      order not established"};
         ck_assert_msg(strstr(buf, want[c]) != NULL, "%s", buf);
+        /* the table: title, header, one row per level (h = 0.1 / 3^i), then the fits */
+        const char *hs[5] = {"1.000e-01", "3.333e-02", "1.111e-02", "3.704e-03", "1.235e-03"};
+        const char *ln = buf;
+        for (int k = 0; k < 2 + 5; k++, ln = strchr(ln, '\n') + 1)
+            if (k >= 2)
+                ck_assert_msg(strncmp(ln + strspn(ln, " "), hs[k - 2], 9) == 0, "row %d: %s",
+                              k - 2, buf);
+        ck_assert_msg(strncmp(ln, "order q ", 8) == 0, "after the 5 levels: %s", ln);
         free(buf);
         char *js = mbs_converge_json(cv);
         json_t *o = json_loads(js, 0, NULL);
@@ -1187,6 +1210,98 @@ START_TEST(converge_orders_by_hand)
         mbs_converge_free(cv);
         free(cv);
     }
+}
+END_TEST
+
+/* converge's inputs at their documented bounds (converge.h: levels in
+ * [2, MBS_MAX_LEVELS], ratio in (1, 100]): each bound just inside runs, just
+ * outside is refused with the one-line message naming the value. */
+static int converge_with(int levels, double ratio, char *err, size_t errlen)
+{
+    probe_script sc = {conv_pts, 2, 1e-2, 2.0, 0.0};
+    mbs_method_def def = probe_fixed;
+    def.variant = &sc;
+    mbs_run_spec base = {.problem = "meter-probe", .method = "meter/probe", .t_end = NAN,
+                         .measure = 1, .method_def = &def};
+    mbs_converge *cv = malloc(sizeof *cv);
+    int rc = mbs_converge_run(&base, 0.1, levels, ratio, cv, err, errlen);
+    if (rc == MBS_OK) {
+        ck_assert_int_eq(cv->levels, levels);
+        assert_rel(cv->x[levels - 1], 0.1 / pow(ratio, levels - 1), 1e-12, "last level");
+        mbs_converge_free(cv);
+    }
+    free(cv);
+    return rc;
+}
+
+START_TEST(converge_input_bounds)
+{
+    char err[256];
+    ck_assert_int_eq(converge_with(2, 2.0, err, sizeof err), MBS_OK);
+    ck_assert_int_eq(converge_with(MBS_MAX_LEVELS, 1.25, err, sizeof err), MBS_OK);
+    ck_assert_int_eq(converge_with(1, 2.0, err, sizeof err), MBS_BAD_INPUT);
+    ck_assert_str_eq(err, "--levels 1 must lie in [2, 40]");
+    ck_assert_int_eq(converge_with(MBS_MAX_LEVELS + 1, 1.25, err, sizeof err), MBS_BAD_INPUT);
+    ck_assert_str_eq(err, "--levels 41 must lie in [2, 40]");
+    ck_assert_int_eq(converge_with(2, nextafter(1.0, 2.0), err, sizeof err), MBS_OK);
+    ck_assert_int_eq(converge_with(2, 100.0, err, sizeof err), MBS_OK);
+    const double bad[4] = {1.0, 0.95, nextafter(100.0, 200.0), NAN};
+    for (int k = 0; k < 4; k++) {
+        err[0] = 0;
+        ck_assert_int_eq(converge_with(2, bad[k], err, sizeof err), MBS_BAD_INPUT);
+        ck_assert_msg(strstr(err, "must lie in (1, 100]") && strncmp(err, "--ratio ", 8) == 0,
+                      "%s", err);
+    }
+}
+END_TEST
+
+/* Reference-limited levels (converge.h): a stored reference stating "agree to 2
+ * digits (q: 3 digits)" is accurate to 10^-d (1 + max |ref_i|) per group: q
+ * (2, -2): 3e-3; v (1, 0): 2e-2; lambda 3: 4e-2.  An error strictly below it is
+ * reference-limited, one equal to it is not (v: the deviation of v_1, whose
+ * reference is 0, is the error to the last bit). */
+START_TEST(reference_limited_boundary)
+{
+    char *dir = write_probe_reference("two computations agree to 2 digits (q: 3 digits)");
+    const double dev[2][3] = {{2.9e-3, nextafter(2e-2, 0.0), 3.9e-2}, {3.1e-3, 2e-2, 4.1e-2}};
+    for (int c = 0; c < 2; c++) {
+        const probe_pt pts[2] = {
+            {0.5, {0.0, 0.0}, {0.0, 0.0}, 0.0, 0, {0, 0}},
+            {1.0, {0.0, dev[c][0]}, {0.0, dev[c][1]}, dev[c][2], 0, {0, 0}},
+        };
+        probe_script sc = {pts, 2, 1.0, 0.0, 0.0};
+        mbs_method_def def = probe_fixed;
+        def.variant = &sc;
+        mbs_run_spec base = {.problem = "meter-probe-ref", .method = "meter/probe",
+                             .t_end = NAN, .measure = 1, .method_def = &def};
+        mbs_converge *cv = malloc(sizeof *cv);
+        char err[256];
+        ck_assert_int_eq(mbs_converge_run(&base, 0.1, 3, 2.0, cv, err, sizeof err), MBS_OK);
+        ck_assert_int_eq(cv->self_ref, 0);
+        ck_assert_double_eq(cv->ref_digits, 2.0);
+        ck_assert_double_eq(cv->ref_digits_q, 3.0);
+        assert_rel(cv->ref_acc[0], 3e-3, 1e-15, "ref_acc q");
+        ck_assert_double_eq(cv->ref_acc[1], 2e-2);
+        assert_rel(cv->ref_acc[2], 4e-2, 1e-15, "ref_acc lambda");
+        for (int i = 0; i < 3; i++) {
+            ck_assert_double_eq(cv->rec[i].err.v, dev[c][1]);
+            for (int g = 0; g < 3; g++)
+                ck_assert_msg(cv->ref_limited[i][g] == (c == 0), "level %d group %d", i, g);
+        }
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        mbs_converge_print(cv, m);
+        fclose(m);
+        ck_assert_msg((strstr(buf, "reference-limited: q v lambda") != NULL) == (c == 0), "%s",
+                      buf);
+        free(buf);
+        mbs_converge_free(cv);
+        free(cv);
+    }
+    unsetenv("MBSBENCH_REFDIR");
+    mbs_test_remove_tree(dir);
+    free(dir);
 }
 END_TEST
 
@@ -1931,7 +2046,7 @@ START_TEST(reproduce_extractors_by_hand)
 {
     char err[256];
     ck_assert_int_eq(mbs_method_register(&probe_ext, "check_meter", err, sizeof err), MBS_OK);
-    char *refdir = write_probe_reference();
+    char *refdir = write_probe_reference("closed form (tests/check_meter.c)");
     char *dir = mbs_test_tmpdir(), path[1024], rd[512];
     snprintf(rd, sizeof rd, "%s/r", dir);
     ck_assert_int_eq(mbs_mkdir_p(rd), 0);
@@ -2149,6 +2264,8 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, drift_fit_by_hand);
     tcase_add_test(tc, drift_exponent_of_a_run);
     tcase_add_test(tc, converge_orders_by_hand);
+    tcase_add_test(tc, converge_input_bounds);
+    tcase_add_test(tc, reference_limited_boundary);
     tcase_add_test(tc, tolerance_exponent_and_self_reference);
     tcase_add_test(tc, global_tolerance_levels_boundary);
     tcase_add_test(tc, compare_error_tiers_boundary);
