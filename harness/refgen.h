@@ -27,7 +27,8 @@ typedef struct mbs_refgen_spec {
 
 typedef struct mbs_refgen_result {
     double digits;        /* -log10 max_i |yA_i - yB_i| / (1 + |yA_i|) over q | v | lambda
-                             (trajectory mode: the least over the grid) */
+                             (redundant problems: over q | v and G^T lambda, the multipliers
+                             not being unique; trajectory mode: the least over the grid) */
     double digits_q;      /* the same over q only */
     char provenance[1024];
 } mbs_refgen_result;

@@ -12,7 +12,7 @@ static const char *const K_JOINT[] = {"type", "bodies", "at", "axis", "axis2", "
 static const char *const K_DRIVER[] = {"type", "joint", "angle", "points", "length", NULL};
 static const char *const K_FORCE[] = {"type", "points", "k", "c", "length", "point", "value",
                                       "joint", NULL};
-static const char *const K_REPORT[] = {"points", "angles", NULL};
+static const char *const K_REPORT[] = {"points", "coordinates", "angles", NULL};
 
 /* ---- joints, drivers, forces (first pass: elements and frames) ----------------- */
 
@@ -570,6 +570,28 @@ void mech_do_report(builder *b, const mech_section *s, pending *pend, size_t np)
                     if (add_out(b, nm, kind, c, &a, NULL, NULL))
                         return;
                 }
+        }
+    }
+    /* single coordinates of points, named as `points` names them: x_P, vz_P, ... */
+    if ((v = mech_key(b, s, "coordinates", &line))) {
+        int n = mech_split(v, buf, sizeof buf, it, 512);
+        for (int i = 0; i < n && !b->failed; i++) {
+            const char *c = it[i], *us = strchr(c, '_');
+            int vel = c[0] == 'v';
+            const char *comp = us && us == c + 1 + vel ? strchr(xyz, c[vel]) : NULL;
+            if (!comp || !*comp || comp - xyz >= b->dim) {
+                mech_berr(b, line, "report: coordinate '%s' is not x_P, y_P%s or v%s_P of a "
+                          "point P", c, b->dim == 3 ? ", z_P" : "", b->dim == 3 ? "x|y|z" : "x|y");
+                return;
+            }
+            long P = mech_point_named(b, us + 1, line);
+            if (P < 0)
+                return;
+            mech_aff a;
+            mech_aff_elem(b, P, &a);
+            if (add_out(b, c, vel ? MECH_OUT_VEL : MECH_OUT_POS, (int)(comp - xyz), &a, NULL,
+                        NULL))
+                return;
         }
     }
     if ((v = mech_key(b, s, "angles", &line))) {
