@@ -328,6 +328,40 @@ size_t mbs_baseline_budgets(const mbs_results *base, struct mbs_suite *s)
     return n;
 }
 
+/* The identity tier: the resolved parameters of a run (problem and method, the
+ * defaults included) must be those of the baseline's run, or the two records do
+ * not describe the same computation (a changed default, or a record that names
+ * its parameters wrongly).  One row per differing parameter; returns how many. */
+static int params_differ(table *t, const char *key, json_t *rb, json_t *rn)
+{
+    static const char *const sides[] = {"problem", "method"};
+    json_t *pb = json_object_get(rb, "params"), *pn = json_object_get(rn, "params");
+    int n = 0;
+    for (size_t g = 0; g < 2; g++) {
+        json_t *ob = json_object_get(pb, sides[g]), *on = json_object_get(pn, sides[g]);
+        for (int pass = 0; pass < 2; pass++) { /* keys of the baseline, then new keys */
+            json_t *o = pass ? on : ob;
+            const char *name;
+            json_t *val;
+            json_object_foreach(o, name, val) {
+                json_t *x = json_object_get(ob, name), *y = json_object_get(on, name);
+                if ((pass && x) || json_equal(x, y))
+                    continue;
+                char check[160];
+                snprintf(check, sizeof check, "params.%s.%s", sides[g], name);
+                char *vb = x ? json_dumps(x, JSON_ENCODE_ANY) : NULL;
+                char *vn = y ? json_dumps(y, JSON_ENCODE_ANY) : NULL;
+                row(t, key, check, vb ? vb : "missing", vn ? vn : "missing", "",
+                    "REGRESSION (parameters)");
+                free(vb);
+                free(vn);
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
 int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                         const mbs_compare_opts *opt, FILE *out, mbs_compare_summary *sum)
 {
@@ -367,6 +401,13 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
             s.missing++;
             row(&t, key, "coverage", mbs_jstr(rb, "status"), "missing", "", "MISSING");
             continue;
+        }
+        if (json_object_get(rb, "params")) { /* not in baselines older than the field */
+            s.checks++;
+            if (params_differ(&t, key, rb, rn) > 0) {
+                s.regressions++;
+                continue;
+            }
         }
         int ok_b = mbs_rec_ok(rb), ok_n = mbs_rec_ok(rn);
         if (ok_b && !ok_n) {

@@ -1454,6 +1454,9 @@ static json_t *synth(const char *problem, double h, double err)
                                   "interp", "grid", "reference", "exact", "err_max", "q",
                                   10.0 * err, "v", 11.0 * err, "lambda", 12.0 * err, "err_rms",
                                   "q", 3.5 * err, "v", 4.5 * err, "lambda", 5.5 * err));
+    json_object_set_new(o, "params",
+                        json_pack("{s:{s:i,s:f},s:{s:s,s:f}}", "problem", "m", 1, "g", 9.81,
+                                  "method", "linsol", "lu", "newton_tol", 1e-10));
     json_object_set_new(o, "linsol",
                         json_pack("{s:s,s:i,s:i,s:i}", "backend", "umfpack", "analyses", 112,
                                   "factorizations", 113, "solves", 114));
@@ -1632,6 +1635,54 @@ START_TEST(compare_counters_and_state_boundary)
     ck_assert_int_eq(cmp_quiet(&base, &now, &s), 1);
     ck_assert_int_eq(s.missing, 1);
     ck_assert_int_eq(s.new_runs, 1);
+    mbs_results_free(&now);
+    mbs_results_free(&base);
+}
+END_TEST
+
+/* The identity tier: a run whose resolved parameters differ from the baseline's
+ * run (a changed default, a parameter named wrongly in the record) is a
+ * regression, one row per parameter; a baseline without parameters is not
+ * judged on them. */
+START_TEST(compare_params_identity)
+{
+    mbs_compare_summary s;
+    mbs_results base, now;
+    synth_results(&base, 0.01, 1e-6);
+    synth_results(&now, 0.01, 1e-6);
+    ck_assert_int_eq(cmp_quiet(&base, &now, &s), 0);
+    ck_assert_int_eq(s.regressions, 0);
+    json_t *pm = json_object_get(json_object_get(now.recs[0], "params"), "method");
+    json_t *pp = json_object_get(json_object_get(now.recs[0], "params"), "problem");
+    /* a text value: "lu" -> "l" (a record writer that cut the name) */
+    json_object_set_new(pm, "linsol", json_string("l"));
+    FILE *f = tmpfile();
+    ck_assert_int_eq(mbs_compare_results(&base, &now, NULL, f, &s), 1);
+    ck_assert_int_eq(s.regressions, 1);
+    char buf[4096] = "";
+    rewind(f);
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    buf[got] = 0;
+    fclose(f);
+    ck_assert_msg(strstr(buf, "params.method.linsol") && strstr(buf, "\"lu\"") &&
+                      strstr(buf, "\"l\"") && strstr(buf, "REGRESSION (parameters)"),
+                  "%s", buf);
+    json_object_set_new(pm, "linsol", json_string("lu"));
+    ck_assert_int_eq(cmp_quiet(&base, &now, &s), 0);
+    /* a real value one ulp away */
+    json_object_set_new(pp, "g", json_real(nextafter(9.81, 10.0)));
+    ck_assert_int_eq(cmp_quiet(&base, &now, &s), 1);
+    json_object_set_new(pp, "g", json_real(9.81));
+    ck_assert_int_eq(cmp_quiet(&base, &now, &s), 0);
+    /* a parameter the baseline's run did not have, and one it had */
+    json_object_set_new(pm, "warm", json_integer(0));
+    ck_assert_int_eq(cmp_quiet(&base, &now, &s), 1);
+    json_object_del(pm, "warm");
+    json_object_del(pm, "newton_tol");
+    ck_assert_int_eq(cmp_quiet(&base, &now, &s), 1);
+    /* a baseline written before records had parameters */
+    json_object_del(base.recs[0], "params");
+    ck_assert_int_eq(cmp_quiet(&base, &now, &s), 0);
     mbs_results_free(&now);
     mbs_results_free(&base);
 }
@@ -2271,6 +2322,7 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, compare_error_tiers_boundary);
     tcase_add_test(tc, compare_digit_tiers_boundary);
     tcase_add_test(tc, compare_counters_and_state_boundary);
+    tcase_add_test(tc, compare_params_identity);
     tcase_add_test(tc, compare_drift_exponent_both_directions);
     tcase_add_test(tc, compare_orders_boundary);
     tcase_add_test(tc, results_order_sorts_levels);
