@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+
+#include "../harness/io.h"
 #include "../harness/regress.h"
+#include "../harness/suite.h"
 #include "../harness/sweep.h"
 #include "../methods/framework/method.h"
 #include "../problems/problem.h"
@@ -29,6 +33,33 @@ static int ran(json_t *rec)
 {
     return strcmp(mbs_jstr(rec, "status"), "unsupported") != 0;
 }
+
+/* Every suite file shipped in suites/ parses: a make target or a reproduction
+ * that names one must not meet a syntax error first (suites/iftomm.suite once
+ * carried a line of 201 characters and `make iftomm` stopped at it). */
+START_TEST(every_shipped_suite_parses)
+{
+    char dir[4096];
+    mbs_data_path("suites", dir, sizeof dir);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (len < 7 || strcmp(e->d_name + len - 6, ".suite") != 0)
+            continue;
+        char path[8192], err[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        mbs_suite s;
+        ck_assert_msg(mbs_suite_load(path, &s, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(s.n_runs > 0, "%s: no runs", path);
+        mbs_suite_free(&s);
+        n++;
+    }
+    closedir(d);
+    ck_assert_int_ge(n, 20);
+}
+END_TEST
 
 START_TEST(every_method_and_problem_covered)
 {
@@ -212,6 +243,8 @@ Suite *mbs_suite_nightly(void)
     TCase *tc = tcase_create("nightly");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, every_method_and_problem_covered);
+
+    tcase_add_test(tc, every_shipped_suite_parses);
     tcase_add_test(tc, baseline_matches_suite);
     tcase_add_test(tc, budget_from_baseline);
     tcase_add_test(tc, tiers_catch_changes);
