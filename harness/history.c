@@ -10,16 +10,14 @@
 #include <time.h>
 
 #include "cli.h"
+#include "io.h"
 #include "fit.h"
 #include "results.h"
 
 int mbs_history_default_path(const char *results_dir, char *buf, size_t len)
 {
     char d[4096];
-    snprintf(d, sizeof d, "%s", results_dir);
-    size_t n = strlen(d);
-    while (n > 1 && d[n - 1] == '/')
-        d[--n] = '\0';
+    mbs_path_copy_trimmed(results_dir, d, sizeof d);
     char *slash = strrchr(d, '/');
     if (!slash)
         return -1;

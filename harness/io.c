@@ -163,13 +163,18 @@ void mbs_dir_stamp(char *buf, size_t len)
     strftime(buf, len, "%Y%m%d-%H%M%S", &tm);
 }
 
+void mbs_path_copy_trimmed(const char *path, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", path);
+    size_t n = strlen(buf);
+    while (n > 1 && buf[n - 1] == '/')
+        buf[--n] = '\0';
+}
+
 void mbs_default_report_dir(const char *dir, char *buf, size_t len)
 {
     char d[4096];
-    snprintf(d, sizeof d, "%s", dir);
-    size_t n = strlen(d);
-    while (n > 1 && d[n - 1] == '/')
-        d[--n] = '\0';
+    mbs_path_copy_trimmed(dir, d, sizeof d);
     const char *base = strrchr(d, '/');
     snprintf(buf, len, "reports/%s", base ? base + 1 : d);
 }

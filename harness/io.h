@@ -25,6 +25,8 @@ void mbs_print_prefixed(FILE *f, const char *text);
 void mbs_data_path(const char *rel, char *buf, size_t len);
 /* "YYYYmmdd-HHMMSS" of the local time now: the stamp of default results directories. */
 void mbs_dir_stamp(char *buf, size_t len);
+/* path copied into buf without its trailing slashes ("/" stays "/") */
+void mbs_path_copy_trimmed(const char *path, char *buf, size_t len);
 /* reports/<last component of dir, trailing slashes dropped>: where the commands that
  * write pages of a results directory (report, reproduce iftomm) write by default. */
 void mbs_default_report_dir(const char *dir, char *buf, size_t len);
