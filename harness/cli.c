@@ -277,7 +277,8 @@ static const mbs_opt reproduce_opts[] = {
             "iftomm scores any results directory)",
      .def = "none (run the suite)", .range = "a results directory"},
     {.name = "--out", .kind = MBS_OPT_STR, .arg = "DIR",
-     .doc = "with NAME: where the suite's sweep writes its results",
+     .doc = "with NAME: where the suite's sweep writes its results; with --all: DIR/NAME "
+            "for each reproduction",
      .def = "results/reproduce-NAME-YYYYmmdd-HHMMSS", .range = "a directory without results"},
     {.name = "--jobs", .alias = "-j", .kind = MBS_OPT_INT, .arg = "N",
      .doc = "worker processes of each sweep", .def = "2", .lo = 1, .hi = 256},
@@ -450,9 +451,9 @@ static const mbs_cli_cmd commands[] = {
      .operands = "RESULTS_DIR: a results directory (sweep, merge).",
      .opts = report_opts, .n_opts = N(report_opts)},
     {.name = "reproduce", .summary = "published tables and figures checked against ours",
-     .synopsis = "reproduce --list | --all [--page DIR] [-j N] | NAME [--results DIR]\n"
-                 "    [--out DIR] [-j N] [--dir DIR] | iftomm [--results DIR] [--out DIR]\n"
-                 "    [--page DIR] [-j N]",
+     .synopsis = "reproduce --list | --all [--page DIR] [--out DIR] [-j N] | NAME\n"
+                 "    [--results DIR] [--out DIR] [-j N] [--dir DIR] | iftomm [--results DIR]\n"
+                 "    [--out DIR] [--page DIR] [-j N]",
      .operands = "NAME: a reproduction of --list.",
      .notes = "Exit status 0 when every checked quantity is reproduced, 1 when one is not.\n"
               "iftomm (not an .expect file, not in --all): per IFToMM problem and precision "

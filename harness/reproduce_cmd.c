@@ -278,7 +278,12 @@ int mbs_cmd_reproduce(int argc, char **argv)
                 char *txt = NULL;
                 size_t tlen = 0;
                 FILE *mem = page ? open_memstream(&txt, &tlen) : NULL;
-                int st = run_one(dir, names[i], NULL, NULL, (int)jobs, mem ? mem : stdout);
+                /* --out DIR with --all: each reproduction's sweep into DIR/NAME */
+                char sub[4200];
+                if (outdir)
+                    snprintf(sub, sizeof sub, "%s/%s", outdir, names[i]);
+                int st = run_one(dir, names[i], NULL, outdir ? sub : NULL, (int)jobs,
+                                 mem ? mem : stdout);
                 if (mem) {
                     fclose(mem);
                     fputs(txt ? txt : "", stdout);

@@ -106,8 +106,12 @@ START_TEST(reproduce_page)
 {
     char dir[] = "/tmp/mbs-repro-XXXXXX", cmd[1024], out[512];
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(cmd, sizeof cmd, "reproduce --all --page %s/page > /dev/null", dir);
+    snprintf(cmd, sizeof cmd, "reproduce --all --page %s/page --out %s/res > /dev/null", dir,
+             dir);
     ck_assert_int_eq(mbs_test_cli(cmd, out, sizeof out), 0);
+    /* --out DIR: each reproduction's results in DIR/NAME (none in the working tree) */
+    snprintf(cmd, sizeof cmd, "%s/res/table2/runs.jsonl", dir);
+    ck_assert_msg(access(cmd, R_OK) == 0, "reproduce --all --out: no %s", cmd);
     snprintf(cmd, sizeof cmd, "%s/page/index.html", dir);
     char *html = mbs_read_file(cmd, NULL);
     ck_assert_ptr_nonnull(html);
