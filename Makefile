@@ -325,12 +325,14 @@ check-install:
 # make check; harness: the meter, judged by make check and the nightly) in a
 # scratch copy of HEAD, niced; kill rates per folder and file in
 # results/mutate-<time>/summary.md.  Long (harness: 60 mutants 6-10 h on 2 shared
-# cores at load 8-11): not part of make check or CI.
+# cores at load 8-11): not part of make check or CI.  MUTATE_FLAGS: more options of
+# tools/mutate, e.g. --coverage (the meter's stages ordered by gcov coverage).
 MUTANTS ?= 60
 MINUTES ?= 0
 FOLDERS ?= methods,problems
+MUTATE_FLAGS ?=
 mutate:
-	python3 tools/mutate --count $(MUTANTS) --folders $(FOLDERS) --minutes $(MINUTES)
+	python3 tools/mutate --count $(MUTANTS) --folders $(FOLDERS) --minutes $(MINUTES) $(MUTATE_FLAGS)
 
 # Fuzzing (clang + libFuzzer): the suite parser, the spec parser and the mechanism-file
 # reader, FUZZ_SECONDS each.
