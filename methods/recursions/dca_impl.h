@@ -51,12 +51,13 @@ typedef struct dnode {
 typedef struct dca_scratch {
     double *X;
     double res; /* this thread's maximum of |B v' - gamma| */
+    double mag; /* and of |gamma| + sum |B_rk v'_k| */
 } dca_scratch;
 
 typedef struct dca_ws {
     size_t nv, nl;
     int proj;
-    double alpha, eps_a;
+    double alpha, eps_a, rtol_a;
     int maxit;
     int nthreads;          /* threads of the passes (1: sequential, no OpenMP team) */
     double mu, omega;      /* stabilisation of the multiplier approximation (0: none) */
@@ -128,6 +129,6 @@ int mbs_dca_analyse(dca_ws *w);
  * ones reuse them and recompute only b, c_J (the same numbers bit for bit).
  * Returns MBS_OK or MBS_SINGULAR_MATRIX (a leaf or interface matrix not
  * positive definite). */
-int mbs_dca_passes(dca_ws *w, double *res);
+int mbs_dca_passes(dca_ws *w, double *res, double *mag);
 
 #endif

@@ -293,30 +293,40 @@ static void disassemble_one(dca_ws *w, const dnode *n)
 }
 
 /* Row r after a disassembly: a zero row of B exerts no force (lambda = 0);
- * lambda* = lambda for the next iteration; returns |B v' - gamma| (0 for a zero
- * row, which the residual leaves out). */
-static double row_after(dca_ws *w, int r)
+ * lambda* = lambda for the next iteration; returns |B v' - gamma| and raises
+ * *mag to the row's |gamma| + sum |B_rk v'_k|, the size of the terms whose
+ * difference the residual is (both 0 for a zero row, which the residual leaves
+ * out). */
+static double row_after(dca_ws *w, int r, double *mag)
 {
-    if (w->rnode[r] < 0)
+    if (w->rnode[r] < 0) {
         w->lam[r] = 0.0;
-    double bv = -w->gam[r];
-    for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++)
-        bv += w->rval[q] * w->acc[w->rcrd[q]];
+        w->lamstar[r] = 0.0;
+        return 0.0;
+    }
+    double bv = -w->gam[r], m = fabs(w->gam[r]);
+    for (int q = w->rptr[r]; q < w->rptr[r + 1]; q++) {
+        double t = w->rval[q] * w->acc[w->rcrd[q]];
+        bv += t;
+        m += fabs(t);
+    }
     w->lamstar[r] = w->lam[r];
-    return w->rnode[r] >= 0 ? fabs(bv) : 0.0;
+    *mag = fmax(*mag, m);
+    return fabs(bv);
 }
 
-/* The maximum of |B v' - gamma| over rows r0 .. r1 - 1. */
-static double rows_after(dca_ws *w, size_t r0, size_t r1)
+/* The maximum of |B v' - gamma| over rows r0 .. r1 - 1 (and of the terms' size
+ * into *mag). */
+static double rows_after(dca_ws *w, size_t r0, size_t r1, double *mag)
 {
     double res = 0.0;
     for (size_t r = r0; r < r1; r++)
-        res = fmax(res, row_after(w, (int)r));
+        res = fmax(res, row_after(w, (int)r, mag));
     return res;
 }
 
 /* The passes on one thread (nthreads = 1: no OpenMP team at all). */
-static int passes_seq(dca_ws *w, double *res, int full)
+static int passes_seq(dca_ws *w, double *res, double *mag, int full)
 {
     for (size_t l = 0; l < w->nlev; l++)
         for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++)
@@ -325,7 +335,8 @@ static int passes_seq(dca_ws *w, double *res, int full)
     for (size_t l = w->nlev; l-- > 0;)
         for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++)
             disassemble_one(w, &w->nd[k]);
-    *res = rows_after(w, 0, w->nl);
+    *mag = 0.0;
+    *res = rows_after(w, 0, w->nl, mag);
     return MBS_OK;
 }
 
@@ -338,13 +349,13 @@ static int passes_seq(dca_ws *w, double *res, int full)
  * level-synchronous
  * schedule would need a barrier per level and pass, and on a loaded machine
  * every barrier waits for the slowest thread's time slice. */
-static int passes_par(dca_ws *w, double *res, int full)
+static int passes_par(dca_ws *w, double *res, double *mag, int full)
 {
     int bad = 0, nt = w->nthreads;
     long nsub = (long)w->nsub;
     size_t nlev = w->nlev;
     for (int t = 0; t < nt; t++)
-        w->scr[t].res = 0.0;
+        w->scr[t].res = w->scr[t].mag = 0.0;
 #pragma omp parallel num_threads(nt)
     {
         dca_scratch *sc = &w->scr[thread_id()];
@@ -370,33 +381,36 @@ static int passes_par(dca_ws *w, double *res, int full)
                     for (size_t k = w->sub_lo[s * nlev + l]; k < w->sub_hi[s * nlev + l]; k++)
                         disassemble_one(w, &w->nd[k]);
                 for (size_t i = w->srow_ptr[s]; i < w->srow_ptr[s + 1]; i++)
-                    sc->res = fmax(sc->res, row_after(w, w->srow[i]));
+                    sc->res = fmax(sc->res, row_after(w, w->srow[i], &sc->mag));
             }
         }
     }
     if (bad)
         return MBS_SINGULAR_MATRIX;
-    double r = 0.0;
-    for (int t = 0; t < nt; t++)
+    double r = 0.0, m = 0.0;
+    for (int t = 0; t < nt; t++) {
         r = fmax(r, w->scr[t].res);
+        m = fmax(m, w->scr[t].mag);
+    }
     for (size_t i = 0; i < w->nxrow; i++)
-        r = fmax(r, row_after(w, w->xrow[i]));
+        r = fmax(r, row_after(w, w->xrow[i], &m));
     *res = r;
+    *mag = m;
     return MBS_OK;
 }
 #endif
 
-int mbs_dca_passes(dca_ws *w, double *res)
+int mbs_dca_passes(dca_ws *w, double *res, double *mag)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int s, full = !w->factored;
 #ifdef _OPENMP
     if (w->nsub > 0)
-        s = passes_par(w, res, full);
+        s = passes_par(w, res, mag, full);
     else
 #endif
-        s = passes_seq(w, res, full);
+        s = passes_seq(w, res, mag, full);
     w->factored = s == MBS_OK;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     w->pass_wall += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
