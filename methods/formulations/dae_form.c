@@ -606,6 +606,65 @@ int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
     return MBS_OK;
 }
 
+/* E y' - F of the index-2 and index-3 forms with H = I in dense mode (the
+ * common case of the Radau IIA stages and IDA's residual), in one pass: the
+ * callbacks in the order of mbs_dae_form_rhs and mass_times_v (force, B,
+ * g_t or g, M), each entry the same expression in the same order as the
+ * general path below (the same numbers, the same counters), without the
+ * layers between them. */
+static int residual_plain(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *restrict y,
+                          const double *restrict yp, double *restrict R)
+{
+    const size_t nq = f->nq, nv = f->nv, nl = f->nl;
+    const double *q = y, *v = y + nq, *lam = y + nq + nv;
+    double *restrict Rv = R + nq, *restrict Rc = R + nq + nv;
+    int s;
+    for (size_t i = 0; i < nq; i++) /* q' = v */
+        R[i] = yp[i] - v[i];
+    if ((s = mbs_force(ctx, t, q, v, Rv)) != MBS_OK)
+        return s;
+    if (nl > 0) {
+        if ((s = mbs_constraint_jacobian(ctx, t, q, f->B)) != MBS_OK)
+            return s;
+        const double *Bd = f->B->data;
+        const size_t tb = f->B->tda;
+        for (size_t i = 0; i < nl; i++) { /* f - B^T lambda */
+            const double *Bi = Bd + i * tb, li = lam[i];
+            for (size_t j = 0; j < nv; j++)
+                Rv[j] -= Bi[j] * li;
+        }
+        if (f->kind == MBS_FORM_INDEX3) {
+            if ((s = mbs_constraint(ctx, t, q, Rc)) != MBS_OK)
+                return s;
+            for (size_t i = 0; i < nl; i++) /* E's zero rows: 0 - g */
+                Rc[i] = 0.0 - Rc[i];
+        } else {
+            const int rheo = ctx->pb->def->constraint_t != NULL;
+            if (rheo && (s = mbs_constraint_t(ctx, t, q, f->gt)) != MBS_OK)
+                return s;
+            for (size_t i = 0; i < nl; i++) { /* 0 - (B v + g_t) */
+                const double *Bi = Bd + i * tb;
+                double bv = rheo ? f->gt[i] : 0.0;
+                for (size_t j = 0; j < nv; j++)
+                    bv += Bi[j] * v[j];
+                Rc[i] = 0.0 - bv;
+            }
+        }
+    }
+    if ((s = mbs_mass(ctx, t, q, f->M)) != MBS_OK)
+        return s;
+    const double *Md = f->M->data, *pv = yp + nq;
+    const size_t tm = f->M->tda;
+    for (size_t i = 0; i < nv; i++) { /* M v' - (f - B^T lambda) */
+        const double *Mi = Md + i * tm;
+        double r = 0.0;
+        for (size_t j = 0; j < nv; j++)
+            r += Mi[j] * pv[j];
+        Rv[i] = r - Rv[i];
+    }
+    return MBS_OK;
+}
+
 int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
                           const double *yp, double *R)
 {
@@ -613,6 +672,9 @@ int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double 
     int s;
     if (f->nx)
         return mbs_fail(ctx, MBS_BAD_INPUT, t, "E y' product not available for extended problems");
+    if (!f->native && !ctx->pb->def->kinematic &&
+        (f->kind == MBS_FORM_INDEX2 || f->kind == MBS_FORM_INDEX3))
+        return residual_plain(f, ctx, t, y, yp, R);
     if ((s = mbs_dae_form_rhs(f, ctx, t, y, R)) != MBS_OK)
         return s;
     for (size_t i = 0; i < nq; i++)

@@ -110,10 +110,9 @@ int mbs_fail(mbs_ctx *ctx, int status, double t, const char *fmt, ...)
     return status;
 }
 
-static int callback(mbs_ctx *ctx, int status, double t, const char *what)
+/* A failed (or injected-failure) callback: the reason and the status to return. */
+static int callback_failed(mbs_ctx *ctx, int status, double t, const char *what)
 {
-    if (status == MBS_OK && !(t >= ctx->inject_fail_t))
-        return MBS_OK;
     if (status == MBS_OK)
         return mbs_fail(ctx, MBS_CALLBACK_FAILED, t, "%s callback failed (injected at t >= %g)",
                         what, ctx->inject_fail_t);
@@ -121,6 +120,15 @@ static int callback(mbs_ctx *ctx, int status, double t, const char *what)
         mbs_fail(ctx, status, t, "%s callback of %s returned %s", what, ctx->pb->def->name,
                  mbs_status_code(status));
     return status < 0 ? status : MBS_CALLBACK_FAILED;
+}
+
+/* The status of a problem callback as the wrappers return it: the test of
+ * the common case inline in each wrapper, the rest out of line. */
+static inline int callback(mbs_ctx *ctx, int status, double t, const char *what)
+{
+    if (status == MBS_OK && !(t >= ctx->inject_fail_t))
+        return MBS_OK;
+    return callback_failed(ctx, status, t, what);
 }
 
 int mbs_mass(mbs_ctx *ctx, double t, const double *q, gsl_matrix *M)
