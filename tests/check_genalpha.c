@@ -196,6 +196,34 @@ START_TEST(converge_order_two)
 }
 END_TEST
 
+/* The battery's study on ujoint (rheonomic, t_end = 2 pi, not a multiple of any
+ * level's h; h0 0.01, five levels, each against the next finer one): lambda
+ * has order 2 over all five levels, as q and v.  Before, the last step was
+ * shorter than h (0.32 h, 0.64 h, 0.27 h, 0.55 h, 0.10 h: a step-size change
+ * right before t_end) and lambda(t_end) of consecutive levels differed by 0.40,
+ * 0.034, 0.10, 0.067, 0.069 (|lambda| = 9): no order. */
+START_TEST(ujoint_lambda_order)
+{
+    static const char *const methods[] = {"index3/genalpha", "index3/hht"};
+    mbs_run_spec base = {.problem = "ujoint", .method = methods[_i], .t_end = NAN, .measure = 1};
+    mbs_converge *cv = malloc(sizeof *cv);
+    ck_assert_ptr_nonnull(cv);
+    char err[256];
+    ck_assert_int_eq(mbs_converge_run(&base, 0.01, 5, 2.0, cv, err, sizeof err), MBS_OK);
+    for (int i = 0; i < cv->levels; i++)
+        ck_assert_msg(cv->rec[i].status == MBS_OK, "h = %g: %s", cv->x[i], cv->rec[i].reason);
+    for (int g = 0; g < 3; g++) {
+        ck_assert_msg(cv->fit[g].established, "%s: group %d not established", methods[_i], g);
+        ck_assert_msg(fabs(cv->fit[g].p - 2.0) <= 0.1, "%s: group %d order %.3f", methods[_i],
+                      g, cv->fit[g].p);
+        ck_assert_int_eq((int)cv->fit[g].first, 0);
+        ck_assert_int_eq((int)cv->fit[g].last, 4);
+    }
+    mbs_converge_free(cv);
+    free(cv);
+}
+END_TEST
+
 /* HHT alpha = 0 is the trapezoidal Newmark rule: on the index-3 pendulum the
  * oscillating mode (double root -1) is undamped, the multiplier error does not
  * shrink with h and grows in time (Cardona and Geradin); alpha = -0.05 damps it. */
@@ -324,6 +352,7 @@ Suite *mbs_suite_genalpha(void)
     tcase_add_test(tc, corrected_start_order);
     tcase_add_test(tc, transient_decays);
     tcase_add_test(tc, converge_order_two);
+    tcase_add_loop_test(tc, ujoint_lambda_order, 0, 2);
     tcase_add_test(tc, hht_trapezoidal_unstable);
     tcase_add_test(tc, constraints_and_counters);
     tcase_add_test(tc, parameter_paths_agree);

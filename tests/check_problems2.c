@@ -229,7 +229,7 @@ END_TEST
 
 static const char *const fd_specs[] = {"andrews",    "caraxis",   "fivebar",
                                        "doubleloop", "fivebar3d", "doubleloop3d",
-                                       "fivebar:hang=0"};
+                                       "fivebar:hang=0", "ujoint"};
 
 START_TEST(derivatives_fd)
 {
@@ -242,7 +242,8 @@ START_TEST(derivatives_fd)
     double *ga = malloc(nl * sizeof *ga), *gb = malloc(nl * sizeof *gb);
     double *gam = malloc(nl * sizeof *gam), *dq = malloc(nq * sizeof *dq);
     gsl_matrix *G = gsl_matrix_alloc(nl, nq);
-    initial_state(&pb, y);
+    int have; /* initial multipliers are not needed here (ujoint has none) */
+    ck_assert_int_eq(pb.def->initial(&pb, q, v, y + nq + nv, &have), MBS_OK);
     /* A generic state: perturbed positions (Euler parameters renormalised) and
      * arbitrary velocities, at a generic time. */
     for (size_t j = 0; j < nq; j++)
@@ -275,6 +276,23 @@ START_TEST(derivatives_fd)
         }
     }
     ck_assert_msg(errG <= 1e-6 * fmax(1.0, Gmax), "%s: |G - G_fd| = %g", spec, errG);
+    /* g_t = dg/dt at fixed q (0 without a constraint_t callback: then g must not
+     * depend on t). */
+    {
+        double ht = 1e-6 * fmax(1.0, fabs(t)), gtmax = 0.0, errgt = 0.0;
+        double *gt = calloc(nl, sizeof *gt);
+        if (pb.def->constraint_t)
+            ck_assert_int_eq(pb.def->constraint_t(&pb, t, q, gt), MBS_OK);
+        pb.def->constraint(&pb, t + ht, q, ga);
+        pb.def->constraint(&pb, t - ht, q, gb);
+        for (size_t i = 0; i < nl; i++) {
+            double fd = (ga[i] - gb[i]) / (2.0 * ht);
+            gtmax = fmax(gtmax, fabs(gt[i]));
+            errgt = fmax(errgt, fabs(fd - gt[i]));
+        }
+        ck_assert_msg(errgt <= 1e-6 * fmax(1.0, gtmax), "%s: |g_t - g_t,fd| = %g", spec, errgt);
+        free(gt);
+    }
     /* gamma = -d/dtau [B v + g_t](t + tau, q + tau H v) at fixed v ([arnold2016dae] Eq. (17)). */
     ck_assert_int_eq(pb.def->gamma(&pb, t, q, v, gam), MBS_OK);
     qdot(&pb, q, v, dq);
