@@ -221,8 +221,11 @@ static int gtlambda_q(const mbs_problem *pb, double t, const double *q, const do
     double s = 0.0;
     for (size_t i = 0; i < DATA(pb)->rows; i++)
         s += lam[i];
-    gsl_matrix_set_identity(K);
-    gsl_matrix_scale(K, s);
+    /* s I (set entry by entry: no library calls on this 2 x 2 block) */
+    gsl_matrix_set(K, 0, 0, s);
+    gsl_matrix_set(K, 0, 1, 0.0);
+    gsl_matrix_set(K, 1, 0, 0.0);
+    gsl_matrix_set(K, 1, 1, s);
     return MBS_OK;
 }
 

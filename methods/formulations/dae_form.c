@@ -200,6 +200,17 @@ int mbs_dae_form_position_row(const mbs_dae_form *f, size_t i)
            i < i0 + f->nl;
 }
 
+/* A = 0 (gsl_matrix_set_zero without the library call: one memset when the
+ * rows are contiguous). */
+static void zero_matrix(gsl_matrix *A)
+{
+    if (A->tda == A->size2)
+        memset(A->data, 0, A->size1 * A->tda * sizeof(double));
+    else
+        for (size_t i = 0; i < A->size1; i++)
+            memset(A->data + i * A->tda, 0, A->size2 * sizeof(double));
+}
+
 int mbs_dae_form_mass(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, gsl_matrix *E)
 {
     if (f->native)
@@ -209,11 +220,7 @@ int mbs_dae_form_mass(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, 
     /* E = diag(I, M, 0) without gsl_matrix_set_zero and a submatrix view per
      * call (on the pendulum these cost more than the rest of the mass term) */
     size_t nq = f->nq, nv = f->nv, tda = E->tda;
-    if (tda == E->size2)
-        memset(E->data, 0, E->size1 * tda * sizeof(double));
-    else
-        for (size_t i = 0; i < E->size1; i++)
-            memset(E->data + i * tda, 0, E->size2 * sizeof(double));
+    zero_matrix(E);
     for (size_t i = 0; i < nq; i++)
         E->data[i * tda + i] = 1.0;
     gsl_matrix Mv = {.size1 = nv, .size2 = nv, .tda = tda, .data = E->data + nq * tda + nq,
@@ -397,7 +404,7 @@ int mbs_dae_form_jac(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, g
     int s;
     if (f->native)
         return mbs_fail(ctx, MBS_BAD_INPUT, t, "dense dF/dy requested from a sparse-mode form");
-    gsl_matrix_set_zero(J);
+    zero_matrix(J);
     mbs_count_jacobian(ctx);
     if (f->deriv) {
         if (f->kind == MBS_FORM_BAUMGARTE2 && !(f->h > 0.0 && f->baumgarte_C > 0.0))

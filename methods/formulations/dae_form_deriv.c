@@ -5,6 +5,15 @@
 
 #include "dae_form.h"
 
+/* The leading m x k block of A as a matrix (gsl_matrix_submatrix(A, 0, 0, m,
+ * k) without the library call; m, k within A's sizes). */
+static inline gsl_matrix leading(gsl_matrix *A, size_t m, size_t k)
+{
+    gsl_matrix V = {.size1 = m, .size2 = k, .tda = A->tda, .data = A->data, .block = A->block,
+                    .owner = 0};
+    return V;
+}
+
 /* J(r0 + i, c0 + j) += a K(i, j), i < m, j < k. */
 static void add_block(gsl_matrix *J, size_t r0, size_t c0, double a, const gsl_matrix *K,
                       size_t m, size_t k)
@@ -28,7 +37,7 @@ int mbs_dae_form_jac_deriv(mbs_dae_form *f, mbs_ctx *ctx, double t, const double
     size_t iv = ic + (f->kind == MBS_FORM_GGL ? nl : 0); /* velocity-constraint rows */
     int need_gv = f->kind != MBS_FORM_INDEX3, need_gmu = f->kind == MBS_FORM_GGL;
     gsl_matrix *K = f->Kd;
-    gsl_matrix_view Kv = gsl_matrix_submatrix(K, 0, 0, nv, nv);
+    gsl_matrix Kv = leading(K, nv, nv);
     int s;
     memcpy(f->yp, y, f->n * sizeof(double));
     for (size_t j = 0; j < nv; j++) /* q' = v */
@@ -40,7 +49,7 @@ int mbs_dae_form_jac_deriv(mbs_dae_form *f, mbs_ctx *ctx, double t, const double
     for (int pass = 0; pass < 2; pass++) {
         size_t c0 = pass ? nq : 0, nc = pass ? nv : nq;
         if (pass ? d->force_v != NULL : d->force_q != NULL) {
-            s = pass ? mbs_force_v(ctx, t, q, v, &Kv.matrix) : mbs_force_q(ctx, t, q, v, K);
+            s = pass ? mbs_force_v(ctx, t, q, v, &Kv) : mbs_force_q(ctx, t, q, v, K);
             if (s != MBS_OK)
                 return s;
             add_block(J, nq, c0, 1.0, K, nv, nc);
@@ -60,8 +69,8 @@ int mbs_dae_form_jac_deriv(mbs_dae_form *f, mbs_ctx *ctx, double t, const double
     }
     if (nl == 0)
         return MBS_OK;
-    gsl_matrix_view B = gsl_matrix_submatrix(f->B, 0, 0, nl, nv);
-    if ((s = mbs_constraint_jacobian(ctx, t, q, &B.matrix)) != MBS_OK)
+    gsl_matrix B = leading(f->B, nl, nv);
+    if ((s = mbs_constraint_jacobian(ctx, t, q, &B)) != MBS_OK)
         return s;
     /* the Hessian terms: callbacks, else forward differences of G (one
      * constraint-Jacobian evaluation per q column for all missing terms) */
@@ -77,24 +86,24 @@ int mbs_dae_form_jac_deriv(mbs_dae_form *f, mbs_ctx *ctx, double t, const double
         }
     }
     if (need_gv && d->gw_q) {
-        gsl_matrix_view Z = gsl_matrix_submatrix(f->Zd, 0, 0, nl, nq);
-        if ((s = mbs_gw_q(ctx, t, q, v, &Z.matrix)) != MBS_OK)
+        gsl_matrix Z = leading(f->Zd, nl, nq);
+        if ((s = mbs_gw_q(ctx, t, q, v, &Z)) != MBS_OK)
             return s;
-        add_block(J, iv, 0, 1.0, &Z.matrix, nl, nq);
+        add_block(J, iv, 0, 1.0, &Z, nl, nq);
     }
     if (fd_gtl || fd_gw) {
-        gsl_matrix_view Bp = gsl_matrix_submatrix(f->Bp, 0, 0, nl, nq);
+        gsl_matrix Bp = leading(f->Bp, nl, nq);
         for (size_t j = 0; j < nq; j++) {
             double h = mbs_dae_form_fd_step(q[j]);
             f->yp[j] = q[j] + h;
             h = f->yp[j] - q[j];
-            s = mbs_constraint_jacobian(ctx, t, f->yp, &Bp.matrix);
+            s = mbs_constraint_jacobian(ctx, t, f->yp, &Bp);
             f->yp[j] = q[j];
             if (s != MBS_OK)
                 return s;
             for (size_t i = 0; i < nl; i++)
                 for (size_t k = 0; k < nq; k++) {
-                    double dg = (gsl_matrix_get(&Bp.matrix, i, k) - gsl_matrix_get(f->B, i, k)) / h;
+                    double dg = (gsl_matrix_get(&Bp, i, k) - gsl_matrix_get(f->B, i, k)) / h;
                     if (fd_gtl) {
                         *gsl_matrix_ptr(J, nq + k, j) -= dg * lam[i];
                         if (need_gmu)

@@ -297,6 +297,13 @@ static int radau_dense(void *p, double t, double *ystate)
     return st->ix ? MBS_DENSE_QV : 0;
 }
 
+/* Z += dZ (the Newton update). */
+static void radau_add(double *restrict Z, const double *restrict dZ, size_t N)
+{
+    for (size_t i = 0; i < N; i++)
+        Z[i] += dZ[i];
+}
+
 static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *ystate)
 {
     const mbs_dae_form *f = st->form;
@@ -518,8 +525,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 double dyno = mbs_radau_rms_scaled(st->dZ, st->scal, N, n);
                 if (!isfinite(dyno))
                     goto newton_failed;
-                for (size_t i = 0; i < N; i++)
-                    st->Z[i] += st->dZ[i];
+                radau_add(st->Z, st->dZ, N);
                 done = dyno <= 1.0 || (dyno <= 1e3 && dyno >= 0.5 * dprev);
                 dprev = dyno;
             }
@@ -559,7 +565,11 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 thqold = thq;
                 if (theta < 0.99) {
                     faccon = theta / (1.0 - theta);
-                    double dyth = faccon * dyno * pow(theta, nit - 1 - newt) / fnewt;
+                    /* theta^k <= 1 (0 <= theta < 0.99, k >= 0), so dyth <= faccon
+                     * dyno / fnewt as rounded: pow only where the test can hold */
+                    double dyth = faccon * dyno / fnewt;
+                    if (dyth >= 1.0)
+                        dyth = faccon * dyno * pow(theta, nit - 1 - newt) / fnewt;
                     if (dyth >= 1.0) {
                         double qnewt = fmax(1e-4, fmin(20.0, dyth));
                         double hhfac = 0.8 * pow(qnewt, -1.0 / (4.0 + nit - 1 - newt));
@@ -577,8 +587,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 }
             }
             dynold = fmax(dyno, eps);
-            for (size_t i = 0; i < N; i++)
-                st->Z[i] += st->dZ[i];
+            radau_add(st->Z, st->dZ, N);
             if (faccon * dyno <= fnewt)
                 converged = 1;
         }

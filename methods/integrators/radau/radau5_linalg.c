@@ -470,38 +470,26 @@ void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, siz
 {
     if (s == 3) {
         /* RADAU5's s: all three blocks in one pass over k (small n: no
-         * per-block loop overhead), each entry in the order of the loop
-         * below, ((0 + c0 x0) + c1 x1) + c2 x2 (the same numbers) */
+         * per-block loop overhead) */
         const double a00 = M[0][0], a01 = M[0][1], a02 = M[0][2], a10 = M[1][0],
                      a11 = M[1][1], a12 = M[1][2], a20 = M[2][0], a21 = M[2][1],
                      a22 = M[2][2];
         const double *restrict x0 = x, *restrict x1 = x + n, *restrict x2 = x + 2 * n;
         double *restrict y0 = y, *restrict y1 = y + n, *restrict y2 = y + 2 * n;
-        size_t k = 0;
-        if (d == 1.0) /* pairs of k (the compiler's SLP vectorisation; same numbers) */
-            for (; k + 1 < len; k += 2) {
-                double u0 = x0[k], v0 = x1[k], w0 = x2[k];
-                double u1 = x0[k + 1], v1 = x1[k + 1], w1 = x2[k + 1];
-                y0[k] = ((0.0 + a00 * u0) + a01 * v0) + a02 * w0;
-                y0[k + 1] = ((0.0 + a00 * u1) + a01 * v1) + a02 * w1;
-                y1[k] = ((0.0 + a10 * u0) + a11 * v0) + a12 * w0;
-                y1[k + 1] = ((0.0 + a10 * u1) + a11 * v1) + a12 * w1;
-                y2[k] = ((0.0 + a20 * u0) + a21 * v0) + a22 * w0;
-                y2[k + 1] = ((0.0 + a20 * u1) + a21 * v1) + a22 * w1;
+        if (d == 1.0) {
+            for (size_t k = 0; k < len; k++) {
+                const double u = x0[k], v = x1[k], w = x2[k];
+                y0[k] = a00 * u + a01 * v + a02 * w;
+                y1[k] = a10 * u + a11 * v + a12 * w;
+                y2[k] = a20 * u + a21 * v + a22 * w;
             }
-        for (; k < len; k++) {
-            double u = x0[k], v = x1[k], w = x2[k];
-            double r0 = ((0.0 + a00 * u) + a01 * v) + a02 * w;
-            double r1 = ((0.0 + a10 * u) + a11 * v) + a12 * w;
-            double r2 = ((0.0 + a20 * u) + a21 * v) + a22 * w;
-            if (d != 1.0) {
-                r0 /= d;
-                r1 /= d;
-                r2 /= d;
-            }
-            y0[k] = r0;
-            y1[k] = r1;
-            y2[k] = r2;
+            return;
+        }
+        for (size_t k = 0; k < len; k++) {
+            const double u = x0[k], v = x1[k], w = x2[k];
+            y0[k] = (a00 * u + a01 * v + a02 * w) / d;
+            y1[k] = (a10 * u + a11 * v + a12 * w) / d;
+            y2[k] = (a20 * u + a21 * v + a22 * w) / d;
         }
         return;
     }

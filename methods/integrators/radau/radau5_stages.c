@@ -94,10 +94,13 @@ int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
     size_t n = st->n;
     int s;
     mbs_radau_stage_derivatives(st, h);
+    double *restrict Ys = st->Ys;
+    const double *restrict y = st->y;
     for (size_t i = 0; i < (size_t)st->co->s; i++) {
         double ti = t + st->co->c[i] * h, *Ri = st->R + i * n, *Ydi = st->Yd + i * n;
+        const double *restrict Zi = st->Z + i * n;
         for (size_t k = 0; k < n; k++)
-            st->Ys[k] = st->y[k] + st->Z[i * n + k];
+            Ys[k] = y[k] + Zi[k];
         if (st->ix) { /* index-1 ODE: E = I */
             if ((s = mbs_radau_form_rhs(st, ctx, ti, st->Ys, Ri)) != MBS_OK)
                 return s;
