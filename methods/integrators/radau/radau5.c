@@ -401,6 +401,10 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
     size_t n = st->n;
     double t0 = *tp, t = t0, t_end = set->t_end, span = t_end - t0;
     int s = MBS_OK;
+    /* every integration on this workspace starts as the first did (timing
+     * repeats: not at the order the previous integration ended with) */
+    radau_use_stages(st, st->nsmin);
+    st->cont_ns = 0;
     mbs_radau_form_from_state(st, ystate, st->y);
     if (st->form && st->form->kind == MBS_FORM_INDEX3 &&
         (s = mbs_dae_form_index2_velocities(st->form, ctx, t0, ystate, st->v_index2)) != MBS_OK)
