@@ -104,23 +104,7 @@ END_TEST
  * above newton_tol = 1e-10). */
 START_TEST(genalpha_fivebar_study)
 {
-    mbs_run_spec base = {.problem = "fivebar", .method = "index3/genalpha", .t_end = NAN,
-                         .measure = 1};
-    mbs_converge *cv = malloc(sizeof *cv);
-    ck_assert_ptr_nonnull(cv);
-    char err[256];
-    ck_assert_int_eq(mbs_converge_run(&base, 0.01, 5, 2.0, cv, err, sizeof err), MBS_OK);
-    for (int i = 0; i < cv->levels; i++)
-        ck_assert_msg(cv->rec[i].status == MBS_OK, "h = %g: %s", cv->x[i], cv->rec[i].reason);
-    for (int g = 0; g < 3; g++) {
-        ck_assert_msg(cv->fit[g].established, "group %d not established", g);
-        ck_assert_msg(fabs(cv->fit[g].p - 2.0) <= 0.02, "group %d: order %.3f", g,
-                      cv->fit[g].p);
-        ck_assert_int_eq((int)cv->fit[g].first, 0);
-        ck_assert_int_eq((int)cv->fit[g].last, 4);
-    }
-    mbs_converge_free(cv);
-    free(cv);
+    mbs_test_study_order("fivebar", "index3/genalpha", 0.01, 5, 2.0, 0.02);
 }
 END_TEST
 

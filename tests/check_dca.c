@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/converge.h"
 #include "../methods/recursions/dca.h"
 #include "../methods/integrators/explicit/explicit.h"
 #include "testutil.h"
@@ -312,23 +311,8 @@ END_TEST
  * errors stayed at 3.9e-9 (q) from h = 2.5e-3 on, independent of h. */
 START_TEST(test_dca_rk4_study)
 {
-    mbs_run_spec base = {.problem = "double-pendulum", .method = "dca/rk4", .t_end = NAN,
-                         .measure = 1};
-    mbs_converge *cv = malloc(sizeof *cv);
-    ck_assert_ptr_nonnull(cv);
-    char err[256];
-    ck_assert_int_eq(mbs_converge_run(&base, 0.01, 5, 2.0, cv, err, sizeof err), MBS_OK);
-    for (int i = 0; i < cv->levels; i++)
-        ck_assert_msg(cv->rec[i].status == MBS_OK, "h = %g: %s", cv->x[i], cv->rec[i].reason);
-    for (int g = 0; g < 3; g++) {
-        ck_assert_msg(cv->fit[g].established, "group %d not established", g);
-        ck_assert_msg(fabs(cv->fit[g].p - 4.0) <= 0.1, "group %d: order %.3f", g, cv->fit[g].p);
-        ck_assert_int_eq((int)cv->fit[g].first, 0);
-        ck_assert_int_eq((int)cv->fit[g].last, 4);
-    }
-    ck_assert_double_le(cv->rec[4].err.q, 1e-11);
-    mbs_converge_free(cv);
-    free(cv);
+    double eq = mbs_test_study_order("double-pendulum", "dca/rk4", 0.01, 5, 4.0, 0.1);
+    ck_assert_double_le(eq, 1e-11);
 }
 END_TEST
 

@@ -205,22 +205,7 @@ END_TEST
 START_TEST(ujoint_lambda_order)
 {
     static const char *const methods[] = {"index3/genalpha", "index3/hht"};
-    mbs_run_spec base = {.problem = "ujoint", .method = methods[_i], .t_end = NAN, .measure = 1};
-    mbs_converge *cv = malloc(sizeof *cv);
-    ck_assert_ptr_nonnull(cv);
-    char err[256];
-    ck_assert_int_eq(mbs_converge_run(&base, 0.01, 5, 2.0, cv, err, sizeof err), MBS_OK);
-    for (int i = 0; i < cv->levels; i++)
-        ck_assert_msg(cv->rec[i].status == MBS_OK, "h = %g: %s", cv->x[i], cv->rec[i].reason);
-    for (int g = 0; g < 3; g++) {
-        ck_assert_msg(cv->fit[g].established, "%s: group %d not established", methods[_i], g);
-        ck_assert_msg(fabs(cv->fit[g].p - 2.0) <= 0.1, "%s: group %d order %.3f", methods[_i],
-                      g, cv->fit[g].p);
-        ck_assert_int_eq((int)cv->fit[g].first, 0);
-        ck_assert_int_eq((int)cv->fit[g].last, 4);
-    }
-    mbs_converge_free(cv);
-    free(cv);
+    mbs_test_study_order("ujoint", methods[_i], 0.01, 5, 2.0, 0.1);
 }
 END_TEST
 

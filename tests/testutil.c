@@ -1,7 +1,9 @@
 #include "testutil.h"
 
+#include "../harness/converge.h"
 #include "../harness/io.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,31 @@ void mbs_test_run(const char *problem, const char *method, double h, double tol,
     char err[512];
     int s = mbs_run(&spec, rec, err, sizeof err);
     ck_assert_msg(s == MBS_OK, "run %s %s: %s", problem, method, err);
+}
+
+double mbs_test_study_order(const char *problem, const char *method, double h0, int levels,
+                            double p, double tol)
+{
+    mbs_run_spec base = {.problem = problem, .method = method, .t_end = NAN, .measure = 1};
+    mbs_converge *cv = malloc(sizeof *cv);
+    ck_assert_ptr_nonnull(cv);
+    char err[256];
+    ck_assert_int_eq(mbs_converge_run(&base, h0, levels, 2.0, cv, err, sizeof err), MBS_OK);
+    for (int i = 0; i < cv->levels; i++)
+        ck_assert_msg(cv->rec[i].status == MBS_OK, "%s %s h = %g: %s", problem, method, cv->x[i],
+                      cv->rec[i].reason);
+    for (int g = 0; g < 3; g++) {
+        ck_assert_msg(cv->fit[g].established, "%s %s: group %d not established", problem, method,
+                      g);
+        ck_assert_msg(fabs(cv->fit[g].p - p) <= tol, "%s %s: group %d order %.3f", problem,
+                      method, g, cv->fit[g].p);
+        ck_assert_int_eq((int)cv->fit[g].first, 0);
+        ck_assert_int_eq((int)cv->fit[g].last, levels - 1);
+    }
+    double e = cv->rec[cv->levels - 1].err.q;
+    mbs_converge_free(cv);
+    free(cv);
+    return e;
 }
 
 int mbs_test_cli(const char *args, char *out, size_t outlen)

@@ -14,6 +14,12 @@
 void mbs_test_run(const char *problem, const char *method, double h, double tol, double t_end,
                   mbs_record *rec);
 
+/* The standard fixed-step study (mbsbench converge: levels h0 .. h0/2^(levels-1)
+ * at the problem's t_end): every level runs, and q, v and lambda each establish an
+ * order within tol of p over all levels.  Returns the finest level's q error. */
+double mbs_test_study_order(const char *problem, const char *method, double h0, int levels,
+                            double p, double tol);
+
 /* Run the mbsbench executable (path from $MBSBENCH, default bin/mbsbench) with
  * the given argument string through /bin/sh; returns the exit status and the
  * first line of stderr (or stdout when stderr is empty) in out. */
