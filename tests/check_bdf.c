@@ -75,6 +75,37 @@ START_TEST(fixed_step_orders)
 }
 END_TEST
 
+/* index3/bdf-fixed at default parameters keeps order 2 in q and v down to
+ * h = 1e-4 on the pendulum (t_end = 1).  The Newton test weights v by h and
+ * lambda by h^2 (round-off O(eps/h), O(eps/h^2)), so a Newton error of
+ * newton_tol/h in v is accepted at every step and accumulates over the t_end/h
+ * steps: with the former default newton_tol = 1e-12 the errors stalled at
+ * q 6.0e-7, 6.4e-7, 1.2e-7 for h = 4e-4, 2e-4, 1e-4 (pairwise -0.08, 2.43);
+ * at the default 1e-15 (the iteration stops at its round-off floor)
+ * 6.0e-7, 1.5e-7, 3.6e-8. */
+START_TEST(fixed_newton_floor)
+{
+    mbs_run_spec base = {
+        .problem = "pendulum", .method = "index3/bdf-fixed", .t_end = 1.0, .measure = 1};
+    mbs_converge *cv = malloc(sizeof *cv);
+    ck_assert_ptr_nonnull(cv);
+    char err[256];
+    ck_assert_int_eq(mbs_converge_run(&base, 4e-4, 3, 2.0, cv, err, sizeof err), MBS_OK);
+    static const char *group[2] = {"q", "v"};
+    for (int g = 0; g < 2; g++) {
+        for (int l = 1; l < 3; l++) {
+            const mbs_err3 *e0 = &cv->rec[l - 1].err, *e1 = &cv->rec[l].err;
+            ck_assert_int_eq(cv->rec[l].status, MBS_OK);
+            double p = g == 0 ? log2(e0->q / e1->q) : log2(e0->v / e1->v);
+            ck_assert_msg(fabs(p - 2.0) <= 0.3, "index3/bdf-fixed on pendulum: %s order %.2f "
+                          "between h = %g and %g", group[g], p, cv->x[l - 1], cv->x[l]);
+        }
+    }
+    mbs_converge_free(cv);
+    free(cv);
+}
+END_TEST
+
 /* Adaptive index-2 and GGL over tol = 1e-4 .. 1e-9: ok, max(err_q, err_v)
  * <= 100 tol at t_end (measured 8-42 tol), and tolerance proportionality: five
  * decades of tol give at least three decades of error.  proj-index2/bdf takes
@@ -276,6 +307,7 @@ Suite *mbs_suite_bdf(void)
     tcase_add_loop_test(tc, fixed_step_orders, 0, 5);
     tcase_add_loop_test(tc, adaptive_tolerance, 0, 4);
     tcase_add_test(tc, drift);
+    tcase_add_test(tc, fixed_newton_floor);
     tcase_add_test(tc, bad_parameters);
     tcase_add_test(tc, kappa_effect);
     tcase_add_test(tc, long_run_survives);

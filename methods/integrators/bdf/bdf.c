@@ -32,7 +32,7 @@
  * test at small h); the rate used after the first iteration is at least 0.5
  * unless measured in the current step (DASSL carries it over from earlier
  * steps, which accepted insufficiently converged iterates in our tests); at most
- * 4 iterations (10 for the fixed-step methods), rho > 0.9 is divergence.  kappa
+ * 4 iterations (20 for the fixed-step methods), rho > 0.9 is divergence.  kappa
  * is the parameter `kappa` (DASSL default 0.33; [arnold2016dae] Section 4.1 after
  * Example 10).
  *
@@ -136,7 +136,14 @@
  *
  * Fixed-step fixed-order methods (`bdf-fixed`, order = parameter `order` 1..5):
  * same corrector with constant h (last step shortened to land on t_end) and no
- * error test; Newton weights rtol = atol = `newton_tol`.  Starting values
+ * error test; Newton weights rtol = atol = `newton_tol`, default 1e-15: a
+ * Newton error accepted in the index weights above is a perturbation of v of
+ * newton_tol/h per step (the multipliers newton_tol/h^2), which adds up over
+ * the t_end/h steps (at 1e-12 index3/bdf-fixed on chain stalled at h = 7.8e-5),
+ * so the fixed-step methods iterate to round-off, as the generalized-alpha
+ * family does (genalpha_step.c): an iteration that stops contracting within 10
+ * times its round-off floor (roundoff_floor in bdf_newton.c) has converged.
+ * Starting values
  * y_1..y_{k-1} at t0 + j h come from the index-1 formulation (methods/formulations/index1.h)
  * integrated by GSL's rk8pd at rtol = atol = 1e-13 (a one-step method of order
  * 8), with lambda from the index-1 KKT system (mu = 0); these starting points
@@ -507,7 +514,7 @@ static int bdf_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx,
     st->kappa = param_or(p, "kappa", 0.33);
     st->maxord = (int)param_or(p, "maxord", BDF_KMAX);
     st->order = (int)param_or(p, "order", 2);
-    st->newton_tol = param_or(p, "newton_tol", 1e-12);
+    st->newton_tol = param_or(p, "newton_tol", 1e-15);
     st->lsk = (int)param_or(p, "linsol", BDF_LS_FULL);
     double C = param_or(p, "C", 1.0), eps_g = param_or(p, "eps_g", 1e-10);
     int s = MBS_OK;
@@ -613,7 +620,7 @@ static const mbs_method_ops bdf_ops = {
 #define MAXORD_PARAM {"maxord", 5, 1, 5, "maximum BDF order", NULL, 1}
 #define ORDER_PARAM {"order", 2, 1, 5, "BDF order k (fixed)", NULL, 1}
 #define NTOL_PARAM                                                                         \
-    {"newton_tol", 1e-12, 1e-15, 1e-3,                                                     \
+    {"newton_tol", 1e-15, 1e-15, 1e-3,                                                     \
      "rtol = atol of the Newton weights of the fixed-step method", NULL, 0}
 #define LINSOL_PARAM                                                                       \
     {"linsol", BDF_LS_AUTO, 0, 4,                                                          \

@@ -18,7 +18,8 @@ enum {
     BDF_KMAX = 5,
     BDF_NHIST = 8,     /* stored solution points (need k + 3 <= 8) */
     BDF_MAXIT = 4,     /* Newton iterations per attempt (DASSL) */
-    BDF_MAXIT_FIXED = 10, /* fixed-step methods: no smaller step to fall back on */
+    BDF_MAXIT_FIXED = 20, /* fixed-step methods: no smaller step to fall back on; iterated
+                             to round-off (newton_tol 1e-15) */
     BDF_MAXFAIL = 12   /* consecutive failed attempts before giving up */
 };
 

@@ -150,6 +150,38 @@ static int residual(bdf_state *st, double t, const double *y, const double *yp, 
     return MBS_OK;
 }
 
+/* The round-off floor of the Newton increments at the iterate st->y (residual()
+ * just evaluated there, st->yp = c0 y + base) in the norm of the stopping test
+ * (full path): the increment that a residual perturbation of the size of its
+ * rounding errors causes, the solve applied to eps times the magnitudes of the
+ * residual's terms, |E| (|c0 y| + |base|) + |F| + |J| |y| (the q rows: the
+ * rounding of c0 q_{n+1} + base, O(eps |q| / h); the constraint rows: the
+ * rounding of g(q) through G, eps |G| |q|), as the generalized-alpha family
+ * measures its floor (genalpha_step.c).  In the index-weighted norm (v of the
+ * index-3 form scaled by h, its multipliers by h^2) the floor is O(eps /
+ * newton_tol) at every h.  Uses st->tmp and st->lte as scratch. */
+static double roundoff_floor(bdf_state *st, double t, double c0)
+{
+    size_t n = st->n;
+    double *r = st->tmp, *d = st->lte;
+    for (size_t i = 0; i < n; i++) {
+        double a = fabs(st->F[i]);
+        for (size_t j = 0; j < n; j++) {
+            double e = gsl_matrix_get(st->E, i, j);
+            if (e != 0.0)
+                a += fabs(e) * (fabs(c0 * st->y[j]) + fabs(st->base[j]));
+            a += fabs(gsl_matrix_get(st->J, i, j) * st->y[j]);
+        }
+        r[i] = DBL_EPSILON * a;
+    }
+    if (solve(st, t, c0, r, d) != MBS_OK)
+        return INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(d[i]))
+            return INFINITY;
+    return mbs_bdf_wnorm(st, d, st->newtmask);
+}
+
 /* The corrector: Newton from y = ypred for y' = c0 y + base at t.
  * Returns MBS_OK, a positive status (no convergence, singular matrix, callback
  * failure: retry with a smaller step) or a fatal status. */
@@ -176,8 +208,9 @@ static int corrector(bdf_state *st, double t, double h, double c0)
         if (st->lsk != BDF_LS_FULL)
             ratio = 1.0; /* the structured solve uses the current c0 */
         memcpy(st->y, st->ypred, n * sizeof(double));
-        double norm0 = 0.0, rho = 0.0;
+        double norm0 = 0.0, rho = 0.0, nrm = NAN, prev = INFINITY, fl = NAN;
         int converged = 0;
+        const int floor_test = st->var->fixed && st->lsk == BDF_LS_FULL;
         s = MBS_OK;
         int maxit = st->var->fixed ? BDF_MAXIT_FIXED : BDF_MAXIT;
         for (int m = 0; m < maxit; m++) {
@@ -200,7 +233,7 @@ static int corrector(bdf_state *st, double t, double h, double c0)
                 s = MBS_NEWTON_DIVERGED;
                 break;
             }
-            double nrm = mbs_bdf_wnorm(st, st->dy, st->newtmask);
+            nrm = mbs_bdf_wnorm(st, st->dy, st->newtmask);
             if (m == 0) {
                 norm0 = nrm;
                 if (nrm <= 100.0 * 2.2e-16 * mbs_bdf_wnorm(st, st->ypred, st->newtmask)) {
@@ -209,12 +242,30 @@ static int corrector(bdf_state *st, double t, double h, double c0)
                 }
             } else {
                 rho = m == 1 ? nrm / norm0 : pow(nrm / norm0, 1.0 / m); /* pow(x, 1) == x */
+                /* Fixed step (no smaller step to fall back on): an iteration that
+                 * stops contracting (an increment at least half the previous one)
+                 * or reaches its last iteration within 10 times its round-off floor
+                 * has converged (stagnation at
+                 * round-off is not a divergence, as in the generalized-alpha
+                 * family); above it, a kept matrix is evaluated afresh. */
+                if (floor_test && (nrm >= 0.5 * prev || rho > 0.9 || m == maxit - 1)) {
+                    fl = roundoff_floor(st, t, c0);
+                    if (nrm <= 10.0 * fl) {
+                        converged = 1;
+                        break;
+                    }
+                    if (!fresh) {
+                        s = MBS_NEWTON_DIVERGED; /* slow with an old matrix: refresh it */
+                        break;
+                    }
+                }
                 if (rho > 0.9) {
                     s = MBS_NEWTON_DIVERGED;
                     break;
                 }
                 st->snewt = rho / (1.0 - rho);
             }
+            prev = nrm;
             /* A rate carried over from an earlier step (or measured in the
              * quadratic phase of a fresh Jacobian) is trusted only down to
              * 0.5 for acceptance after the first iteration. */
@@ -231,6 +282,18 @@ static int corrector(bdf_state *st, double t, double h, double c0)
                 st->yp[i] = c0 * st->y[i] + st->base[i];
             return MBS_OK;
         }
+        if (fresh && floor_test && isnan(fl))
+            fl = roundoff_floor(st, t, c0);
+        if (fresh && floor_test && rho > 0.9)
+            return mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
+                            "Newton iteration diverged (h=%.3g): rate %.3g, scaled increment "
+                            "%.3g above its round-off floor %.3g (tolerance %.3g)",
+                            h, rho, nrm, fl, st->kappa);
+        if (fresh && floor_test)
+            return mbs_fail(ctx, s > 0 ? s : MBS_NEWTON_DIVERGED, t,
+                            "Newton did not converge in %d iterations (h=%.3g): rate %.3g, "
+                            "scaled increment %.3g (tolerance %.3g), round-off floor %.3g",
+                            maxit, h, rho, nrm, st->kappa, fl);
         if (fresh)
             return mbs_fail(ctx, s > 0 ? s : MBS_NEWTON_DIVERGED, t,
                             "Newton did not converge in %d iterations (h=%.3g)", maxit, h);
