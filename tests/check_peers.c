@@ -251,6 +251,36 @@ START_TEST(crank_ida)
     mbs_record_free(&r);
 }
 END_TEST
+
+/* index2/ida and ggl/ida at tight tolerances stopped with step_underflow
+ * (corrector convergence, h down to 1e-15 .. 6e-21) after 1-16 accepted steps:
+ * IDA's first step 0.5 / |y'|_WRMS is O(tol), below the step where the rounding
+ * of the constraint residual times cj = O(1/h) in lambda's Newton corrections
+ * passes lambda's plain weight, and the restart rule (lambda weighted by h)
+ * covered only a failure before the first accepted step; ggl/ida on
+ * linear-constraint at 1e-9 stalled instead (10^7 steps at h ~ 3e-14).  Now the
+ * rule applies at the first failure, and a minimum step 1e-12 (t_end - t0)
+ * turns the stall into one.  Measured: rigidbody tol 1e-8 q error 8.5e-6
+ * (index2) and 1.6e-5 (ggl) against the stored reference; linear-constraint
+ * tol 1e-9 q error 2.5e-9 and 2.2e-16 against the exact solution. */
+START_TEST(ida_tight_tolerances)
+{
+    static const struct {
+        const char *problem, *method;
+        double tol, qmax;
+    } c[4] = {{"rigidbody", "index2/ida", 1e-8, 1e-4},
+              {"rigidbody", "ggl/ida", 1e-8, 1e-4},
+              {"linear-constraint", "index2/ida", 1e-9, 1e-7},
+              {"linear-constraint", "ggl/ida", 1e-9, 1e-7}};
+    mbs_record r;
+    mbs_test_run(c[_i].problem, c[_i].method, NAN, c[_i].tol, NAN, &r);
+    ck_assert_msg(r.status == MBS_OK, "%s on %s tol %g: %s", c[_i].method, c[_i].problem,
+                  c[_i].tol, r.reason);
+    ck_assert_msg(r.err.q < c[_i].qmax, "%s on %s tol %g: q error %g", c[_i].method,
+                  c[_i].problem, c[_i].tol, r.err.q);
+    mbs_record_free(&r);
+}
+END_TEST
 #endif
 
 Suite *mbs_suite_peers(void)
@@ -266,6 +296,7 @@ Suite *mbs_suite_peers(void)
     tcase_add_loop_test(tc, andrews_ida, 0, sizeof ida_forms / sizeof ida_forms[0]);
     tcase_add_test(tc, wheelset_ida);
     tcase_add_loop_test(tc, crank_ida, 0, 2);
+    tcase_add_loop_test(tc, ida_tight_tolerances, 0, 4);
 #endif
     suite_add_tcase(s, tc);
     return s;

@@ -390,6 +390,10 @@ static int peer_start(peer_state *st, const mbs_settings *set, double t0, const 
     r = r ? r : IDASetId(st->mem, st->id);
     r = r ? r : IDASetStopTime(st->mem, set->t_end);
     r = r ? r : IDASetInitStep(st->mem, st->h0);
+    /* a minimum step 1e-12 (t_end - t0) until lambda is weighted by h (the
+     * restart rule of ida_ewt): below it IDA stalls on the lambda rounding
+     * instead of failing; afterwards IDA's own (none) */
+    r = r ? r : IDASetMinStep(st->mem, st->lambda_h ? 0.0 : 1e-12 * (set->t_end - t0));
     return r ? MBS_LIBRARY_FAILURE : MBS_OK;
 }
 
@@ -508,13 +512,15 @@ restart:;
             r = ERKStepEvolve(st->mem, t_end, st->y, &tret, ARK_ONE_STEP);
         else
             r = CVode(st->mem, t_end, st->y, &tret, CV_ONE_STEP);
-        if (r < 0 && st->first && !st->lambda_h && state0 && st->nl > 0 && st->status == MBS_OK &&
-            (r == IDA_ERR_FAIL || r == IDA_CONV_FAIL)) {
-            /* failed before the first accepted step: restart with lambda
-             * weighted by h (see ida_ewt) */
+        if (r < 0 && is_ida(st->kind) && !st->lambda_h && state0 && st->nl > 0 &&
+            st->status == MBS_OK && (r == IDA_ERR_FAIL || r == IDA_CONV_FAIL)) {
+            /* failed at the minimum step: start again from the last accepted
+             * point (t0 before the first) with lambda weighted by h (see
+             * ida_ewt) */
             peer_stats(st, &ctx->cnt, &setups, &iters);
             st->lambda_h = 1;
-            memcpy(state, state0, mbs_ny(ctx->pb) * sizeof(double));
+            if (st->first)
+                memcpy(state, state0, mbs_ny(ctx->pb) * sizeof(double));
             ctx->reason[0] = '\0';
             goto restart;
         }
