@@ -47,6 +47,8 @@ enum { RADAU_P_KAPPA, RADAU_P_NIT, RADAU_P_EPS_G };
 extern const mbs_method_ops mbs_radau_ops;
 
 enum { RADAU_SMAX = 7 };
+/* fixed-step mode: Newton iterations per step while the iteration contracts */
+enum { RADAU_NIT_FIXED = 50 };
 
 /* Coefficients of the s-stage Radau IIA method: nodes, A^-1, the embedded
  * estimate's dd, and RADAU's transformation T^-1 A^-1 T = diag(u1,
