@@ -1234,6 +1234,110 @@ static int converge_with(int levels, double ratio, char *err, size_t errlen)
     return rc;
 }
 
+/* The run's input bounds (mbs_run_check, harness/run.c: the documented ranges of
+ * docs/usage.md), each just inside and just outside, on pendulum over [0, 1]:
+ * --h of a fixed-step method in (0, t_end - t0] and at most MBS_MAX_FIXED_STEPS
+ * steps (h 1.05e-15: 9.5e14 steps run, h 0.95e-15: 1.05e15 refused), --tol and a
+ * non-zero atol in (0, 1), an adaptive initial --h in (0, t_end - t0], --repeat in
+ * [0, 100000], --max-steps >= 0, --max-cpu and --max-wall in [0, 1e7] s,
+ * --max-mem in [0, 1e18] bytes, --output-steps in [-1, 10^7], the injected failure
+ * time finite and >= 0, --t-end finite and > t0. */
+static int run_check_with(const char *method, double h, double tol, double atol,
+                          mbs_run_spec *extra, char *err, size_t errlen)
+{
+    mbs_run_spec spec = *extra;
+    spec.problem = "pendulum";
+    spec.method = method;
+    spec.h = h;
+    spec.tol = tol;
+    spec.atol = atol;
+    if (spec.t_end == 0.0)
+        spec.t_end = 1.0;
+    err[0] = 0;
+    return mbs_run_check(&spec, err, errlen);
+}
+
+START_TEST(run_input_bounds)
+{
+    char err[512];
+    const char *fx = "index1/rk4", *ad = "index1/dopri5";
+    mbs_run_spec none = {.t_end = 0.0};
+    /* fixed step */
+    ck_assert_int_eq(run_check_with(fx, 1.0, NAN, NAN, &none, err, sizeof err), MBS_OK);
+    ck_assert_int_eq(run_check_with(fx, 1.05e-15, NAN, NAN, &none, err, sizeof err), MBS_OK);
+    const double bad_h[4] = {nextafter(1.0, 2.0), 0.0, -0.01, 0.95e-15};
+    for (int k = 0; k < 4; k++) {
+        ck_assert_int_eq(run_check_with(fx, bad_h[k], NAN, NAN, &none, err, sizeof err),
+                         MBS_BAD_INPUT);
+        ck_assert_msg(strncmp(err, "--h ", 4) == 0, "h %g: %s", bad_h[k], err);
+    }
+    /* adaptive: tol, atol, the initial step */
+    const double ok_tol[3] = {nextafter(1.0, 0.0), 1e-300, 0.5};
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(run_check_with(ad, NAN, ok_tol[k], NAN, &none, err, sizeof err),
+                         MBS_OK);
+    const double bad_tol[4] = {1.0, 0.0, -1e-300, INFINITY};
+    for (int k = 0; k < 4; k++) {
+        ck_assert_int_eq(run_check_with(ad, NAN, bad_tol[k], NAN, &none, err, sizeof err),
+                         MBS_BAD_INPUT);
+        ck_assert_msg(strstr(err, "must lie in (0, 1)") && strncmp(err, "--tol ", 6) == 0,
+                      "tol %g: %s", bad_tol[k], err);
+    }
+    const double ok_atol[3] = {0.0, nextafter(1.0, 0.0), 1e-300};
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(run_check_with(ad, NAN, 1e-6, ok_atol[k], &none, err, sizeof err),
+                         MBS_OK);
+    const double bad_atol[3] = {1.0, -1e-300, INFINITY};
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(run_check_with(ad, NAN, 1e-6, bad_atol[k], &none, err, sizeof err),
+                         MBS_BAD_INPUT);
+        ck_assert_msg(strncmp(err, "atol ", 5) == 0, "atol %g: %s", bad_atol[k], err);
+    }
+    ck_assert_int_eq(run_check_with(ad, 1.0, 1e-6, NAN, &none, err, sizeof err), MBS_OK);
+    ck_assert_int_eq(run_check_with(ad, nextafter(1.0, 2.0), 1e-6, NAN, &none, err, sizeof err),
+                     MBS_BAD_INPUT);
+    ck_assert_int_eq(run_check_with(ad, 0.0, 1e-6, NAN, &none, err, sizeof err),
+                     MBS_BAD_INPUT);
+    /* the budgets and the other limits: {field, value, accepted} */
+    struct {
+        mbs_run_spec s;
+        int ok;
+        const char *msg;
+    } lim[] = {
+        {{.repeat = 100000}, 1, ""},
+        {{.repeat = 100001}, 0, "--repeat "},
+        {{.repeat = -1}, 0, "--repeat "},
+        {{.max_steps = -1}, 0, "--max-steps "},
+        {{.max_steps = 1}, 1, ""},
+        {{.max_cpu = 1e7}, 1, ""},
+        {{.max_cpu = nextafter(1e7, 2e7)}, 0, "--max-cpu "},
+        {{.max_cpu = -1e-300}, 0, "--max-cpu "},
+        {{.max_wall = 1e7}, 1, ""},
+        {{.max_wall = nextafter(1e7, 2e7)}, 0, "--max-wall "},
+        {{.max_wall = -1e-300}, 0, "--max-wall "},
+        {{.max_mem = 1e18}, 1, ""},
+        {{.max_mem = nextafter(1e18, 2e18)}, 0, "--max-mem "},
+        {{.max_mem = -1e-300}, 0, "--max-mem "},
+        {{.output_steps = -1}, 1, ""},
+        {{.output_steps = -2}, 0, "--output-steps "},
+        {{.output_steps = MBS_MAX_OUTPUT_STEPS}, 1, ""},
+        {{.output_steps = MBS_MAX_OUTPUT_STEPS + 1}, 0, "--output-steps "},
+        {{.inject_fail_t = 1e-300}, 1, ""},
+        {{.inject_fail_t = -1e-300}, 0, "--inject-failure "},
+        {{.inject_fail_t = INFINITY}, 0, "--inject-failure "},
+        {{.t_end = nextafter(0.0, 1.0)}, 1, ""},
+        {{.t_end = -1.0}, 0, "--t-end "},
+        {{.t_end = INFINITY}, 0, "--t-end "},
+    };
+    for (size_t k = 0; k < sizeof lim / sizeof lim[0]; k++) {
+        int s = run_check_with(ad, NAN, 1e-6, NAN, &lim[k].s, err, sizeof err);
+        ck_assert_msg(s == (lim[k].ok ? MBS_OK : MBS_BAD_INPUT), "limit %zu: %d %s", k, s, err);
+        ck_assert_msg(strncmp(err, lim[k].msg, strlen(lim[k].msg)) == 0, "limit %zu: %s", k,
+                      err);
+    }
+}
+END_TEST
+
 START_TEST(converge_input_bounds)
 {
     char err[256];
@@ -2316,6 +2420,7 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, drift_exponent_of_a_run);
     tcase_add_test(tc, converge_orders_by_hand);
     tcase_add_test(tc, converge_input_bounds);
+    tcase_add_test(tc, run_input_bounds);
     tcase_add_test(tc, reference_limited_boundary);
     tcase_add_test(tc, tolerance_exponent_and_self_reference);
     tcase_add_test(tc, global_tolerance_levels_boundary);
