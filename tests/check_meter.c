@@ -23,6 +23,7 @@
 #include "../harness/io.h"
 #include "../harness/regress.h"
 #include "../harness/reproduce.h"
+#include "../harness/reproduce_impl.h"
 #include "../harness/results.h"
 #include "../harness/suite.h"
 #include "../harness/tolrun.h"
@@ -2052,7 +2053,7 @@ END_TEST
 
 /* A results directory of synthetic records (err.q given) and an .expect with one
  * quantity; returns mbs_reproduce_check's exit status. */
-static int repro_case(const double *errs, const double *tols, int n, const char *quantity)
+static int repro_case(const double *errs, const double *tols, int n, const char *qtext)
 {
     char *dir = mbs_test_tmpdir(), path[1024], rd[512];
     snprintf(rd, sizeof rd, "%s/r", dir);
@@ -2075,7 +2076,7 @@ static int repro_case(const double *errs, const double *tols, int n, const char 
     snprintf(text, sizeof text,
              "[reproduction]\ntitle = t\ncitation = c\nsuite = s\n[quantity a]\n"
              "field = err.q\nread = by hand\n%s\n",
-             quantity);
+             qtext);
     mbs_test_write_text(path, text);
     FILE *sink = fopen("/dev/null", "w");
     int st = mbs_reproduce_check(path, rd, sink);
@@ -2084,6 +2085,55 @@ static int repro_case(const double *errs, const double *tols, int n, const char 
     free(dir);
     return st;
 }
+
+/* The expectation file's own bounds (harness/reproduce.c): a quantity name of 39
+ * characters loads, one of 40 is refused (inih keeps 49 characters of a section
+ * name, "quantity " and 40 could hide a longer name cut); rtol = 0 alone and
+ * atol = 0 alone are given tolerances (exact agreement) and load, and rtol = 0
+ * judges at the last bit: the published value itself reproduces, the next double
+ * does not. */
+static int load_quantity(const char *name, const char *tol, char *err, size_t errlen)
+{
+    char *dir = mbs_test_tmpdir(), path[1024], text[1024];
+    snprintf(path, sizeof path, "%s/x.expect", dir);
+    snprintf(text, sizeof text,
+             "[reproduction]\ntitle = t\ncitation = c\nsuite = s\n[quantity %s]\n"
+             "run = meter-probe meter/a tol=1e-6\nfield = err.q\nread = by hand\n"
+             "published = 2\n%s\n",
+             name, tol);
+    mbs_test_write_text(path, text);
+    expect *e = malloc(sizeof *e);
+    ck_assert_ptr_nonnull(e);
+    int st = mbs_repro_load_expect(path, e);
+    snprintf(err, errlen, "%s", e->err);
+    free(e);
+    mbs_test_remove_tree(dir);
+    free(dir);
+    return st;
+}
+
+START_TEST(reproduce_expect_bounds)
+{
+    char err[4096], name[64];
+    memset(name, 'n', 39);
+    name[39] = 0;
+    ck_assert_msg(load_quantity(name, "rtol = 0.1", err, sizeof err) == 0, "%s", err);
+    name[39] = 'n';
+    name[40] = 0;
+    ck_assert_int_eq(load_quantity(name, "rtol = 0.1", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "quantity names have at most 39 characters"), "%s", err);
+    ck_assert_msg(load_quantity("a", "rtol = 0", err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(load_quantity("a", "atol = 0", err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(load_quantity("a", "", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "rtol = or atol = (or relation =) is required"), "%s", err);
+    const double tol1[1] = {1e-6};
+    double x = 2.0;
+    const char *q = "run = meter-probe meter/a tol=1e-6\npublished = 2\nrtol = 0";
+    ck_assert_int_eq(repro_case(&x, tol1, 1, q), 0);
+    x = nextafter(2.0, 3.0);
+    ck_assert_int_eq(repro_case(&x, tol1, 1, q), 1);
+}
+END_TEST
 
 START_TEST(reproduce_verdict_boundaries)
 {
@@ -2434,6 +2484,7 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, compare_cpu_boundary);
     tcase_add_test(tc, mann_whitney_normal_by_hand);
     tcase_add_test(tc, reproduce_verdict_boundaries);
+    tcase_add_test(tc, reproduce_expect_bounds);
     tcase_add_test(tc, reproduce_combine_boundaries);
     tcase_add_test(tc, reproduce_extractors_by_hand);
     tcase_add_test(tc, brief_verdict_by_hand);
