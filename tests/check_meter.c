@@ -479,6 +479,22 @@ START_TEST(record_fields_by_name)
     }
     json_decref(o);
     free(s);
+    /* the long text record (`mbsbench run`): a threads line only for a method that
+     * ran parallel parts (threads > 0), with their number */
+    for (int th = 0; th <= 3; th += 3) {
+        char *txt = NULL;
+        size_t tlen = 0;
+        FILE *tm = open_memstream(&txt, &tlen);
+        r.threads = th;
+        mbs_record_print_long(&r, tm);
+        fclose(tm);
+        if (th == 0)
+            ck_assert_msg(strstr(txt, "threads") == NULL, "threads 0 printed:\n%s", txt);
+        else
+            ck_assert_msg(strstr(txt, "\nthreads        3\n") != NULL, "%s", txt);
+        free(txt);
+    }
+    r.threads = 0;
     /* CSV: the columns named in the header hold the same numbers */
     char *buf = NULL;
     size_t len = 0;
@@ -2423,6 +2439,19 @@ START_TEST(brief_verdict_by_hand)
     FILE *m = open_memstream(&buf, &len);
     ck_assert_int_eq(mbs_brief_summary(dir, "R.html", MBS_ERR_FINAL, m), 0);
     fclose(m);
+    /* the columns line up: each cell of a row starts where its header starts */
+    const char *hdr = strstr(buf, "\nproblem "), *row = strstr(buf, "\nA ");
+    ck_assert_msg(hdr && row, "%s", buf);
+    hdr++;
+    row++;
+    const char *const heads[] = {"1e-3", "1e-6", "1e-9"},
+                      *const cellv[] = {"a/almost6 ", "a/six ", "a/twelve "};
+    for (int l = 0; l < 3; l++) {
+        const char *h = strstr(hdr, heads[l]);
+        ck_assert_ptr_nonnull(h);
+        ck_assert_msg(strncmp(row + (h - hdr), cellv[l], strlen(cellv[l])) == 0,
+                      "column %s does not start at its header:\n%s", heads[l], buf);
+    }
     /* the table with runs of blanks as one (its columns are as wide as their cells) */
     char *w = buf;
     for (const char *c = buf; *c; c++)
