@@ -378,6 +378,61 @@ START_TEST(vern6_order_at_least_six)
 }
 END_TEST
 
+/* The order conditions of a tableau as the integrator evaluates it, in the
+ * exact arithmetic of its doubles (long double sums of double products; the
+ * decimals of erk_tableaux.c round to the doubles of the exact rationals): the
+ * row sums are the stored c_i in the increment form (explicit.c, combine) and
+ * sum_j a_ij otherwise.  The order-2 condition sum_i b_i (A 1)_i = 1/2 must hold
+ * to 1e-14, or the global error has an O(h) term that no tolerance removes.
+ * Measured: rk4 2.8e-17, dopri5 3.6e-16, tsit5 3.0e-15, vern6 4.2e-15 (its
+ * plain sums, A and b up to 208 in magnitude: -6.5e-12). */
+START_TEST(order_two_as_evaluated)
+{
+    const mbs_tableau *t = mbs_tableau_at((size_t)_i);
+    int s = t->stages;
+    long double res = -0.5L;
+    for (int i = 0; i < s; i++) {
+        long double row = 0.0L;
+        if (t->increments)
+            row = t->c[i];
+        else
+            for (int j = 0; j < i; j++)
+                row += t->A[i * s + j];
+        res += (long double)t->b[i] * row;
+    }
+    ck_assert_msg(fabsl(res) <= 1e-14L, "%s: sum_i b_i (A 1)_i - 1/2 = %.3Lg", t->name, res);
+}
+END_TEST
+
+/* Verner's pair on the simple pendulum from the horizontal (t_end = 100, a
+ * phase error that grows with t): tolerance-proportional from 1e-10 to 1e-12.
+ * With the plain sums (order-2 residual -6.5e-12) the error of
+ * proj-index1/vern6 stopped near 1e-8 (1.42e-8, 1.13e-8, 7.82e-9, falling
+ * 1.3x and 1.4x per decade; index1/vern6 2.7e-7, 2.5e-8, 9.8e-9); in the
+ * increment form 2.60e-9, 1.81e-10, 1.71e-11 (14x and 11x; index1/vern6
+ * 2.5e-7, 1.4e-8, 1.1e-9).  Each decade of tol must give at least 4x (a
+ * tolerance exponent of 0.6). */
+START_TEST(vern6_tolerance_proportional)
+{
+    static const char *const methods[] = {"proj-index1/vern6", "index1/vern6"};
+    for (int m = 0; m < 2; m++) {
+        double prev = NAN;
+        for (int k = 0; k < 3; k++) {
+            mbs_record r;
+            double tol = 1e-10 * pow(10.0, -k);
+            mbs_test_run("simple-pendulum", methods[m], NAN, tol, 100.0, &r);
+            ck_assert_int_eq(r.status, MBS_OK);
+            double e = fmax(r.err.q, r.err.v);
+            if (k > 0)
+                ck_assert_msg(prev / e >= 4.0, "%s: tol %g: error %.3g after %.3g", methods[m],
+                              tol, e, prev);
+            prev = e;
+            mbs_record_free(&r);
+        }
+    }
+}
+END_TEST
+
 /* ---- a problem whose only error term is the leading one ---------------------------
  * q'' = (p+1) p t^(p-1) componentwise, q(0) = v(0) = 0 (the pendulum's dimensions,
  * its constraint ignored): q = t^(p+1), v = (p+1) t^p.  For a method of order p
@@ -446,11 +501,10 @@ static double poly_error(const mbs_tableau *t, double h)
 
 /* Every registered tableau, fixed steps h = 1 .. 1/32: log2 of successive error
  * ratios within 0.02 of its order while the error is above 1e-9 (measured:
- * rk4 4.0000, dopri5 and tsit5 5.0000, vern6 6.0000 and 6.0005).  Below, the
- * rounding of the coefficients to doubles shows: vern6's, up to 208 in
- * magnitude, satisfy even the order-2 conditions only to 6.5e-12 in double
- * (the battery's residual), and its error at h = 1/8 is 1.22e-10 instead of
- * 1.30e-10. */
+ * rk4 4.0000, dopri5 and tsit5 5.0000, vern6 6.0000 and 6.0001).  Below, the
+ * rounding of the coefficients to doubles shows: vern6's error at h = 1/8 is
+ * 1.293e-10 against C h^6 = 1.297e-10 (1.22e-10 when its stages summed the
+ * doubles of A, whose row sums miss c by up to 2e-14: order_two_as_evaluated). */
 START_TEST(polynomial_problem_exact_order)
 {
     const mbs_tableau *t = mbs_tableau_at((size_t)_i);
@@ -533,6 +587,8 @@ Suite *mbs_suite_tableau(void)
     tcase_add_test(tc, runtime_registration);
     tcase_add_test(tc, tsit5_order_five);
     tcase_add_test(tc, vern6_order_at_least_six);
+    tcase_add_loop_test(tc, order_two_as_evaluated, 0, nt);
+    tcase_add_test(tc, vern6_tolerance_proportional);
     tcase_add_loop_test(tc, polynomial_problem_exact_order, 0, nt);
     tcase_add_test(tc, adaptive_needs_embedded_pair);
     tcase_add_test(tc, adaptive_meets_tolerance);

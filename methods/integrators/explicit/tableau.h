@@ -54,6 +54,10 @@ typedef struct mbs_tableau {
     int dense_order;
     int dense_degree;     /* at most MBS_TABLEAU_MAX_DENSE_DEGREE */
     const double *bd;     /* s x dense_degree, row-major */
+    int increments;       /* 1: stage values, solution and error estimate from the
+                             increments k_j - k_1 and the exact row sums (c_i, 1, 0), for
+                             coefficients so large that their doubles miss the row sums
+                             (explicit.c, combine); 0: the plain sums */
 } mbs_tableau;
 
 /* Result of an order-condition check. */
