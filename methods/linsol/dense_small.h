@@ -31,16 +31,49 @@
  * (same numbers, the better cache use). */
 enum { MBS_SMALL_NMAX = 16 };
 
+/* Orders up to MBS_SMALL_FIXED run an instance of the kernel compiled for
+ * that constant order (the same operations in the same order, so the same
+ * numbers; the loops of known length unrolled by the compiler): at order 3
+ * the loop control and index arithmetic are most of a factorisation's and a
+ * solve's instructions.  Forced inline where the compiler allows it, so
+ * that the dispatch below instantiates the body per order. */
+enum { MBS_SMALL_FIXED = 8 };
+#if defined(__GNUC__)
+#define MBS_SMALL_INLINE __attribute__((always_inline))
+#define MBS_SMALL_UNROLL _Pragma("GCC unroll 8")
+#else
+#define MBS_SMALL_INLINE
+#define MBS_SMALL_UNROLL
+#endif
+
+/* [return] f(n, args) as a call with a constant n for n = 1..MBS_SMALL_FIXED
+ * (RET: return, or nothing for a void f). */
+#define MBS_SMALL_DISPATCH(RET, f, n, ...)                                                      \
+    switch (n) {                                                                           \
+    case 1: RET f(1, __VA_ARGS__); break;                                            \
+    case 2: RET f(2, __VA_ARGS__); break;                                            \
+    case 3: RET f(3, __VA_ARGS__); break;                                            \
+    case 4: RET f(4, __VA_ARGS__); break;                                            \
+    case 5: RET f(5, __VA_ARGS__); break;                                            \
+    case 6: RET f(6, __VA_ARGS__); break;                                            \
+    case 7: RET f(7, __VA_ARGS__); break;                                            \
+    case 8: RET f(8, __VA_ARGS__); break;                                            \
+    default: RET f(n, __VA_ARGS__); break;                                            \
+    }
+
 /* P A = L U in place (L unit lower, U upper); 0, or 1 when a pivot is zero
  * or not finite (the factors are then those GSL computes, unusable). */
-static inline int mbs_small_lu(size_t n, double *A, size_t lda, size_t *perm)
+static inline MBS_SMALL_INLINE int mbs_small_lu_n(size_t n, double *A, size_t lda, size_t *perm)
 {
     int bad = 0;
+    MBS_SMALL_UNROLL
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
+    MBS_SMALL_UNROLL
     for (size_t j = 0; j < n; j++) {
         size_t piv = j;
         double amax = fabs(A[j * lda + j]);
+        MBS_SMALL_UNROLL
         for (size_t i = j + 1; i < n; i++) {
             double a = fabs(A[i * lda + j]);
             if (a > amax) { /* the first of equal maxima, as idamax */
@@ -50,6 +83,7 @@ static inline int mbs_small_lu(size_t n, double *A, size_t lda, size_t *perm)
         }
         if (piv != j) {
             double *rj = A + j * lda, *rp = A + piv * lda;
+            MBS_SMALL_UNROLL
             for (size_t k = 0; k < n; k++) {
                 double tmp = rj[k];
                 rj[k] = rp[k];
@@ -65,15 +99,19 @@ static inline int mbs_small_lu(size_t n, double *A, size_t lda, size_t *perm)
             bad = 1;
         if (fabs(ajj) >= DBL_MIN) {
             const double r = 1.0 / ajj;
+            MBS_SMALL_UNROLL
             for (size_t i = j + 1; i < n; i++)
                 A[i * lda + j] *= r;
         } else {
+            MBS_SMALL_UNROLL
             for (size_t i = j + 1; i < n; i++)
                 A[i * lda + j] /= ajj;
         }
+        MBS_SMALL_UNROLL
         for (size_t i = j + 1; i < n; i++) {
             double *ri = A + i * lda;
             const double l = -ri[j]; /* dger with alpha = -1: a_ik += u_jk (-l_ij) */
+            MBS_SMALL_UNROLL
             for (size_t k = j + 1; k < n; k++)
                 ri[k] += rj[k] * l;
         }
@@ -83,11 +121,13 @@ static inline int mbs_small_lu(size_t n, double *A, size_t lda, size_t *perm)
 
 /* x = U^-1 L^-1 x on the factors of mbs_small_lu (x already permuted: x_k =
  * b[perm[k]]). */
-static inline void mbs_small_lu_solve(size_t n, const double *LU, size_t lda, double *x)
+static inline MBS_SMALL_INLINE void mbs_small_lu_solve_n(size_t n, const double *LU, size_t lda, double *x)
 {
+    MBS_SMALL_UNROLL
     for (size_t i = 1; i < n; i++) {
         const double *ri = LU + i * lda;
         double tmp = x[i];
+        MBS_SMALL_UNROLL
         for (size_t j = 0; j < i; j++)
             tmp -= ri[j] * x[j];
         x[i] = tmp;
@@ -95,9 +135,11 @@ static inline void mbs_small_lu_solve(size_t n, const double *LU, size_t lda, do
     if (n == 0)
         return;
     x[n - 1] = x[n - 1] / LU[(n - 1) * lda + (n - 1)];
+    MBS_SMALL_UNROLL
     for (size_t i = n - 1; i-- > 0;) {
         const double *ri = LU + i * lda;
         double tmp = x[i];
+        MBS_SMALL_UNROLL
         for (size_t j = i + 1; j < n; j++)
             tmp -= ri[j] * x[j];
         x[i] = tmp / ri[i];
@@ -106,15 +148,18 @@ static inline void mbs_small_lu_solve(size_t n, const double *LU, size_t lda, do
 
 /* The complex P A = L U (A: n x n interleaved (re, im), lda complex
  * entries); 0, or 1 when a pivot is zero or not finite. */
-static inline int mbs_small_zlu(size_t n, double *A, size_t lda, size_t *perm)
+static inline MBS_SMALL_INLINE int mbs_small_zlu_n(size_t n, double *A, size_t lda, size_t *perm)
 {
     int bad = 0;
     const size_t ld = 2 * lda;
+    MBS_SMALL_UNROLL
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
+    MBS_SMALL_UNROLL
     for (size_t j = 0; j < n; j++) {
         size_t piv = j;
         double amax = fabs(A[j * ld + 2 * j]) + fabs(A[j * ld + 2 * j + 1]);
+        MBS_SMALL_UNROLL
         for (size_t i = j + 1; i < n; i++) {
             double a = fabs(A[i * ld + 2 * j]) + fabs(A[i * ld + 2 * j + 1]);
             if (a > amax) { /* izamax: |re| + |im| */
@@ -124,6 +169,7 @@ static inline int mbs_small_zlu(size_t n, double *A, size_t lda, size_t *perm)
         }
         if (piv != j) {
             double *rj = A + j * ld, *rp = A + piv * ld;
+            MBS_SMALL_UNROLL
             for (size_t k = 0; k < 2 * n; k++) {
                 double tmp = rj[k];
                 rj[k] = rp[k];
@@ -140,16 +186,19 @@ static inline int mbs_small_zlu(size_t n, double *A, size_t lda, size_t *perm)
         /* 1/a_jj as gsl_complex_inverse: s = 1/|a|, ((ar s) s, -(ai s) s) */
         const double s = 1.0 / hypot(ar, ai);
         const double rr = (ar * s) * s, ri_ = -(ai * s) * s;
+        MBS_SMALL_UNROLL
         for (size_t i = j + 1; i < n; i++) { /* zscal: (xr rr - xi ri, xr ri + xi rr) */
             double *x = A + i * ld + 2 * j;
             const double xr = x[0], xi = x[1];
             x[0] = rr * xr - ri_ * xi;
             x[1] = rr * xi + ri_ * xr;
         }
+        MBS_SMALL_UNROLL
         for (size_t i = j + 1; i < n; i++) { /* zgeru, alpha = -1: a_ik += (-l_ij) u_jk */
             double *ri = A + i * ld;
             const double lr = -ri[2 * j] - 0.0 * ri[2 * j + 1],
                          li = -ri[2 * j + 1] + 0.0 * ri[2 * j];
+            MBS_SMALL_UNROLL
             for (size_t k = j + 1; k < n; k++) {
                 const double ur = rj[2 * k], ui = rj[2 * k + 1];
                 ri[2 * k] += ur * lr - ui * li;
@@ -174,12 +223,14 @@ static inline double mbs_small_cblas_hypot(double x, double y)
 
 /* x = U^-1 L^-1 x on the factors of mbs_small_zlu (x interleaved, already
  * permuted); the division by u_ii as gslcblas' ztrsv. */
-static inline void mbs_small_zlu_solve(size_t n, const double *LU, size_t lda, double *x)
+static inline MBS_SMALL_INLINE void mbs_small_zlu_solve_n(size_t n, const double *LU, size_t lda, double *x)
 {
     const size_t ld = 2 * lda;
+    MBS_SMALL_UNROLL
     for (size_t i = 1; i < n; i++) {
         const double *ri = LU + i * ld;
         double tr = x[2 * i], ti = x[2 * i + 1];
+        MBS_SMALL_UNROLL
         for (size_t j = 0; j < i; j++) {
             const double ar = ri[2 * j], ai = ri[2 * j + 1];
             tr -= ar * x[2 * j] - ai * x[2 * j + 1];
@@ -188,9 +239,11 @@ static inline void mbs_small_zlu_solve(size_t n, const double *LU, size_t lda, d
         x[2 * i] = tr;
         x[2 * i + 1] = ti;
     }
+    MBS_SMALL_UNROLL
     for (size_t i = n; i-- > 0;) {
         const double *ri = LU + i * ld;
         double tr = x[2 * i], ti = x[2 * i + 1];
+        MBS_SMALL_UNROLL
         for (size_t j = i + 1; j < n; j++) {
             const double ar = ri[2 * j], ai = ri[2 * j + 1];
             tr -= ar * x[2 * j] - ai * x[2 * j + 1];
@@ -201,6 +254,27 @@ static inline void mbs_small_zlu_solve(size_t n, const double *LU, size_t lda, d
         x[2 * i] = (tr * br + ti * bi) / s;
         x[2 * i + 1] = (ti * br - tr * bi) / s;
     }
+}
+
+/* The kernels above, dispatched on the order (MBS_SMALL_DISPATCH). */
+static inline int mbs_small_lu(size_t n, double *A, size_t lda, size_t *perm)
+{
+    MBS_SMALL_DISPATCH(return, mbs_small_lu_n, n, A, lda, perm)
+}
+
+static inline void mbs_small_lu_solve(size_t n, const double *LU, size_t lda, double *x)
+{
+    MBS_SMALL_DISPATCH(, mbs_small_lu_solve_n, n, LU, lda, x)
+}
+
+static inline int mbs_small_zlu(size_t n, double *A, size_t lda, size_t *perm)
+{
+    MBS_SMALL_DISPATCH(return, mbs_small_zlu_n, n, A, lda, perm)
+}
+
+static inline void mbs_small_zlu_solve(size_t n, const double *LU, size_t lda, double *x)
+{
+    MBS_SMALL_DISPATCH(, mbs_small_zlu_solve_n, n, LU, lda, x)
 }
 
 /* A = L L^T in place (L in the lower triangle; the strict upper triangle is

@@ -118,10 +118,8 @@ static void radau_free(void *p)
     gsl_permutation_free(st->p1);
     gsl_permutation_free(st->p1r);
     gsl_vector_complex_free(st->bc);
-    gsl_vector_complex_free(st->xc);
     free(st->W);
     gsl_vector_free(st->b1);
-    gsl_vector_free(st->x1);
     gsl_matrix_free(st->Mw);
     gsl_permutation_free(st->pm);
     gsl_vector_free(st->bm);
@@ -245,15 +243,13 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
                 ok = ok && (st->pcr[p] = gsl_permutation_alloc(n - nq));
         }
         st->bc = gsl_vector_complex_alloc(n);
-        st->xc = gsl_vector_complex_alloc(n);
         st->b1 = gsl_vector_alloc(n);
-        st->x1 = gsl_vector_alloc(n);
         st->Mw = mbs_matrix_alloc(nv, nv);
         st->pm = gsl_permutation_alloc(nv);
         st->bm = gsl_vector_alloc(nv);
         st->xm = gsl_vector_alloc(nv);
         ok = ok && st->E0 && st->J0 && st->Es && st->T1 && st->p1 &&
-             st->bc && st->xc && st->b1 && st->x1 && st->Mw && st->pm && st->bm && st->xm;
+             st->bc && st->b1 && st->Mw && st->pm && st->bm && st->xm;
     } else {
         ok = ok && (st->Wx = malloc(N * sizeof(double)));
     }
@@ -789,15 +785,13 @@ int mbs_radau5_newton_solve(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
         st.pcr[0] = gsl_permutation_alloc(n - nq);
     }
     st.b1 = gsl_vector_alloc(n);
-    st.x1 = gsl_vector_alloc(n);
     st.bc = gsl_vector_complex_alloc(n);
-    st.xc = gsl_vector_complex_alloc(n);
     st.rs = malloc(n * sizeof(double));
     st.cs = malloc(n * sizeof(double));
     st.W = malloc(3 * n * sizeof(double));
     st.R = malloc(3 * n * sizeof(double));
     if (s == MBS_OK && !(st.E0 && st.J0 && st.T1 && st.Tc[0] && st.p1 && st.pc[0] && st.b1 &&
-                         st.x1 && st.bc && st.xc && st.rs && st.cs && st.W && st.R &&
+                         st.bc && st.rs && st.cs && st.W && st.R &&
                          (st.p1r || !(nq > 0 && 2 * nq <= n)) && (st.pcr[0] || !st.p1r)))
         s = MBS_NO_MEMORY;
     f->h = h;
@@ -819,9 +813,7 @@ int mbs_radau5_newton_solve(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
     gsl_permutation_free(st.p1r);
     gsl_permutation_free(st.pcr[0]);
     gsl_vector_free(st.b1);
-    gsl_vector_free(st.x1);
     gsl_vector_complex_free(st.bc);
-    gsl_vector_complex_free(st.xc);
     free(st.rs);
     free(st.cs);
     free(st.W);

@@ -85,8 +85,8 @@ typedef struct radau_state {
     gsl_permutation *pcr[3], *p1r; /* order n - n_q: the reduced systems (radau_reducible) */
     int red;                       /* the factors are of the reduced systems */
     double ig1, igr[3], igi[3];    /* 1/gamma: h/u1, h/(alpha_p + i beta_p) */
-    gsl_vector *b1, *x1;
-    gsl_vector_complex *bc, *xc;
+    gsl_vector *b1;        /* right-hand side and solution of the real solve */
+    gsl_vector_complex *bc; /* of the complex solves */
     double *W; /* transformed residual (ns n) */
     double *y, *Z, *dZ, *R, *Yd, *F0, *F1, *F2, *cont, *scal, *rs, *cs, *err, *Ys, *Es_w;
     double *yd0; /* y'(t_n) of the differential components (first-step predictor) */

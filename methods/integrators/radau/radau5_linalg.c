@@ -302,22 +302,21 @@ static void radau_solve_real(radau_state *st, const double *rhs, double sign, do
     const size_t n = st->n, o = st->red ? st->form->nq : 0, m = n - o;
     const size_t *pp = (st->red ? st->p1r : st->p1)->data;
     const double *rs = st->rs, *cs = st->cs;
-    double *b = st->b1->data, *r = st->x1->data;
+    double *b = st->b1->data;
     if (!st->red) {
         for (size_t k = 0; k < n; k++)
             b[k] = sign * rs[pp[k]] * rhs[pp[k]];
-    } else { /* r = b_2 + J_2q b_q / gamma, then b = P (rs r) */
-        const double *J = st->J0->data;
+    } else { /* b = P (rs r), r = b_2 + J_2q b_q / gamma, row by row */
+        const double *J = st->J0->data, ig1 = st->ig1;
         const size_t tj = st->J0->tda;
-        for (size_t i = 0; i < m; i++) {
+        for (size_t k = 0; k < m; k++) {
+            const size_t i = pp[k];
             const double *Ji = J + (o + i) * tj;
             double sum = 0.0;
-            for (size_t k = 0; k < o; k++)
-                sum += Ji[k] * rhs[k];
-            r[i] = sign * (rhs[o + i] + sum * st->ig1);
+            for (size_t l = 0; l < o; l++)
+                sum += Ji[l] * rhs[l];
+            b[k] = rs[o + i] * (sign * (rhs[o + i] + sum * ig1));
         }
-        for (size_t k = 0; k < m; k++)
-            b[k] = rs[o + pp[k]] * r[pp[k]];
     }
     radau_lu_solve(m, st->T1->data, st->T1->tda, 0, b);
     if (!st->red) {
@@ -325,11 +324,12 @@ static void radau_solve_real(radau_state *st, const double *rhs, double sign, do
             out[k] = cs[k] * b[k];
         return;
     }
-    for (size_t k = 0; k < o; k++) /* x_q before x_v overwrites rhs (out may be rhs) */
-        r[k] = (sign * rhs[k] + cs[o + k] * b[k]) * st->ig1;
+    /* x_q = (b_q + x_v)/gamma: entry k reads rhs[k] before it writes out[k]
+     * (out may be rhs); x_v goes to the entries from o on */
+    for (size_t k = 0; k < o; k++)
+        out[k] = (sign * rhs[k] + cs[o + k] * b[k]) * st->ig1;
     for (size_t k = 0; k < m; k++)
         out[o + k] = cs[o + k] * b[k];
-    memcpy(out, r, o * sizeof(double));
 }
 
 /* The complex block p: (wr + i wi) = -((alpha_p + i beta_p)/h E0 - J0)^-1
@@ -340,30 +340,26 @@ static void radau_solve_complex(radau_state *st, int p, const double *Wr, const 
     const size_t n = st->n, o = st->red ? st->form->nq : 0, m = n - o;
     const size_t *pp = (st->red ? st->pcr[p] : st->pc[p])->data;
     const double *rs = st->rs, *cs = st->cs;
-    double *b = st->bc->data, *r = st->xc->data;
+    double *b = st->bc->data;
     if (!st->red) {
         for (size_t k = 0; k < n; k++) { /* b = P (-rs W), LU_solve's permutation */
             size_t i = pp[k];
             b[2 * k] = -rs[i] * Wr[i];
             b[2 * k + 1] = -rs[i] * Wi[i];
         }
-    } else { /* r = -(W_2 + J_2q W_q / gamma), then b = P (rs r) */
+    } else { /* b = P (rs r), r = -(W_2 + J_2q W_q / gamma), row by row */
         const double *J = st->J0->data, gr = st->igr[p], gi = st->igi[p];
         const size_t tj = st->J0->tda;
-        for (size_t i = 0; i < m; i++) {
+        for (size_t k = 0; k < m; k++) {
+            const size_t i = pp[k];
             const double *Ji = J + (o + i) * tj;
             double sr = 0.0, si = 0.0;
-            for (size_t k = 0; k < o; k++) {
-                sr += Ji[k] * Wr[k];
-                si += Ji[k] * Wi[k];
+            for (size_t l = 0; l < o; l++) {
+                sr += Ji[l] * Wr[l];
+                si += Ji[l] * Wi[l];
             }
-            r[2 * i] = -(Wr[o + i] + (sr * gr - si * gi));
-            r[2 * i + 1] = -(Wi[o + i] + (sr * gi + si * gr));
-        }
-        for (size_t k = 0; k < m; k++) {
-            size_t i = pp[k];
-            b[2 * k] = rs[o + i] * r[2 * i];
-            b[2 * k + 1] = rs[o + i] * r[2 * i + 1];
+            b[2 * k] = rs[o + i] * -(Wr[o + i] + (sr * gr - si * gi));
+            b[2 * k + 1] = rs[o + i] * -(Wi[o + i] + (sr * gi + si * gr));
         }
     }
     radau_lu_solve(m, st->Tc[p]->data, st->Tc[p]->tda, 1, b);
@@ -374,19 +370,17 @@ static void radau_solve_complex(radau_state *st, int p, const double *Wr, const 
         }
         return;
     }
+    /* x_q = (-W_q + x_v)/gamma: entry k read before it is written (wr, wi may
+     * be Wr, Wi); x_v from o on */
     const double gr = st->igr[p], gi = st->igi[p];
-    for (size_t k = 0; k < o; k++) { /* x_q = (-W_q + x_v)/gamma */
+    for (size_t k = 0; k < o; k++) {
         double ar = -Wr[k] + cs[o + k] * b[2 * k], ai = -Wi[k] + cs[o + k] * b[2 * k + 1];
-        r[2 * k] = ar * gr - ai * gi;
-        r[2 * k + 1] = ar * gi + ai * gr;
+        wr[k] = ar * gr - ai * gi;
+        wi[k] = ar * gi + ai * gr;
     }
     for (size_t k = 0; k < m; k++) {
         wr[o + k] = cs[o + k] * b[2 * k];
         wi[o + k] = cs[o + k] * b[2 * k + 1];
-    }
-    for (size_t k = 0; k < o; k++) {
-        wr[k] = r[2 * k];
-        wi[k] = r[2 * k + 1];
     }
 }
 
