@@ -130,8 +130,9 @@ enum { SP_RHO, SP_AM, SP_AF, SP_BETA, SP_GAMMA, SP_NTOL, SP_NMAXIT, SP_LINSOL };
     {"start", GA_START_PLAIN, 0, 1, "starting velocity: plain v(t0) or corrected "      \
      "v(t0) + Delta_0 (O(h^2), Arnold, Bruls & Cardona 2015 [arnold2015liegroup])", "plain,corrected", 1}
 #define GA_NEWTON_PARAMS                                                                \
-    {"newton_tol", 1e-13, 1e-16, 1e-2, "Newton tolerance on the increments of Delta q, " \
-     "lambda, mu relative to (1 + |value|) / h^(index - 1) (RADAU5's weights)", NULL, 0}, \
+    {"newton_tol", 1e-15, 1e-16, 1e-2, "Newton tolerance on the increments of Delta q, " \
+     "lambda, mu relative to (1 + |value|) / h^(index - 1) (RADAU5's weights; the default " \
+     "iterates to round-off)", NULL, 0}, \
     {"newton_maxit", 30, 1, 1000, "Newton iterations per step (maximum)", NULL, 1}
 #define GA_LINSOL_PARAM                                                                 \
     {"linsol", GA_LS_FULL, 0, 3, "iteration matrix: full (dense n_x x n_x LU with "     \
