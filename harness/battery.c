@@ -399,7 +399,9 @@ static void check_failure(const mbs_run_spec *base, const mbs_method_def *m, dou
         snprintf(r->check, sizeof r->check, "budget");
         return;
     }
-    if (s == MBS_NAN_STATE) { /* the harness itself found the non-finite component */
+    /* the harness itself found the non-finite component, resp. measured the final
+       configuration off the problem's branch (converge.h) */
+    if (s == MBS_NAN_STATE || s == MBS_LEFT_BRANCH) {
         snprintf(r->check, sizeof r->check, "observed");
         return;
     }
@@ -480,7 +482,8 @@ static void record_groups(const mbs_converge *cv, mbs_battery_result *r)
         /* Adaptive methods: the multipliers are not error-controlled (left out of
          * the error test or weighted by h, Arnold 2016 [arnold2016dae] Sect. 4.2),
          * so their tolerance exponent is recorded but not judged. */
-        r->g[g].present = (g < 2 || (r0->nl > 0 && !r->adaptive)) &&
+        /* Against a branch (converge.h) the multipliers are not measured. */
+        r->g[g].present = (g < 2 || (r0->nl > 0 && !r->adaptive && !cv->branch)) &&
                           (r->adaptive || r0->order[g] > 0.0);
     }
 }
@@ -684,6 +687,7 @@ int mbs_battery_pair(const mbs_battery *b, const char *problem, const char *meth
     }
     r->levels = cv->levels;
     r->self_ref = cv->self_ref;
+    r->branch = cv->branch;
     r->ref_digits = cv->ref_digits;
     for (int i = 0; i < cv->levels; i++) {
         const mbs_record *ri = &cv->rec[i];
@@ -803,6 +807,7 @@ char *mbs_battery_result_json(const mbs_battery_result *r)
                                       "check", r->check, "note", r->check_note));
     json_object_set_new(o, "ref_digits", num(r->ref_digits));
     json_object_set_new(o, "self_ref", json_boolean(r->self_ref));
+    json_object_set_new(o, "branch", json_boolean(r->branch));
     json_object_set_new(o, "wall", num(r->wall));
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
     json_decref(o);
@@ -878,6 +883,7 @@ int mbs_battery_result_parse(const char *line, mbs_battery_result *r)
     }
     r->ref_digits = get_num(o, "ref_digits");
     r->self_ref = json_is_true(json_object_get(o, "self_ref"));
+    r->branch = json_is_true(json_object_get(o, "branch"));
     r->wall = get_num(o, "wall");
     json_decref(o);
     return 0;

@@ -155,6 +155,7 @@ typedef struct mbs_battery_result {
     unsigned char ref_limited[MBS_MAX_LEVELS]; /* bit g: group g reference-limited */
     double ref_digits;     /* stated accuracy of the stored reference (NaN: none) */
     int self_ref;
+    int branch;            /* measured against the problem's branch (converge.h) */
     double wall;           /* seconds the pair took */
     int stability_bound;   /* adaptive: steps at most 1.1x apart over the levels (judge) */
 } mbs_battery_result;

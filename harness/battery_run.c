@@ -342,6 +342,7 @@ static const char *status_abbrev(int s)
     case MBS_NEWTON_DIVERGED: return "nd";
     case MBS_STEP_UNDERFLOW: return "su";
     case MBS_NAN_STATE: return "nan";
+    case MBS_LEFT_BRANCH: return "br";
     case MBS_SINGULAR_MATRIX: return "sm";
     case MBS_ERROR_TEST: return "et";
     case MBS_TOO_MANY_STEPS: return "ms";

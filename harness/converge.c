@@ -41,6 +41,56 @@ static void reference_accuracy(const mbs_run_spec *base, mbs_converge *out)
     mbs_problem_close(&pb);
 }
 
+/* A problem with a branch (problem.h, branch) and no exact or stored reference:
+ * each level's q and v at t_end against the branch's state there (the
+ * multipliers are not measured: the branch gives none), and a level whose final
+ * configuration lies more than MBS_BRANCH_OFF from the branch's configurations
+ * left it: status left_branch.  1 when measured so, 0 when the problem has no
+ * branch (or it does not cover the instance), -1 out of memory. */
+static int branch_errors(const mbs_run_spec *base, mbs_converge *out)
+{
+    mbs_problem pb;
+    char err[256];
+    if (mbs_problem_open(&pb, base->problem, err, sizeof err) != MBS_OK)
+        return 0;
+    int res = 0;
+    if (pb.def->branch) {
+        size_t nq = pb.nq, nv = pb.nv;
+        double *qb = malloc((nq + nv + 1) * sizeof(double)), *vb = qb ? qb + nq : NULL, off;
+        res = qb ? 1 : -1;
+        for (int i = 0; i < out->levels && res == 1; i++) {
+            mbs_record *r = &out->rec[i];
+            if (r->status != MBS_OK || !r->final || r->nq != nq || r->nv != nv)
+                continue;
+            if (pb.def->branch(&pb, r->t_final, r->final, qb, vb, &off) != MBS_OK) {
+                res = 0; /* not covered: self-convergence */
+                break;
+            }
+            double d[2] = {0.0, 0.0};
+            for (size_t k = 0; k < nq; k++)
+                d[0] = fmax(d[0], fabs(r->final[k] - qb[k]));
+            for (size_t k = 0; k < nv; k++)
+                d[1] = fmax(d[1], fabs(r->final[nq + k] - vb[k]));
+            r->err.q = d[0];
+            r->err.v = d[1];
+            r->err.lambda = NAN;
+            r->have_ref = 1;
+            snprintf(r->ref_kind, sizeof r->ref_kind, "branch");
+            if (!(off <= MBS_BRANCH_OFF)) {
+                r->status = MBS_LEFT_BRANCH;
+                r->fail_t = r->t_final;
+                snprintf(r->reason, sizeof r->reason,
+                         "left the branch: final configuration %.3g from the branch's (at most "
+                         "%g), error %.3g (q) against the branch at t = %g",
+                         off, MBS_BRANCH_OFF, d[0], r->t_final);
+            }
+        }
+        free(qb);
+    }
+    mbs_problem_close(&pb);
+    return res;
+}
+
 int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double ratio,
                      mbs_converge *out, char *err, size_t errlen)
 {
@@ -84,6 +134,15 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
     for (int i = 0; i < levels; i++)
         any_ref |= out->rec[i].have_ref;
     if (!any_ref) {
+        int br = branch_errors(base, out);
+        if (br < 0) {
+            mbs_converge_free(out);
+            snprintf(err, errlen, "converge: out of memory");
+            return MBS_BAD_INPUT;
+        }
+        out->branch = br;
+    }
+    if (!any_ref && !out->branch) {
         /* self-convergence: errors against one more, finer level */
         mbs_record fine;
         mbs_run_spec spec = *base;
@@ -213,6 +272,9 @@ void mbs_converge_print(const mbs_converge *c, FILE *f)
         fprintf(f, "reference: none for these parameters and t_end; errors are against the "
                    "next finer level (self-convergence; the last against %s = %.3e)\n",
                 xname, c->x_ref);
+    if (c->branch)
+        fprintf(f, "reference: the problem's branch (q and v at t_end; multipliers not "
+                   "measured); a level whose configuration is off it left the branch\n");
     const char *names[3] = {"q", "v", "lambda"};
     const char *what = c->adaptive ? "tol-exponent" : "order";
     for (int g = 0; g < 3; g++) {
@@ -224,6 +286,8 @@ void mbs_converge_print(const mbs_converge *c, FILE *f)
             snprintf(nominal, sizeof nominal, "(nominal %g)", c->rec[0].order[g]);
         if (g == 2 && c->rec[0].nl == 0)
             fprintf(f, "%s %-6s -  (no multipliers)\n", what, names[g]);
+        else if (g == 2 && c->branch)
+            fprintf(f, "%s %-6s -  (not measured against the branch)\n", what, names[g]);
         else if (ft->established)
             fprintf(f, "%s %-6s %.2f  95%% CI [%.2f, %.2f]  levels %zu..%zu  %s\n", what,
                     names[g], ft->p, ft->ci_low, ft->ci_high, ft->first + 1, ft->last + 1,
@@ -258,7 +322,8 @@ char *mbs_converge_json(const mbs_converge *c)
     }
     json_object_set_new(o, "study", json_string(c->adaptive ? "tolerance" : "step"));
     json_object_set_new(o, "levels", levels);
-    json_object_set_new(o, "reference", json_string(c->self_ref ? "next-level" : "solution"));
+    json_object_set_new(o, "reference",
+                        json_string(c->self_ref ? "next-level" : c->branch ? "branch" : "solution"));
     json_object_set_new(o, "x_ref", num(c->self_ref ? c->x_ref : NAN));
     json_object_set_new(o, "declined", json_boolean(c->declined));
     json_object_set_new(o, "reference_accuracy",

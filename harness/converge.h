@@ -18,6 +18,10 @@ typedef struct mbs_converge {
                                          errors are against the next finer level (the
                                          last against the extra level x_ref) */
     double x_ref;
+    int branch;                       /* 1: measured against the problem's branch
+                                         (problem.h, branch): q and v at t_end, no
+                                         multipliers; a level whose configuration is
+                                         off the branch has status left_branch */
     int declined;                     /* 1: the first level was declined (status
                                          unsupported); no further level was run */
     /* A stored reference states its accuracy (harness/reference.h,
@@ -38,12 +42,22 @@ typedef struct mbs_converge {
  * x0 / ratio^levels is run and each level's errors are measured against the
  * final state of the next finer level, the last against the extra one (flagged
  * by self_ref, "reference": "next-level" in JSON): the ratio of consecutive
- * errors is then r^p without a bias at the last pair.
+ * errors is then r^p without a bias at the last pair.  A problem with a branch
+ * (problem.h, branch; the N-four-bar's parallelogram) is measured against it
+ * instead (branch, "reference": "branch"): q and v at t_end, and a level that
+ * left the branch gets status left_branch (it ran; the motion it computed is
+ * another one).
  * Levels whose error lies below the stated accuracy of a stored reference are
  * reference-limited (ref_limited) and left out of the fit.  A first level
  * declined by the method (status unsupported) ends the study (declined).
  * Returns MBS_OK or MBS_BAD_INPUT (message in err).  Free with
  * mbs_converge_free. */
+/* A final configuration farther than this from the branch's configurations
+ * (problem.h, branch: relative to the mechanism's length) left the branch: on it
+ * the distance is round-off (1e-15 .. 1e-13 measured on the N-four-bar), off it
+ * O(1) (0.43 .. 2.0). */
+#define MBS_BRANCH_OFF 1e-2
+
 int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double ratio,
                      mbs_converge *out, char *err, size_t errlen);
 void mbs_converge_free(mbs_converge *c);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/status.h"
+#include "mech_impl.h"
 
 void mbs_nfourbar_branch(double N, double g, double L, double w0, double t, double *theta,
                          double *dtheta)
@@ -37,13 +38,50 @@ static int nfourbar_b0(const mbs_problem *pb, double t, double *out)
     return MBS_OK;
 }
 
+/* nfourbar.mech on its parallelogram branch: q holds the crank tips B_i (x, y),
+ * i = 0..N, which start at (i, 1); on the branch B_i = (i + L cos theta, L sin
+ * theta) and the configuration's distance from the branch is max_i |B_i - B_0 -
+ * (i, 0)| / L (0 for any parallelogram, whatever its phase). */
+static int nfourbar_branch(const mbs_problem *pb, double t, const double *q, double *qb,
+                           double *vb, double *off)
+{
+    int iN = mbs_params_find(&pb->params, "N"), ig = mbs_params_find(&pb->params, "g");
+    const mech_model *m = pb->data;
+    if (iN < 0 || ig < 0 || !m || m->dim != 2)
+        return MBS_UNSUPPORTED;
+    double N = pb->params.val[iN], th, dth, L = 1.0;
+    size_t np = m->nq / 2, k0 = np;
+    if (m->nq % 2 || (double)np != N + 1.0)
+        return MBS_UNSUPPORTED;
+    mbs_nfourbar_branch(N, pb->params.val[ig], L, -1.0, t - pb->t0, &th, &dth);
+    for (size_t k = 0; k < np; k++)
+        if (fabs(m->q0[2 * k]) < 1e-9 && fabs(m->q0[2 * k + 1] - L) < 1e-9)
+            k0 = k; /* B_0 */
+    if (k0 == np)
+        return MBS_UNSUPPORTED;
+    *off = 0.0;
+    for (size_t k = 0; k < np; k++) {
+        double i = nearbyint(m->q0[2 * k]); /* B_i starts at (i, L) */
+        if (fabs(m->q0[2 * k] - i) > 1e-9 || i < 0.0 || i > N ||
+            fabs(m->q0[2 * k + 1] - L) > 1e-9)
+            return MBS_UNSUPPORTED;
+        qb[2 * k] = i + L * cos(th);
+        qb[2 * k + 1] = L * sin(th);
+        vb[2 * k] = -L * sin(th) * dth;
+        vb[2 * k + 1] = L * cos(th) * dth;
+        double d = hypot(q[2 * k] - q[2 * k0] - i, q[2 * k + 1] - q[2 * k0 + 1]) / L;
+        *off = d > *off || isnan(d) ? d : *off;
+    }
+    return MBS_OK;
+}
+
 static const char *const b0_names[] = {"x_B0", "y_B0", "vx_B0", "vy_B0", NULL};
 
 static const mbs_mech_reference table[] = {
     {"nfourbar-parallelogram", b0_names,
      "parallelogram branch theta'' = -kappa (g/L) cos theta in closed form (Jacobi "
      "elliptic functions, GSL); cranks of L = 1 m turning at -1 rad/s",
-     nfourbar_b0},
+     nfourbar_b0, nfourbar_branch},
 };
 
 const mbs_mech_reference *mbs_mech_reference_find(const char *name)

@@ -12,6 +12,11 @@ typedef struct mbs_mech_reference {
     const char *const *names;       /* the reported quantities it gives (NULL-terminated) */
     const char *what;               /* provenance, one line */
     int (*eval)(const mbs_problem *pb, double t, double *out);
+    /* Optional: the branch's full state and a configuration's distance from it
+     * (problem.h, branch); NULL when the reduction gives only the reported
+     * quantities. */
+    int (*branch)(const mbs_problem *pb, double t, const double *q, double *qb, double *vb,
+                  double *off);
 } mbs_mech_reference;
 
 /* The entry of that name, or NULL. */

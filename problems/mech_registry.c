@@ -76,6 +76,13 @@ static int mech_reported_reference(const mbs_problem *pb, double t, double *out)
     return e->ref ? e->ref->eval(pb, t, out) : MBS_UNSUPPORTED;
 }
 
+static int mech_branch(const mbs_problem *pb, double t, const double *q, double *qb,
+                       double *vb, double *off)
+{
+    const mech_entry *e = entry_of(pb);
+    return e->ref && e->ref->branch ? e->ref->branch(pb, t, q, qb, vb, off) : MBS_UNSUPPORTED;
+}
+
 /* The file's reduction: a known name that gives exactly the file's reported
  * quantities.  MBS_OK (e->ref NULL without one) or MBS_BAD_INPUT. */
 static int find_reduction(mech_entry *e, const mech_model *m, const char *path, char *err,
@@ -309,6 +316,7 @@ static int entry_from_text(mech_entry *e, const char *path, const char *text, si
         .reported_names = m->out_names, /* per instance: setup() */
         .reported = mech_cb_reported,
         .reported_reference = e->ref ? mech_reported_reference : NULL,
+        .branch = e->ref && e->ref->branch ? mech_branch : NULL,
     };
     e->defaults = m;
     return MBS_OK;

@@ -259,6 +259,15 @@ struct mbs_problem_def {
      * solution; MBS_UNSUPPORTED for instances it does not cover.  The IFToMM
      * error of the trajectory measures (harness/traj.h) compares with it. */
     int (*reported_reference)(const mbs_problem *pb, double t, double *out);
+    /* Optional: a problem whose motion can pass singular configurations where it
+     * may change branch (the N-four-bar) and whose intended branch has a closed
+     * form: the branch's q and v at t (qb, vb; no multipliers) and *off, the
+     * distance of the configuration q from the branch's configurations (0 on it,
+     * O(1) on another branch; any phase error along the branch does not count).
+     * `converge` measures such a problem against it (harness/converge.h);
+     * MBS_UNSUPPORTED for instances it does not cover. */
+    int (*branch)(const mbs_problem *pb, double t, const double *q, double *qb, double *vb,
+                  double *off);
 };
 
 /* force_q or force_v of a force that does not depend on q (v): K = 0. */

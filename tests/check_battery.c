@@ -450,6 +450,65 @@ START_TEST(battery_nan_state_observed)
 }
 END_TEST
 
+/* The N-four-bar passes flat configurations (t = 0.718, 1.236, ...) where a method
+ * may leave the parallelogram branch; two runs on different branches differ by
+ * O(1) whatever their accuracy, so converge measures it against the branch
+ * (problem.h, branch; the closed form of mech_reference.h), not by
+ * self-convergence.  To t = 3: qr/dopri5 leaves it at every tolerance (final
+ * configuration 1.15 .. 1.43 from a parallelogram: status left_branch), while
+ * index3/genalpha stays on it and converges to it at order 2 in q and v (2.6e-2,
+ * 6.6e-3, 1.6e-3 from h = 0.02).  The battery pair (t = 20) of qr/dopri5 fails
+ * at its first level, left_branch, observed (before: a finding, the levels'
+ * self-convergence "not falling" between branches). */
+START_TEST(nfourbar_judged_on_its_branch)
+{
+    mbs_run_spec base = {.problem = "nfourbar", .method = "qr/dopri5", .t_end = 3.0,
+                         .repeat = 0, .measure = 1};
+    mbs_converge *c = malloc(sizeof *c);
+    char err[512];
+    ck_assert_ptr_nonnull(c);
+    ck_assert_msg(mbs_converge_run(&base, 1e-6, 3, 10.0, c, err, sizeof err) == MBS_OK, "%s",
+                  err);
+    ck_assert_int_eq(c->branch, 1);
+    ck_assert_int_eq(c->self_ref, 0);
+    for (int i = 0; i < c->levels; i++) {
+        ck_assert_int_eq(c->rec[i].status, MBS_LEFT_BRANCH);
+        ck_assert_ptr_nonnull(strstr(c->rec[i].reason, "left the branch"));
+        ck_assert(c->rec[i].err.q > 0.5);
+    }
+    mbs_converge_free(c);
+    base.method = "index3/genalpha";
+    ck_assert_msg(mbs_converge_run(&base, 0.02, 3, 2.0, c, err, sizeof err) == MBS_OK, "%s",
+                  err);
+    ck_assert_int_eq(c->branch, 1);
+    for (int i = 0; i < c->levels; i++) {
+        ck_assert_int_eq(c->rec[i].status, MBS_OK);
+        ck_assert_str_eq(c->rec[i].ref_kind, "branch");
+        ck_assert(isnan(c->rec[i].err.lambda));
+    }
+    for (int g = 0; g < 2; g++) {
+        ck_assert(c->fit[g].established);
+        ck_assert_double_eq_tol(c->fit[g].p, 2.0, 0.1);
+    }
+    ck_assert_double_lt(c->rec[2].err.q, 3e-3);
+    mbs_converge_free(c);
+    free(c);
+
+    mbs_battery b;
+    load_default(&b);
+    mbs_battery_result r;
+    ck_assert_msg(mbs_battery_pair(&b, "nfourbar", "qr/dopri5", &r, err, sizeof err) == MBS_OK,
+                  "%s", err);
+    char *js = mbs_battery_result_json(&r);
+    ck_assert_msg(r.outcome == MBS_BAT_FAILED && r.fail_status == MBS_LEFT_BRANCH &&
+                      r.fail_level == 1 && strcmp(r.check, "observed") == 0 && r.branch &&
+                      !r.g[2].present,
+                  "%s", js);
+    free(js);
+    mbs_battery_free(&b);
+}
+END_TEST
+
 /* The make-check pairs of the data file: each ends as the file states, and none
  * is a finding. */
 START_TEST(battery_check_pair)
@@ -496,6 +555,7 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, battery_adaptive_rule);
     tcase_add_test(tc, battery_failure_checks);
     tcase_add_test(tc, battery_nan_state_observed);
+    tcase_add_test(tc, nfourbar_judged_on_its_branch);
     /* one iteration per make-check pair of the data file (at least one: a file
      * that cannot be read fails the first) */
     mbs_battery b;
