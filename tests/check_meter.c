@@ -1887,6 +1887,40 @@ START_TEST(compare_orders_boundary)
 }
 END_TEST
 
+/* The orders of every refinement series of the baseline are compared, up to the
+ * 256 series the compare keeps (harness/regress.c): with 255 series of one
+ * level before it (no order to compare), an order drop of 0.5 in the 256th
+ * series is still a regression of its q, v and lambda orders. */
+START_TEST(compare_orders_256th_series)
+{
+    mbs_results rs[2];
+    for (int k = 0; k < 2; k++) {
+        json_t *a = json_array();
+        char name[16];
+        for (int i = 0; i < 255; i++) {
+            snprintf(name, sizeof name, "one%03d", i);
+            json_t *o = synth(name, 0.01, 1e-4);
+            json_object_set_new(o, "run", json_integer(i));
+            json_array_append_new(a, o);
+        }
+        /* order 2 in the baseline, 1.5 now, the same error at the finest h */
+        const double hs[4] = {0.04, 0.02, 0.01, 0.005}, p = k ? 1.5 : 2.0;
+        for (int i = 0; i < 4; i++) {
+            json_t *o = synth("last", hs[i], pow(0.005, 2.0 - p) * pow(hs[i], p));
+            json_object_set_new(o, "run", json_integer(255 + i));
+            json_array_append_new(a, o);
+        }
+        ck_assert_int_eq(mbs_results_from_array(NULL, a, &rs[k]), 0);
+        json_decref(a);
+    }
+    mbs_compare_summary s;
+    ck_assert_int_eq(cmp_quiet(&rs[0], &rs[1], &s), 1);
+    ck_assert_int_eq(s.regressions, 3);
+    mbs_results_free(&rs[0]);
+    mbs_results_free(&rs[1]);
+}
+END_TEST
+
 /* The order of a series over the records is fitted in the order of h, whatever
  * the order of the runs: with a round-off plateau at the finest h the window
  * leaves it out only when the levels are sorted; levels of another series or
@@ -2509,6 +2543,7 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, compare_params_identity);
     tcase_add_test(tc, compare_drift_exponent_both_directions);
     tcase_add_test(tc, compare_orders_boundary);
+    tcase_add_test(tc, compare_orders_256th_series);
     tcase_add_test(tc, results_order_sorts_levels);
     tcase_add_test(tc, compare_cpu_boundary);
     tcase_add_test(tc, mann_whitney_normal_by_hand);
