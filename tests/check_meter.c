@@ -493,6 +493,17 @@ START_TEST(record_fields_by_name)
         else
             ck_assert_msg(strstr(txt, "\nthreads        3\n") != NULL, "%s", txt);
         free(txt);
+        /* the JSON record likewise: a "threads" member only for threads > 0 */
+        s = mbs_record_json(&r);
+        o = json_loads(s, 0, NULL);
+        ck_assert_ptr_nonnull(o);
+        json_t *jth = json_object_get(o, "threads");
+        if (th == 0)
+            ck_assert_msg(jth == NULL, "threads 0 in the JSON record");
+        else
+            ck_assert_msg(json_is_integer(jth) && json_integer_value(jth) == 3, "threads");
+        json_decref(o);
+        free(s);
     }
     r.threads = 0;
     /* CSV: the columns named in the header hold the same numbers */
