@@ -1932,6 +1932,41 @@ START_TEST(compare_orders_256th_series)
 }
 END_TEST
 
+/* Two series whose keys ("problem method t_end=...") differ first in their 255th
+ * character are two series: the order drop of the second is a regression of its
+ * q, v and lambda orders. */
+START_TEST(compare_orders_long_series_keys)
+{
+    char pa[256], pb[256];
+    memset(pa, 'p', 254);
+    memcpy(pb, pa, 254);
+    pa[254] = 'a';
+    pb[254] = 'b';
+    pa[255] = pb[255] = 0;
+    mbs_results rs[2];
+    const double hs[4] = {0.04, 0.02, 0.01, 0.005};
+    for (int k = 0; k < 2; k++) {
+        json_t *a = json_array();
+        for (int i = 0; i < 8; i++) {
+            double p = k && i >= 4 ? 1.5 : 2.0; /* now: order 1.5 in the second series */
+            json_t *o = synth(i < 4 ? pa : pb, hs[i % 4], pow(0.005, 2.0 - p) * pow(hs[i % 4], p));
+            json_object_set_new(o, "run", json_integer(i));
+            json_array_append_new(a, o);
+        }
+        ck_assert_int_eq(mbs_results_from_array(NULL, a, &rs[k]), 0);
+        json_decref(a);
+    }
+    char key[1200];
+    mbs_rec_series_key(rs[0].recs[4], key, sizeof key);
+    ck_assert_uint_eq(strlen(key), 255 + strlen(" m t_end=1"));
+    mbs_compare_summary s;
+    ck_assert_int_eq(cmp_quiet(&rs[0], &rs[1], &s), 1);
+    ck_assert_int_eq(s.regressions, 3);
+    mbs_results_free(&rs[0]);
+    mbs_results_free(&rs[1]);
+}
+END_TEST
+
 /* The order of a series over the records is fitted in the order of h, whatever
  * the order of the runs: with a round-off plateau at the finest h the window
  * leaves it out only when the levels are sorted; levels of another series or
@@ -2555,6 +2590,7 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, compare_drift_exponent_both_directions);
     tcase_add_test(tc, compare_orders_boundary);
     tcase_add_test(tc, compare_orders_256th_series);
+    tcase_add_test(tc, compare_orders_long_series_keys);
     tcase_add_test(tc, results_order_sorts_levels);
     tcase_add_test(tc, compare_cpu_boundary);
     tcase_add_test(tc, mann_whitney_normal_by_hand);
