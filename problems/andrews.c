@@ -93,18 +93,20 @@ static int force(const mbs_problem *pb, double t, const double *q, const double 
 {
     (void)pb, (void)t;
     double eea = e - ea, zffa = zf - fa;
-    double s3 = sin(q[2]), c3 = cos(q[2]);
+    /* each sine and cosine once (the compiler does not merge repeated libm
+     * calls; sin and cos of one angle become one sincos) */
+    double s2 = sin(q[1]), s3 = sin(q[2]), c3 = cos(q[2]), c4 = cos(q[3]), c6 = cos(q[5]);
     double xd = sd * c3 + sc * s3 + xb, yd = sd * s3 - sc * c3 + yb;
     double L = sqrt((xd - xc) * (xd - xc) + (yd - yc) * (yd - yc));
     double F = -c0 * (L - l0) / L;
     double Fx = F * (xd - xc), Fy = F * (yd - yc);
-    f[0] = mom - m2 * da * rr * v[1] * (v[1] + 2.0 * v[0]) * sin(q[1]);
-    f[1] = m2 * da * rr * v[0] * v[0] * sin(q[1]);
+    f[0] = mom - m2 * da * rr * v[1] * (v[1] + 2.0 * v[0]) * s2;
+    f[1] = m2 * da * rr * v[0] * v[0] * s2;
     f[2] = Fx * (sc * c3 - sd * s3) + Fy * (sd * c3 + sc * s3);
-    f[3] = m4 * zt * eea * v[4] * v[4] * cos(q[3]);
-    f[4] = -m4 * zt * eea * v[3] * (v[3] + 2.0 * v[4]) * cos(q[3]);
-    f[5] = -m6 * u * zffa * v[6] * v[6] * cos(q[5]);
-    f[6] = m6 * u * zffa * v[5] * (v[5] + 2.0 * v[6]) * cos(q[5]);
+    f[3] = m4 * zt * eea * v[4] * v[4] * c4;
+    f[4] = -m4 * zt * eea * v[3] * (v[3] + 2.0 * v[4]) * c4;
+    f[5] = -m6 * u * zffa * v[6] * v[6] * c6;
+    f[6] = m6 * u * zffa * v[5] * (v[5] + 2.0 * v[6]) * c6;
     return MBS_OK;
 }
 
@@ -128,6 +130,9 @@ static int jacobian(const mbs_problem *pb, double t, const double *q, gsl_matrix
     double s1 = sin(q[0]), c1 = cos(q[0]), s12 = sin(q[0] + q[1]), c12 = cos(q[0] + q[1]);
     double s45 = sin(q[3] + q[4]), c45 = cos(q[3] + q[4]);
     double s67 = sin(q[5] + q[6]), c67 = cos(q[5] + q[6]);
+    /* before the library call below, so that each pair becomes one sincos */
+    double s3 = sin(q[2]), c3 = cos(q[2]), s5 = sin(q[4]), c5 = cos(q[4]);
+    double s7 = sin(q[6]), c7 = cos(q[6]);
     double g11 = -rr * s1 + d * s12, g12 = d * s12;
     double g21 = rr * c1 - d * c12, g22 = -d * c12;
     gsl_matrix_set_zero(G);
@@ -137,16 +142,16 @@ static int jacobian(const mbs_problem *pb, double t, const double *q, gsl_matrix
         gsl_matrix_set(G, r + 1, 0, g21);
         gsl_matrix_set(G, r + 1, 1, g22);
     }
-    gsl_matrix_set(G, 0, 2, -ss * cos(q[2]));
-    gsl_matrix_set(G, 1, 2, -ss * sin(q[2]));
+    gsl_matrix_set(G, 0, 2, -ss * c3);
+    gsl_matrix_set(G, 1, 2, -ss * s3);
     gsl_matrix_set(G, 2, 3, -e * c45);
-    gsl_matrix_set(G, 2, 4, -e * c45 + zt * sin(q[4]));
+    gsl_matrix_set(G, 2, 4, -e * c45 + zt * s5);
     gsl_matrix_set(G, 3, 3, -e * s45);
-    gsl_matrix_set(G, 3, 4, -e * s45 - zt * cos(q[4]));
+    gsl_matrix_set(G, 3, 4, -e * s45 - zt * c5);
     gsl_matrix_set(G, 4, 5, zf * s67);
-    gsl_matrix_set(G, 4, 6, zf * s67 - u * cos(q[6]));
+    gsl_matrix_set(G, 4, 6, zf * s67 - u * c7);
     gsl_matrix_set(G, 5, 5, -zf * c67);
-    gsl_matrix_set(G, 5, 6, -zf * c67 - u * sin(q[6]));
+    gsl_matrix_set(G, 5, 6, -zf * c67 - u * s7);
     return MBS_OK;
 }
 

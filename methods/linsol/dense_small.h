@@ -26,9 +26,10 @@
 #include <stddef.h>
 
 /* Largest order for which the kernel is used: bench section `small` (factor
- * + 2 solves) measures 0.21 / 0.50 (n = 3), 0.50 / 0.61 (8), 0.78 / 0.76
- * (16) and 1.12 / 0.82 (32) of GSL's time, real / complex; above it GSL's
- * (same numbers, the better cache use). */
+ * + 2 solves) measured 0.21 / 0.50 (n = 3), 0.50 / 0.61 (8), 0.78 / 0.76
+ * (16) and 1.12 / 0.82 (32) of GSL's time, real / complex, before the
+ * per-order instances below (after them, at load 8: 0.27 / 0.47 (3), 0.27 /
+ * 0.62 (8)); above it GSL's (same numbers, the better cache use). */
 enum { MBS_SMALL_NMAX = 16 };
 
 /* Orders up to MBS_SMALL_FIXED run an instance of the kernel compiled for
