@@ -430,6 +430,40 @@ START_TEST(battery_failure_checks)
 }
 END_TEST
 
+/* The fixed-step Radau IIA methods iterate Newton to round-off and read neither
+ * kappa nor nit (up to 50 iterations): their failure is checked at h/2, not with
+ * kappa = 1 (the same run again, "confirmed" by construction).  andrews-iftomm,
+ * index2/radau5-fixed from 4e-4: newton_diverged at the first level (rate 0.56);
+ * at h = 2e-4 it converges: confirmed, the note says so. */
+START_TEST(battery_fixed_radau_checked_at_half_step)
+{
+    mbs_battery b;
+    load_default(&b);
+    int found = 0;
+    for (size_t i = 0; i < b.n_pb; i++)
+        if (strcmp(b.pb[i].name, "andrews-iftomm") == 0)
+            for (int k = 0; k < b.pb[i].n_over; k++)
+                if (strcmp(b.pb[i].over[k].pattern, "*radau5-fixed") == 0) {
+                    b.pb[i].over[k].x0 = 4e-4;
+                    found = 1;
+                }
+    ck_assert(found);
+    mbs_battery_result r;
+    char err[512];
+    ck_assert_msg(mbs_battery_pair(&b, "andrews-iftomm", "index2/radau5-fixed", &r, err,
+                                   sizeof err) == MBS_OK,
+                  "%s", err);
+    char *js = mbs_battery_result_json(&r);
+    ck_assert_msg(r.outcome == MBS_BAT_FAILED && r.fail_level == 1 &&
+                      r.fail_status == MBS_NEWTON_DIVERGED &&
+                      strcmp(r.check, "confirmed") == 0 &&
+                      strstr(r.check_note, "at h = 0.0002: ok") != NULL,
+                  "%s", js);
+    free(js);
+    mbs_battery_free(&b);
+}
+END_TEST
+
 /* A non-finite state found by the harness is true as stated (check "observed"),
  * not unchecked: index1/hedopri5-fixed on the stiff twomass from h0 = 1e-3. */
 START_TEST(battery_nan_state_observed)
@@ -556,6 +590,7 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, battery_failure_checks);
     tcase_add_test(tc, battery_nan_state_observed);
     tcase_add_test(tc, nfourbar_judged_on_its_branch);
+    tcase_add_test(tc, battery_fixed_radau_checked_at_half_step);
     /* one iteration per make-check pair of the data file (at least one: a file
      * that cannot be read fails the first) */
     mbs_battery b;
