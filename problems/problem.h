@@ -95,6 +95,14 @@ typedef struct mbs_extension {
     int (*var_index)(const mbs_problem *pb, int *index);
     int (*mass)(const mbs_problem *pb, double t, const double *y, gsl_matrix *E);
     int (*rhs)(const mbs_problem *pb, double t, const double *y, double *F);
+    /* Optional (NULL: none): n_switch switching functions sw(t, y) whose zero
+     * sets are where F is continuous but not differentiable (a friction force
+     * entering saturation).  Integrators that locate them end a step on each
+     * sign change, so that no step straddles a kink of the solution's
+     * derivative (Gear & Osterby 1984 [gear1984discontinuities]; Hairer,
+     * Norsett & Wanner 1993 [hairer1993solving] Sect. II.6). */
+    int (*switches)(const mbs_problem *pb, double t, const double *y, double *sw);
+    size_t n_switch;
 } mbs_extension;
 
 /* Contract extension for problems flagged MBS_PB_LIEGROUP (set by the definition

@@ -155,9 +155,14 @@ static int geometry(const double *p, double psi, double xi, side *s)
 }
 
 /* Creep forces of one side in the track frame and their moments (Sect. 4.3, 4.5).
- * left = 1 for side P (the Fortran's "left" formulas), 0 for N. */
+ * left = 1 for side P (the Fortran's "left" formulas), 0 for N.  *sw (when not
+ * NULL) = (Tx^2 + Ty^2) / W_T^2 - 1 of the tanh-limited forces before the
+ * saturation: positive where they are scaled back to |T| = mu N.  The forces are
+ * continuous across sw = 0 but not differentiable there (the saturated side
+ * drops the radial derivative of T), so sw is a switching function of the
+ * right-hand side (mbs_extension.switches). */
 static void creep(const double *p, const double *v, double beta, const side *s, double delta,
-                  double N, int left, double T[3], double E[3])
+                  double N, int left, double T[3], double E[3], double *sw)
 {
     double th = p[3], ph = p[4], thd = v[3], phd = v[4];
     double cph = cos(ph), sph = sin(ph), cth = cos(th), sth = sin(th);
@@ -193,6 +198,8 @@ static void creep(const double *p, const double *v, double beta, const side *s, 
     double Tx = -WT * tanh(GM * c * c * C11 * nux / WT);
     double Ty = -WT * tanh(GM * c * c * C22 * nuy / WT + GM * c * c * c * C23 * phis / WT);
     double tt = Tx * Tx + Ty * Ty;
+    if (sw)
+        *sw = tt / (WT * WT) - 1.0;
     if (tt > WT * WT) {
         double f = fabs(WT) / sqrt(tt);
         Tx *= f;
@@ -229,6 +236,45 @@ static int g1_offsets(double c[2])
     return MBS_OK;
 }
 
+/* Contact geometry of both sides, the contact-plane angles and the normal
+ * forces N_s of y (Sect. 4.2): what the creep forces of either side need. */
+typedef struct contact {
+    side P, N;
+    double dP, dN, NP, NN, LP, LN;
+} contact;
+
+static int contact_state(const double *y, contact *c)
+{
+    const double *p = y;
+    if (geometry(p, y[IPSP], y[IXIP], &c->P) != MBS_OK ||
+        geometry(p, y[IPSN], y[IXIN], &c->N) != MBS_OK)
+        return MBS_CALLBACK_FAILED;
+    const side *sP = &c->P, *sN = &c->N;
+    double th = p[3], ph = p[4];
+    double cph = cos(ph), sph = sin(ph), cth = cos(th), sth = sin(th);
+    /* Contact-plane angles: principal-value arctangent of the quotient. */
+    double num, den;
+    num = (sP->Rp * cph - sph * cos(sP->psi)) * cth + sin(sP->psi) * sth;
+    den = -sP->Rp * sph - cos(sP->psi) * cph;
+    c->dP = atan(num / den);
+    num = (sN->Rp * cph - sph * cos(sN->psi)) * cth + sin(sN->psi) * sth;
+    den = sN->Rp * sph + cos(sN->psi) * cph;
+    c->dN = atan(num / den);
+    /* Normal forces from the physical multipliers Lambda_s = -lambda_s. */
+    double dP = c->dP, dN = c->dN, LP = -y[ILP], LN = -y[ILN];
+    double D = -sin(dP) * cos(dN) - sin(dN) * cos(dP);
+    if (fabs(D) < TOL_D)
+        return MBS_CALLBACK_FAILED;
+    double W1 = sP->b[0] * LP + sN->b[0] * LN, W2 = sP->b[1] * LP + sN->b[1] * LN;
+    c->NP = (cos(dN) * W1 - sin(dN) * W2) / D;
+    c->NN = (-cos(dP) * W1 - sin(dP) * W2) / D;
+    c->LP = LP;
+    c->LN = LN;
+    if (c->NP == 0.0 || c->NN == 0.0)
+        return MBS_CALLBACK_FAILED;
+    return MBS_OK;
+}
+
 /* F(y) of E(y) y' = F(y), rows in the order of y (problem.h): p' rows, v' rows
  * (Sect. 4.5 rows 6-10), constraint rows (P, N), beta row (row 11), contact
  * conditions h of N, then P (Sect. 4.2); form=ggl: then the position rows
@@ -238,33 +284,16 @@ static int ext_rhs(const mbs_problem *pb, double t, const double *y, double *F)
 {
     (void)t;
     const double *p = y, *v = y + IV;
-    side sP, sN;
-    if (geometry(p, y[IPSP], y[IXIP], &sP) != MBS_OK ||
-        geometry(p, y[IPSN], y[IXIN], &sN) != MBS_OK)
+    contact ct;
+    if (contact_state(y, &ct) != MBS_OK)
         return MBS_CALLBACK_FAILED;
+    const side sP = ct.P, sN = ct.N;
     double th = p[3], ph = p[4], thd = v[3], phd = v[4], beta = y[IBETA];
-    double cph = cos(ph), sph = sin(ph), cth = cos(th), sth = sin(th);
-    /* Contact-plane angles: principal-value arctangent of the quotient. */
-    double num, den;
-    num = (sP.Rp * cph - sph * cos(sP.psi)) * cth + sin(sP.psi) * sth;
-    den = -sP.Rp * sph - cos(sP.psi) * cph;
-    double dP = atan(num / den);
-    num = (sN.Rp * cph - sph * cos(sN.psi)) * cth + sin(sN.psi) * sth;
-    den = sN.Rp * sph + cos(sN.psi) * cph;
-    double dN = atan(num / den);
-    /* Normal forces from the physical multipliers Lambda_s = -lambda_s. */
-    double LP = -y[ILP], LN = -y[ILN];
-    double D = -sin(dP) * cos(dN) - sin(dN) * cos(dP);
-    if (fabs(D) < TOL_D)
-        return MBS_CALLBACK_FAILED;
-    double W1 = sP.b[0] * LP + sN.b[0] * LN, W2 = sP.b[1] * LP + sN.b[1] * LN;
-    double NP = (cos(dN) * W1 - sin(dN) * W2) / D;
-    double NN = (-cos(dP) * W1 - sin(dP) * W2) / D;
-    if (NP == 0.0 || NN == 0.0)
-        return MBS_CALLBACK_FAILED;
+    double cph = cos(ph), sph = sin(ph);
+    double LP = ct.LP, LN = ct.LN;
     double TP[3], TN[3], EP[3], EN[3];
-    creep(p, v, beta, &sP, dP, NP, 1, TP, EP);
-    creep(p, v, beta, &sN, dN, NN, 0, TN, EN);
+    creep(p, v, beta, &sP, ct.dP, ct.NP, 1, TP, EP, NULL);
+    creep(p, v, beta, &sN, ct.dN, ct.NN, 0, TN, EN, NULL);
     double Om = OMEGA0 + beta;
     double M2 = -2.0 * XL * XL * CZ * th; /* wagon-body moment (Sect. 4.4) */
     for (int i = 0; i < 5; i++)
@@ -304,6 +333,21 @@ static int ext_rhs(const mbs_problem *pb, double t, const double *y, double *F)
     F[IXIN] = sN.h[1];
     F[IPSP] = sP.h[0];
     F[IXIP] = sP.h[1];
+    return MBS_OK;
+}
+
+/* Switching functions (mbs_extension.switches): sw_P, sw_N of creep() for the
+ * two sides, zero where the creep force of that side enters or leaves the
+ * saturation |T| = mu N. */
+static int ext_switches(const mbs_problem *pb, double t, const double *y, double *sw)
+{
+    (void)pb, (void)t;
+    contact ct;
+    if (contact_state(y, &ct) != MBS_OK)
+        return MBS_CALLBACK_FAILED;
+    double T[3], E[3];
+    creep(y, y + IV, y[IBETA], &ct.P, ct.dP, ct.NP, 1, T, E, &sw[0]);
+    creep(y, y + IV, y[IBETA], &ct.N, ct.dN, ct.NN, 0, T, E, &sw[1]);
     return MBS_OK;
 }
 
@@ -723,6 +767,8 @@ static const mbs_extension extension = {
     .var_index = ext_index,
     .mass = ext_mass,
     .rhs = ext_rhs,
+    .switches = ext_switches,
+    .n_switch = 2,
 };
 
 const mbs_problem_def mbs_problem_wheelset = {

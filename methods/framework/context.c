@@ -198,6 +198,21 @@ int mbs_ext_rhs(mbs_ctx *ctx, double t, const double *y, double *F)
     return callback(ctx, ctx->pb->def->ext->rhs(ctx->pb, t, y, F), t, "extended rhs");
 }
 
+size_t mbs_ext_n_switch(const mbs_ctx *ctx)
+{
+    const mbs_extension *e = ctx->pb->def->ext;
+    return e && e->switches ? e->n_switch : 0;
+}
+
+int mbs_ext_switches(mbs_ctx *ctx, double t, const double *y, double *sw)
+{
+    ctx->cnt.f_evals++;
+    if (!mbs_ext_n_switch(ctx))
+        return mbs_fail(ctx, MBS_UNSUPPORTED, t, "%s has no switching functions",
+                        ctx->pb->def->name);
+    return callback(ctx, ctx->pb->def->ext->switches(ctx->pb, t, y, sw), t, "switches");
+}
+
 int mbs_constraint(mbs_ctx *ctx, double t, const double *q, double *g)
 {
     ctx->cnt.g_evals++;

@@ -186,6 +186,10 @@ int mbs_lie_exp(mbs_ctx *ctx, const double *q, const double *w, double *q1);
  * and a force evaluation. */
 int mbs_ext_mass(mbs_ctx *ctx, double t, const double *y, gsl_matrix *E);
 int mbs_ext_rhs(mbs_ctx *ctx, double t, const double *y, double *F);
+/* Switching functions of an extended problem (mbs_extension.switches): their
+ * number (0: none) and their values at (t, y), counted as a force evaluation. */
+size_t mbs_ext_n_switch(const mbs_ctx *ctx);
+int mbs_ext_switches(mbs_ctx *ctx, double t, const double *y, double *sw);
 
 /* Context life cycle (the harness owns it). */
 int mbs_ctx_init(mbs_ctx *ctx, const mbs_problem *pb);

@@ -128,6 +128,7 @@ static void radau_free(void *p)
     free(st->Wx);
     free(st->v_index2);
     mbs_index1_free(st->ix0);
+    mbs_radau_switch_free(st);
     double *bufs[] = {st->y,   st->Z,    st->dZ,   st->R,  st->Yd,  st->F0,   st->F1, st->F2,
                       st->cont, st->scal, st->rs, st->cs, st->err, st->Ys, st->Es_w, st->ydense};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -262,7 +263,7 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
          (st->rs = malloc(nf * sizeof(double))) && (st->cs = malloc(nf * sizeof(double))) &&
          (st->err = malloc(n * sizeof(double))) && (st->Ys = malloc(n * sizeof(double))) &&
          (st->Es_w = malloc(n * sizeof(double))) && (st->ydense = malloc(n * sizeof(double)));
-    if (!ok) {
+    if (!ok || mbs_radau_switch_alloc(st, ctx) != MBS_OK) {
         radau_free(st);
         return MBS_NO_MEMORY;
     }
@@ -405,6 +406,8 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
     if (st->form && st->form->kind == MBS_FORM_INDEX3 &&
         (s = mbs_dae_form_index2_velocities(st->form, ctx, t0, ystate, st->v_index2)) != MBS_OK)
         return s;
+    if ((s = mbs_radau_switch_start(st, ctx, t0)) != MBS_OK)
+        return s;
 
     /* Tolerances (RADAU's transformation for the current ns) and the Newton
      * stopping value. */
@@ -436,6 +439,8 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
      * scaled error stays within 10% of the previous one in [0.5, 2] */
     double err_prev = 0.0;
     int nstall = 0;
+    /* h of the attempt that was cut to land on a switch (radau_switch.c) */
+    double h_cut = 0.0;
 
     while (t < t_end) {
         if ((s = mbs_budget(ctx, t)) != MBS_OK)
@@ -444,6 +449,8 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             double tn = istep + 1 == nsteps ? t_end : t0 + (double)(istep + 1) * set->h;
             h = tn - t;
             last = istep + 1 == nsteps;
+        } else if (st->sw_land >= 0) {
+            /* landing on a switch (radau_switch.c): h and Z are set */
         } else if (t + 1.0001 * h >= t_end) {
             h = t_end - t;
             last = 1;
@@ -487,7 +494,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             if (first)
                 mbs_radau_first_derivative(st, ctx, t);
         }
-        if (variable && (jac_due || h != h_dec || oc.force)) {
+        if (variable && st->sw_land < 0 && (jac_due || h != h_dec || oc.force)) {
             h_dec = h;
             if (radau_select_order(st, &oc, h / hold, newt_last, theta)) {
                 radau_order_constants(st, r0, a0, &rtol, &atol, &fnewt, &nit, &expo);
@@ -508,7 +515,8 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             h_fact = h;
         }
         mbs_radau_set_scal(st, rtol, atol, h, 1);
-        mbs_radau_start_values(st, first, h, hold);
+        if (st->sw_land < 0)
+            mbs_radau_start_values(st, first, h, hold);
 
         if (fixed) {
             /* Fixed-step mode: simplified Newton iterated to round-off.  There is
@@ -622,6 +630,25 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         }
         newt_last = newt;
 
+        /* A switching function changed sign over the attempt: redo it to end
+         * on the first root (radau_switch.c); Jacobian and iteration matrix
+         * are kept, the factorisation follows the new h. */
+        if (st->nsw) {
+            double th;
+            int k;
+            if ((s = mbs_radau_switch_find(st, ctx, t, h, &th, &k)) != MBS_OK)
+                goto failed_eval;
+            if (k >= 0) {
+                h_cut = h;
+                h *= th;
+                mbs_radau_switch_restrict(st, th);
+                st->sw_land = k;
+                last = 0;
+                mbs_count_rejected(ctx);
+                continue;
+            }
+        }
+
         /* Error estimate and step-size control (RADAU5). */
         double errn;
         if ((s = mbs_radau_estimate(st, ctx, t, h, first || reject, jac_current, &errn)) != MBS_OK)
@@ -662,6 +689,10 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             mbs_radau_update_solution(st);
             f0_current = 0;
             jac_current = 0;
+            if (st->sw_land >= 0) /* landed: the step the cut attempt asked for,
+                                      within RADAU's growth limit of the predictor */
+                hnew = fmax(hnew, fmin(h_cut, facl * h));
+            mbs_radau_switch_accept(st);
             if ((s = report(st, ctx, t, h, ystate)) != MBS_OK)
                 break;
             if (last)
@@ -688,6 +719,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         } else {
             reject = 1;
             last = 0;
+            st->sw_land = -1;
             mbs_count_rejected(ctx);
             h = first ? 0.1 * h : hnew;
             need_jac = need_jac || !jac_current;
@@ -717,6 +749,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         mbs_count_rejected(ctx);
         need_jac = !jac_current;
     next_attempt:
+        st->sw_land = -1; /* a shorter attempt need not reach the switch */
         ctx->reason[0] = '\0';
         s = MBS_OK;
         continue;

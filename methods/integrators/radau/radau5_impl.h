@@ -100,6 +100,15 @@ typedef struct radau_state {
                           (index-2 variables, error scaled by h), 0 for the others */
     double *ydense;    /* dense output: the polynomial's value (n) */
     double t_dense, h_dense; /* dense output: t_n+1 and h of the step just accepted */
+    /* Switching functions of an extended problem (radau_switch.c; adaptive
+     * modes only): their number (0: none), values at t_n (sw0) and at the end
+     * of the current attempt (sw1), the side (+1, -1) of the piece the
+     * solution is on (swsg), the function the current attempt was cut to land
+     * on (sw_land, -1: none), work (swy: a polynomial value, n). */
+    size_t nsw;
+    double *sw0, *sw1, *swy;
+    int *swsg;
+    int sw_land;
 } radau_state;
 
 int mbs_radau_tableau(radau_coeffs *k);
@@ -132,5 +141,21 @@ void mbs_radau_update_solution(radau_state *st);
 void mbs_radau_first_derivative(radau_state *st, mbs_ctx *ctx, double t);
 void mbs_radau_start_values(radau_state *st, int first, double h, double hold);
 void mbs_radau_set_scal(radau_state *st, double rtol, double atol, double h, int index_aware);
+
+/* radau_switch.c: the switching functions (problem.h mbs_extension.switches).
+ * alloc: st->nsw and the work arrays (MBS_NO_MEMORY); start: their sides at
+ * (t, st->y); find: after an attempt's Newton iteration converged, the first
+ * root theta in (0, 1) of a function that changed sign over the attempt, on
+ * its collocation polynomial (*which = -1, *theta = 1: none to land on);
+ * accept: the sides after an accepted attempt. */
+int mbs_radau_switch_alloc(radau_state *st, mbs_ctx *ctx);
+void mbs_radau_switch_free(radau_state *st);
+int mbs_radau_switch_start(radau_state *st, mbs_ctx *ctx, double t);
+int mbs_radau_switch_find(radau_state *st, mbs_ctx *ctx, double t, double h, double *theta,
+                          int *which);
+/* restrict: the current attempt's stage values Z moved to the attempt that
+ * ends at theta (the starting values of the landing attempt). */
+void mbs_radau_switch_restrict(radau_state *st, double theta);
+void mbs_radau_switch_accept(radau_state *st);
 
 #endif

@@ -1,0 +1,204 @@
+/* Switching functions in the Radau IIA methods (problems/problem.h,
+ * mbs_extension.switches): where a problem's right-hand side is continuous but
+ * not differentiable across the zero set of a function sw(t, y) (the
+ * wheelset's creep forces entering and leaving saturation), a step that
+ * straddles the switch loses the order of the collocation method: the solution
+ * has a kink in a derivative, which no polynomial of degree s follows, so the
+ * local error is O(J tau^2) for a kink of size J at distance tau from the
+ * step's ends, whatever s (Gear & Osterby 1984 [gear1984discontinuities]).
+ * The remedy of Hairer, Norsett & Wanner 1993 [hairer1993solving] Sect. II.6:
+ * after an attempt whose Newton iteration converged, the functions are
+ * evaluated at its end; where one changed sign, its root is found on the
+ * attempt's collocation polynomial
+ *     u(t_n + theta h) = y_n + sum_j Z_j L_j(theta),
+ * L_j the Lagrange polynomials on the nodes 0, c_1, ..., c_s (L_j(0) = 0), by
+ * the Illinois variant of regula falsi, and the attempt is redone to end
+ * there (radau5.c).  The next step then starts on the other side, so every
+ * step integrates a smooth piece.  Only sign changes over a whole attempt are
+ * seen: two crossings within one step of the same function, or a root closer
+ * to t_n than RADAU_SW_MIN h (the solution touching the switch again right
+ * after a landing), are stepped over. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "radau5_impl.h"
+
+/* Fraction of the attempt below which a root is stepped over (no landing
+ * step shorter than this times h), and the width of the final bracket in
+ * theta. */
+static const double RADAU_SW_MIN = 1e-3, RADAU_SW_TOL = 1e-10;
+
+int mbs_radau_switch_alloc(radau_state *st, mbs_ctx *ctx)
+{
+    st->sw_land = -1;
+    st->nsw = 0;
+    if (st->var->fixed || st->ix || !st->form->nx)
+        return MBS_OK;
+    size_t m = mbs_ext_n_switch(ctx);
+    if (!m)
+        return MBS_OK;
+    st->sw0 = malloc(m * sizeof(double));
+    /* end values | the stage samples | a root search's */
+    st->sw1 = malloc((2 * RADAU_SMAX + 2) * m * sizeof(double));
+    st->swsg = malloc(m * sizeof(int));
+    st->swy = malloc(st->n * sizeof(double));
+    if (!st->sw0 || !st->sw1 || !st->swsg || !st->swy)
+        return MBS_NO_MEMORY;
+    st->nsw = m;
+    return MBS_OK;
+}
+
+void mbs_radau_switch_free(radau_state *st)
+{
+    free(st->sw0);
+    free(st->sw1);
+    free(st->swsg);
+    free(st->swy);
+}
+
+int mbs_radau_switch_start(radau_state *st, mbs_ctx *ctx, double t)
+{
+    st->sw_land = -1;
+    if (!st->nsw)
+        return MBS_OK;
+    int s = mbs_ext_switches(ctx, t, st->y, st->sw0);
+    for (size_t j = 0; s == MBS_OK && j < st->nsw; j++)
+        st->swsg[j] = st->sw0[j] < 0.0 ? -1 : 1;
+    return s;
+}
+
+/* u(t + theta h) of the current attempt into st->swy. */
+static void poly_value(radau_state *st, double theta)
+{
+    const size_t n = st->n;
+    const int s = st->co->s;
+    const double *c = st->co->c;
+    double L[RADAU_SMAX];
+    for (int j = 0; j < s; j++) {
+        double l = theta / c[j]; /* the node 0 */
+        for (int m = 0; m < s; m++)
+            if (m != j)
+                l *= (theta - c[m]) / (c[j] - c[m]);
+        L[j] = l;
+    }
+    for (size_t k = 0; k < n; k++) {
+        double u = st->y[k];
+        for (int j = 0; j < s; j++)
+            u += L[j] * st->Z[(size_t)j * n + k];
+        st->swy[k] = u;
+    }
+}
+
+int mbs_radau_switch_find(radau_state *st, mbs_ctx *ctx, double t, double h, double *theta,
+                          int *which)
+{
+    *theta = 1.0;
+    *which = -1;
+    if (!st->nsw)
+        return MBS_OK;
+    const size_t n = st->n, nsw = st->nsw;
+    const int ns = st->co->s;
+    const double *c = st->co->c;
+    /* the functions at 2s points: the stage values u(c_i) = y_n + Z_i and the
+     * midpoints between the nodes 0, c_1, ..., c_s (c_s = 1: the end value
+     * last, kept in sw1 for accept), so that a short excursion to the other
+     * side within the attempt is seen too (an excursion narrower than the
+     * spacing, at most 0.11 h for s = 7, can still be stepped over) */
+    double *smp = st->sw1 + nsw, *fs = st->sw1 + (size_t)(2 * RADAU_SMAX + 1) * nsw;
+    double x[2 * RADAU_SMAX];
+    const int np = 2 * ns;
+    for (int i = 0; i < ns; i++) {
+        x[2 * i] = 0.5 * ((i ? c[i - 1] : 0.0) + c[i]);
+        x[2 * i + 1] = c[i];
+    }
+    for (int i = 0; i < np; i++) {
+        double *v = i == np - 1 ? st->sw1 : smp + (size_t)i * nsw;
+        if (i % 2) {
+            const double *Zi = st->Z + (size_t)(i / 2) * n;
+            for (size_t k = 0; k < n; k++)
+                st->swy[k] = st->y[k] + Zi[k];
+        } else {
+            poly_value(st, x[i]);
+        }
+        int s = mbs_ext_switches(ctx, t + x[i] * h, st->swy, v);
+        if (s != MBS_OK)
+            return s;
+    }
+    double best = 1.0;
+    for (size_t j = 0; j < nsw; j++) {
+        const int g = st->swsg[j];
+        if ((int)j == st->sw_land)
+            continue;
+        /* the first sample on the other side; the bracket below it */
+        double lo = 0.0, flo = st->sw0[j], hi = 1.0, fhi = 0.0;
+        int i = 0;
+        for (; i < np; i++) {
+            double v = i == np - 1 ? st->sw1[j] : smp[(size_t)i * nsw + j];
+            if (v * g < 0.0) {
+                hi = x[i];
+                fhi = v;
+                break;
+            }
+            lo = x[i];
+            flo = v;
+        }
+        if (i == np || !(flo * g > 0.0) || hi > best)
+            continue; /* none, or back across right at a landing (stepped over) */
+        /* Illinois: sw(lo) on side g, sw(hi) across */
+        int kept = 0;
+        for (int it = 0; it < 60 && hi - lo > RADAU_SW_TOL; it++) {
+            double xm = (lo * fhi - hi * flo) / (fhi - flo);
+            if (!(xm > lo && xm < hi))
+                xm = 0.5 * (lo + hi);
+            poly_value(st, xm);
+            int s = mbs_ext_switches(ctx, t + xm * h, st->swy, fs);
+            if (s != MBS_OK)
+                return s;
+            double fx = fs[j];
+            if (fx * g > 0.0) {
+                lo = xm, flo = fx;
+                if (kept == 1)
+                    fhi *= 0.5;
+                kept = 1;
+            } else {
+                hi = xm, fhi = fx;
+                if (kept == -1)
+                    flo *= 0.5;
+                kept = -1;
+            }
+        }
+        if (hi < best && hi >= RADAU_SW_MIN) {
+            best = hi;
+            *which = (int)j;
+        }
+    }
+    *theta = best;
+    return MBS_OK;
+}
+
+void mbs_radau_switch_restrict(radau_state *st, double theta)
+{
+    /* Z_i of the attempt ending at theta: the polynomial at c_i theta */
+    const size_t n = st->n;
+    const int s = st->co->s;
+    double *Znew = st->dZ; /* free between attempts */
+    for (int i = 0; i < s; i++) {
+        poly_value(st, st->co->c[i] * theta);
+        for (size_t k = 0; k < n; k++)
+            Znew[(size_t)i * n + k] = st->swy[k] - st->y[k];
+    }
+    memcpy(st->Z, Znew, (size_t)s * n * sizeof(double));
+}
+
+void mbs_radau_switch_accept(radau_state *st)
+{
+    for (size_t j = 0; j < st->nsw; j++) {
+        if ((int)j == st->sw_land)
+            st->swsg[j] = -st->swsg[j];
+        else if (st->sw1[j] != 0.0)
+            st->swsg[j] = st->sw1[j] < 0.0 ? -1 : 1;
+        st->sw0[j] = st->sw1[j];
+    }
+    st->sw_land = -1;
+}
