@@ -3,6 +3,7 @@
 #include "../../core/gslalloc.h"
 #include "dae_form.h"
 #include "../../problems/triplets.h"
+#include "../linsol/dense_small.h"
 
 #include <float.h>
 #include <gsl/gsl_blas.h>
@@ -619,13 +620,15 @@ int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
  * g_t or g, M), each entry the same expression in the same order as the
  * general path below (the same numbers, the same counters), without the
  * layers between them. */
-static int residual_plain(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *restrict y,
-                          const double *restrict yp, double *restrict R)
+static inline MBS_SMALL_INLINE int residual_plain_n(size_t nv, mbs_dae_form *f, mbs_ctx *ctx,
+                                                    double t, const double *restrict y,
+                                                    const double *restrict yp, double *restrict R)
 {
-    const size_t nq = f->nq, nv = f->nv, nl = f->nl;
+    const size_t nq = nv, nl = f->nl; /* H = I: n_q = n_v */
     const double *q = y, *v = y + nq, *lam = y + nq + nv;
     double *restrict Rv = R + nq, *restrict Rc = R + nq + nv;
     int s;
+    MBS_SMALL_UNROLL
     for (size_t i = 0; i < nq; i++) /* q' = v */
         R[i] = yp[i] - v[i];
     if ((s = mbs_force(ctx, t, q, v, Rv)) != MBS_OK)
@@ -637,6 +640,7 @@ static int residual_plain(mbs_dae_form *f, mbs_ctx *ctx, double t, const double 
         const size_t tb = f->B->tda;
         for (size_t i = 0; i < nl; i++) { /* f - B^T lambda */
             const double *Bi = Bd + i * tb, li = lam[i];
+            MBS_SMALL_UNROLL
             for (size_t j = 0; j < nv; j++)
                 Rv[j] -= Bi[j] * li;
         }
@@ -652,6 +656,7 @@ static int residual_plain(mbs_dae_form *f, mbs_ctx *ctx, double t, const double 
             for (size_t i = 0; i < nl; i++) { /* 0 - (B v + g_t) */
                 const double *Bi = Bd + i * tb;
                 double bv = rheo ? f->gt[i] : 0.0;
+                MBS_SMALL_UNROLL
                 for (size_t j = 0; j < nv; j++)
                     bv += Bi[j] * v[j];
                 Rc[i] = 0.0 - bv;
@@ -662,14 +667,24 @@ static int residual_plain(mbs_dae_form *f, mbs_ctx *ctx, double t, const double 
         return s;
     const double *Md = f->M->data, *pv = yp + nq;
     const size_t tm = f->M->tda;
+    MBS_SMALL_UNROLL
     for (size_t i = 0; i < nv; i++) { /* M v' - (f - B^T lambda) */
         const double *Mi = Md + i * tm;
         double r = 0.0;
+        MBS_SMALL_UNROLL
         for (size_t j = 0; j < nv; j++)
             r += Mi[j] * pv[j];
         Rv[i] = r - Rv[i];
     }
     return MBS_OK;
+}
+
+/* Instantiated per n_v up to MBS_SMALL_FIXED (methods/linsol/dense_small.h):
+ * the loops over q and v unrolled, the same operations in the same order. */
+static int residual_plain(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
+                          const double *yp, double *R)
+{
+    MBS_SMALL_DISPATCH(return, residual_plain_n, f->nv, f, ctx, t, y, yp, R)
 }
 
 int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,

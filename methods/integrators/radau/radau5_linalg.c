@@ -217,6 +217,47 @@ static void radau_lu_solve(size_t m, double *a, size_t lda, int cplx, double *x)
     gsl_blas_ztrsv(CblasUpper, CblasNoTrans, CblasNonUnit, &A, &X);
 }
 
+/* The s = 3 reduced blocks of mbs_radau_factor (their operands). */
+typedef struct radau_red3 {
+    const double *E, *J, *rs, *cs;
+    size_t te, tj, o;
+    double *T1;
+    size_t t1;
+    double *Tc;
+    size_t tc;
+    double u1h, ig1, ah, bh, gr, gi;
+} radau_red3;
+
+/* T1 = sc (u1/h e - j - jq/gamma1), Tc = sc ((alpha + i beta)/h e - j -
+ * jq/gamma), the expressions of mbs_radau_factor's general loop with
+ * beta/h hoisted (the same quotient), instantiated per order m up to
+ * MBS_SMALL_FIXED (dense_small.h). */
+static inline MBS_SMALL_INLINE void radau_red3_m(size_t m, const radau_red3 *r)
+{
+    const size_t o = r->o;
+    MBS_SMALL_UNROLL
+    for (size_t k = 0; k < m; k++) {
+        const size_t K = o + k;
+        const double *Ek = r->E + K * r->te + o, *Jk = r->J + K * r->tj + o,
+                     *Jq = r->J + K * r->tj;
+        const double rK = r->rs[K];
+        double *T1k = r->T1 + k * r->t1, *z = r->Tc + 2 * k * r->tc;
+        MBS_SMALL_UNROLL
+        for (size_t l = 0; l < m; l++) {
+            double e = Ek[l], j = Jk[l], sc = rK * r->cs[o + l];
+            double jq = l < o ? Jq[l] : 0.0;
+            T1k[l] = sc * (r->u1h * e - j - jq * r->ig1);
+            z[2 * l] = sc * (r->ah * e - j - jq * r->gr);
+            z[2 * l + 1] = sc * (r->bh * e - jq * r->gi);
+        }
+    }
+}
+
+static void radau_assemble_red3(size_t m, const radau_red3 *r)
+{
+    MBS_SMALL_DISPATCH(, radau_red3_m, m, r)
+}
+
 /* Factor the scaled Newton matrices after RADAU's transformation (Hairer &
  * Wanner II, Sect. IV.8): the real block u1/h E0 - J0 (also the matrix of the
  * error estimate) and the complex blocks (alpha_p + i beta_p)/h E0 - J0,
@@ -254,27 +295,35 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
         st->igr[p] = h * co->alpha[p] / ab2;
         st->igi[p] = -h * co->beta[p] / ab2;
     }
-    for (size_t k = 0; k < m; k++) {
-        const size_t K = o + k;
-        const double *Ek = E + K * te + o, *Jk = J + K * tj + o, *Jq = J + K * tj;
-        double *T1k = T1.data + k * t1;
-        for (size_t l = 0; l < m; l++) {
-            double e = Ek[l], j = Jk[l], sc = rs[K] * cs[o + l];
-            if (!st->red) {
-                T1k[l] = sc * (u1h * e - j);
+    if (st->red && np == 1) { /* s = 3, reduced: the instances per order m */
+        const radau_red3 r3 = {.E = E, .J = J, .rs = rs, .cs = cs, .te = te, .tj = tj, .o = o,
+                               .T1 = T1.data, .t1 = t1, .Tc = tc[0], .tc = tt[0], .u1h = u1h,
+                               .ig1 = st->ig1, .ah = ah[0], .bh = co->beta[0] / h,
+                               .gr = st->igr[0], .gi = st->igi[0]};
+        radau_assemble_red3(m, &r3);
+    } else {
+        for (size_t k = 0; k < m; k++) {
+            const size_t K = o + k;
+            const double *Ek = E + K * te + o, *Jk = J + K * tj + o, *Jq = J + K * tj;
+            double *T1k = T1.data + k * t1;
+            for (size_t l = 0; l < m; l++) {
+                double e = Ek[l], j = Jk[l], sc = rs[K] * cs[o + l];
+                if (!st->red) {
+                    T1k[l] = sc * (u1h * e - j);
+                    for (int p = 0; p < np; p++) {
+                        double *z = tc[p] + 2 * (k * tt[p] + l);
+                        z[0] = sc * (ah[p] * e - j);
+                        z[1] = sc * co->beta[p] / h * e;
+                    }
+                    continue;
+                }
+                double jq = l < o ? Jq[l] : 0.0;
+                T1k[l] = sc * (u1h * e - j - jq * st->ig1);
                 for (int p = 0; p < np; p++) {
                     double *z = tc[p] + 2 * (k * tt[p] + l);
-                    z[0] = sc * (ah[p] * e - j);
-                    z[1] = sc * co->beta[p] / h * e;
+                    z[0] = sc * (ah[p] * e - j - jq * st->igr[p]);
+                    z[1] = sc * (co->beta[p] / h * e - jq * st->igi[p]);
                 }
-                continue;
-            }
-            double jq = l < o ? Jq[l] : 0.0;
-            T1k[l] = sc * (u1h * e - j - jq * st->ig1);
-            for (int p = 0; p < np; p++) {
-                double *z = tc[p] + 2 * (k * tt[p] + l);
-                z[0] = sc * (ah[p] * e - j - jq * st->igr[p]);
-                z[1] = sc * (co->beta[p] / h * e - jq * st->igi[p]);
             }
         }
     }
@@ -297,18 +346,21 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
  * the factorisation rejected zero and non-finite pivots), through the row and
  * column scaling; reduced (st->red): the system of order n - n_q and
  * x_q = (b_q + x_v)/gamma (mbs_radau_reducible).  out may be rhs. */
-static void radau_solve_real(radau_state *st, const double *rhs, double sign, double *out)
+static inline MBS_SMALL_INLINE void radau_solve_real_m(size_t m, radau_state *st, const double *rhs,
+                                                       double sign, double *out)
 {
-    const size_t n = st->n, o = st->red ? st->form->nq : 0, m = n - o;
+    const size_t o = st->n - m; /* 0 unless st->red */
     const size_t *pp = (st->red ? st->p1r : st->p1)->data;
     const double *rs = st->rs, *cs = st->cs;
     double *b = st->b1->data;
     if (!st->red) {
-        for (size_t k = 0; k < n; k++)
+        MBS_SMALL_UNROLL
+        for (size_t k = 0; k < m; k++)
             b[k] = sign * rs[pp[k]] * rhs[pp[k]];
     } else { /* b = P (rs r), r = b_2 + J_2q b_q / gamma, row by row */
         const double *J = st->J0->data, ig1 = st->ig1;
         const size_t tj = st->J0->tda;
+        MBS_SMALL_UNROLL
         for (size_t k = 0; k < m; k++) {
             const size_t i = pp[k];
             const double *Ji = J + (o + i) * tj;
@@ -320,7 +372,8 @@ static void radau_solve_real(radau_state *st, const double *rhs, double sign, do
     }
     radau_lu_solve(m, st->T1->data, st->T1->tda, 0, b);
     if (!st->red) {
-        for (size_t k = 0; k < n; k++)
+        MBS_SMALL_UNROLL
+        for (size_t k = 0; k < m; k++)
             out[k] = cs[k] * b[k];
         return;
     }
@@ -328,21 +381,32 @@ static void radau_solve_real(radau_state *st, const double *rhs, double sign, do
      * (out may be rhs); x_v goes to the entries from o on */
     for (size_t k = 0; k < o; k++)
         out[k] = (sign * rhs[k] + cs[o + k] * b[k]) * st->ig1;
+    MBS_SMALL_UNROLL
     for (size_t k = 0; k < m; k++)
         out[o + k] = cs[o + k] * b[k];
 }
 
+/* The solve above, instantiated per order m = n - o up to MBS_SMALL_FIXED
+ * (loops of constant length, as the kernels'; methods/linsol/dense_small.h). */
+static void radau_solve_real(radau_state *st, const double *rhs, double sign, double *out)
+{
+    const size_t m = st->n - (st->red ? st->form->nq : 0);
+    MBS_SMALL_DISPATCH(, radau_solve_real_m, m, st, rhs, sign, out)
+}
+
 /* The complex block p: (wr + i wi) = -((alpha_p + i beta_p)/h E0 - J0)^-1
  * (Wr + i Wi), as radau_solve_real. */
-static void radau_solve_complex(radau_state *st, int p, const double *Wr, const double *Wi,
-                                double *wr, double *wi)
+static inline MBS_SMALL_INLINE void radau_solve_complex_m(size_t m, radau_state *st, int p,
+                                                          const double *Wr, const double *Wi,
+                                                          double *wr, double *wi)
 {
-    const size_t n = st->n, o = st->red ? st->form->nq : 0, m = n - o;
+    const size_t o = st->n - m; /* 0 unless st->red */
     const size_t *pp = (st->red ? st->pcr[p] : st->pc[p])->data;
     const double *rs = st->rs, *cs = st->cs;
     double *b = st->bc->data;
     if (!st->red) {
-        for (size_t k = 0; k < n; k++) { /* b = P (-rs W), LU_solve's permutation */
+        MBS_SMALL_UNROLL
+        for (size_t k = 0; k < m; k++) { /* b = P (-rs W), LU_solve's permutation */
             size_t i = pp[k];
             b[2 * k] = -rs[i] * Wr[i];
             b[2 * k + 1] = -rs[i] * Wi[i];
@@ -350,6 +414,7 @@ static void radau_solve_complex(radau_state *st, int p, const double *Wr, const 
     } else { /* b = P (rs r), r = -(W_2 + J_2q W_q / gamma), row by row */
         const double *J = st->J0->data, gr = st->igr[p], gi = st->igi[p];
         const size_t tj = st->J0->tda;
+        MBS_SMALL_UNROLL
         for (size_t k = 0; k < m; k++) {
             const size_t i = pp[k];
             const double *Ji = J + (o + i) * tj;
@@ -364,7 +429,8 @@ static void radau_solve_complex(radau_state *st, int p, const double *Wr, const 
     }
     radau_lu_solve(m, st->Tc[p]->data, st->Tc[p]->tda, 1, b);
     if (!st->red) {
-        for (size_t k = 0; k < n; k++) {
+        MBS_SMALL_UNROLL
+        for (size_t k = 0; k < m; k++) {
             wr[k] = cs[k] * b[2 * k];
             wi[k] = cs[k] * b[2 * k + 1];
         }
@@ -378,10 +444,18 @@ static void radau_solve_complex(radau_state *st, int p, const double *Wr, const 
         wr[k] = ar * gr - ai * gi;
         wi[k] = ar * gi + ai * gr;
     }
+    MBS_SMALL_UNROLL
     for (size_t k = 0; k < m; k++) {
         wr[o + k] = cs[o + k] * b[2 * k];
         wi[o + k] = cs[o + k] * b[2 * k + 1];
     }
+}
+
+static void radau_solve_complex(radau_state *st, int p, const double *Wr, const double *Wi,
+                                double *wr, double *wi)
+{
+    const size_t m = st->n - (st->red ? st->form->nq : 0);
+    MBS_SMALL_DISPATCH(, radau_solve_complex_m, m, st, p, Wr, Wi, wr, wi)
 }
 
 /* dZ = -T^-1 R: W = (T^-1 (x) I) R, one real and (ns-1)/2 complex scaled
@@ -459,32 +533,45 @@ static inline void radau_kron_pass(const double M[RADAU_SMAX][RADAU_SMAX], size_
 /* y = (M (x) I_n) x / d for s blocks of length n (the transformations T,
  * T^-1 and the stage derivatives A^-1 Z / h), only the first len <= n
  * components of each block (the others of y untouched). */
+/* s = 3 (RADAU5): all three blocks in one pass over k (small n: no
+ * per-block loop overhead); instantiated per len up to MBS_SMALL_FIXED below. */
+static inline MBS_SMALL_INLINE void radau_kron3(size_t len, const double M[RADAU_SMAX][RADAU_SMAX],
+                                                size_t n, const double *x, double d, double *y)
+{
+    const double a00 = M[0][0], a01 = M[0][1], a02 = M[0][2], a10 = M[1][0], a11 = M[1][1],
+                 a12 = M[1][2], a20 = M[2][0], a21 = M[2][1], a22 = M[2][2];
+    const double *restrict x0 = x, *restrict x1 = x + n, *restrict x2 = x + 2 * n;
+    double *restrict y0 = y, *restrict y1 = y + n, *restrict y2 = y + 2 * n;
+    if (d == 1.0) {
+        MBS_SMALL_UNROLL
+        for (size_t k = 0; k < len; k++) {
+            const double u = x0[k], v = x1[k], w = x2[k];
+            y0[k] = a00 * u + a01 * v + a02 * w;
+            y1[k] = a10 * u + a11 * v + a12 * w;
+            y2[k] = a20 * u + a21 * v + a22 * w;
+        }
+        return;
+    }
+    MBS_SMALL_UNROLL
+    for (size_t k = 0; k < len; k++) {
+        const double u = x0[k], v = x1[k], w = x2[k];
+        y0[k] = (a00 * u + a01 * v + a02 * w) / d;
+        y1[k] = (a10 * u + a11 * v + a12 * w) / d;
+        y2[k] = (a20 * u + a21 * v + a22 * w) / d;
+    }
+}
+
+static void radau_kron3_any(const double M[RADAU_SMAX][RADAU_SMAX], size_t n, size_t len,
+                            const double *x, double d, double *y)
+{
+    MBS_SMALL_DISPATCH(, radau_kron3, len, M, n, x, d, y)
+}
+
 void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, size_t len,
                     const double *x, double d, double *y)
 {
     if (s == 3) {
-        /* RADAU5's s: all three blocks in one pass over k (small n: no
-         * per-block loop overhead) */
-        const double a00 = M[0][0], a01 = M[0][1], a02 = M[0][2], a10 = M[1][0],
-                     a11 = M[1][1], a12 = M[1][2], a20 = M[2][0], a21 = M[2][1],
-                     a22 = M[2][2];
-        const double *restrict x0 = x, *restrict x1 = x + n, *restrict x2 = x + 2 * n;
-        double *restrict y0 = y, *restrict y1 = y + n, *restrict y2 = y + 2 * n;
-        if (d == 1.0) {
-            for (size_t k = 0; k < len; k++) {
-                const double u = x0[k], v = x1[k], w = x2[k];
-                y0[k] = a00 * u + a01 * v + a02 * w;
-                y1[k] = a10 * u + a11 * v + a12 * w;
-                y2[k] = a20 * u + a21 * v + a22 * w;
-            }
-            return;
-        }
-        for (size_t k = 0; k < len; k++) {
-            const double u = x0[k], v = x1[k], w = x2[k];
-            y0[k] = (a00 * u + a01 * v + a02 * w) / d;
-            y1[k] = (a10 * u + a11 * v + a12 * w) / d;
-            y2[k] = (a20 * u + a21 * v + a22 * w) / d;
-        }
+        radau_kron3_any(M, n, len, x, d, y);
         return;
     }
     if (s == 5)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../../core/gslalloc.h"
+#include "../../linsol/dense_small.h"
 #include "radau5_impl.h"
 
 /* ---- the formulation: the DAE forms of dae_form.h, or the index-1 ODE
@@ -88,10 +89,11 @@ void mbs_radau_stage_derivatives(radau_state *st, double h)
     mbs_radau_kron(st->co->Ainv, st->co->s, st->n, len, st->Z, h, st->Yd);
 }
 
-/* R_i = E(Y_i) Yd_i - F(t + c_i h, Y_i)  ([arnold2016dae] Eq. (73d)). */
-int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
+/* R_i = E(Y_i) Yd_i - F(t + c_i h, Y_i)  ([arnold2016dae] Eq. (73d)); instantiated
+ * per n up to MBS_SMALL_FIXED (dense_small.h) below. */
+static inline MBS_SMALL_INLINE int radau_residual_n(size_t n, radau_state *st, mbs_ctx *ctx,
+                                                    double t, double h)
 {
-    size_t n = st->n;
     int s;
     mbs_radau_stage_derivatives(st, h);
     double *restrict Ys = st->Ys;
@@ -99,6 +101,7 @@ int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
     for (size_t i = 0; i < (size_t)st->co->s; i++) {
         double ti = t + st->co->c[i] * h, *Ri = st->R + i * n, *Ydi = st->Yd + i * n;
         const double *restrict Zi = st->Z + i * n;
+        MBS_SMALL_UNROLL
         for (size_t k = 0; k < n; k++)
             Ys[k] = y[k] + Zi[k];
         if (st->ix) { /* index-1 ODE: E = I */
@@ -129,24 +132,41 @@ int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
     return MBS_OK;
 }
 
-double mbs_radau_rms_scaled(const double *x, const double *scal, size_t len, size_t n)
+int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
+{
+    MBS_SMALL_DISPATCH(return, radau_residual_n, st->n, st, ctx, t, h)
+}
+
+/* Instantiated per block length n up to MBS_SMALL_FIXED (dense_small.h):
+ * the inner loop unrolled, the same sum in the same order. */
+static inline MBS_SMALL_INLINE double radau_rms_n(size_t n, const double *x, const double *scal,
+                                                  size_t len)
 {
     double sum = 0.0; /* len is a multiple of n: blocks of n, no i % n */
-    for (size_t b = 0; b < len; b += n)
+    for (size_t b = 0; b < len; b += n) {
+        MBS_SMALL_UNROLL
         for (size_t k = 0; k < n; k++) {
             double r = x[b + k] / scal[k];
             sum += r * r;
         }
+    }
     return sqrt(sum / (double)len);
+}
+
+double mbs_radau_rms_scaled(const double *x, const double *scal, size_t len, size_t n)
+{
+    MBS_SMALL_DISPATCH(return, radau_rms_n, n, x, scal, len)
 }
 
 /* RADAU5's ESTRAD (RADAU's ESTRAV for s = 5, 7): embedded error estimate
  * (scaled RMS norm). */
-int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int first_or_reject,
-                    int e0_current, double *errn)
+static inline MBS_SMALL_INLINE int radau_estimate_n(size_t n, radau_state *st, mbs_ctx *ctx,
+                                                    double t, double h, int first_or_reject,
+                                                    int e0_current, double *errn)
 {
-    size_t n = st->n, ns = (size_t)st->co->s;
+    size_t ns = (size_t)st->co->s;
     int s;
+    MBS_SMALL_UNROLL
     for (size_t k = 0; k < n; k++) {
         double sum = 0.0;
         for (size_t j = 0; j < ns; j++)
@@ -174,8 +194,10 @@ int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int fi
         }
     }
     if (E)
+        MBS_SMALL_UNROLL
         for (size_t k = 0; k < n; k++) {
             double e = 0.0;
+            MBS_SMALL_UNROLL
             for (size_t l = 0; l < n; l++)
                 e += gsl_matrix_get(E, k, l) * st->F1[l];
             st->F2[k] = e;
@@ -189,6 +211,7 @@ int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int fi
      * estimate takes y_n as consistent: those rows are left out (and in the
      * second estimate only the change g(Ys) - g(q_n) counts). */
     const int drop_g = !st->ix && st->form->kind == MBS_FORM_INDEX3;
+    MBS_SMALL_UNROLL
     for (size_t k = 0; k < n; k++)
         st->Es_w[k] =
             st->F2[k] + (drop_g && mbs_dae_form_position_row(st->form, k) ? 0.0 : st->F0[k]);
@@ -196,10 +219,12 @@ int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int fi
         return s;
     double e = fmax(mbs_radau_rms_scaled(st->err, st->scal, n, n), 1e-10);
     if (e >= 1.0 && first_or_reject) {
+        MBS_SMALL_UNROLL
         for (size_t k = 0; k < n; k++)
             st->Ys[k] = st->y[k] + st->err[k];
         if ((s = mbs_radau_form_rhs(st, ctx, t, st->Ys, st->F1)) != MBS_OK)
             return s;
+        MBS_SMALL_UNROLL
         for (size_t k = 0; k < n; k++)
             st->Es_w[k] = st->F1[k] + st->F2[k] -
                           (drop_g && mbs_dae_form_position_row(st->form, k) ? st->F0[k] : 0.0);
@@ -211,20 +236,28 @@ int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int fi
     return MBS_OK;
 }
 
+/* RADAU5's estimate above, instantiated per n up to MBS_SMALL_FIXED. */
+int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int first_or_reject,
+                    int e0_current, double *errn)
+{
+    MBS_SMALL_DISPATCH(return, radau_estimate_n, st->n, st, ctx, t, h, first_or_reject, e0_current,
+                       errn)
+}
+
 /* After an accepted step: y += Z_s and the divided differences of the
  * collocation polynomial (RADAU5's CONT for s = 3, RADAU's for s = 5, 7) for
  * the next starting values: in x = (t - t_n+1)/h the polynomial through
  * (0, Z_s), (c_(s-1) - 1, Z_(s-1)), ..., (c_1 - 1, Z_1), (-1, 0) is
  * x (cont_1 + (x - (c_(s-1) - 1)) (cont_2 + ... (x - (c_1 - 1)) cont_s)). */
-void mbs_radau_update_solution(radau_state *st)
+static inline MBS_SMALL_INLINE void radau_update_solution_n(size_t n, radau_state *st)
 {
-    size_t n = st->n;
     const int s = st->co->s;
     const double *c = st->co->c;
     st->cont_ns = s;
     memcpy(st->cont_c, c, sizeof st->cont_c);
     if (s == 3) { /* RADAU5's closed form (kept: radau5 bit for bit) */
         const double c1 = c[0], c2 = c[1], c1m1 = c1 - 1.0, c2m1 = c2 - 1.0, c1mc2 = c1 - c2;
+        MBS_SMALL_UNROLL
         for (size_t k = 0; k < n; k++) {
             double z1 = st->Z[k], z2 = st->Z[n + k], z3 = st->Z[2 * n + k];
             st->y[k] += z3;
@@ -245,6 +278,7 @@ void mbs_radau_update_solution(radau_state *st)
     for (int m = 0; m < s; m++)
         x[m] = c[s - 1 - m] - 1.0;
     x[s] = -1.0;
+    MBS_SMALL_UNROLL
     for (size_t k = 0; k < n; k++) {
         for (int m = 0; m < s; m++)
             d[m] = st->Z[(size_t)(s - 1 - m) * n + k];
@@ -256,6 +290,12 @@ void mbs_radau_update_solution(radau_state *st)
         for (int m = 1; m <= s; m++)
             st->cont[(size_t)(m - 1) * n + k] = d[m];
     }
+}
+
+/* Instantiated per n up to MBS_SMALL_FIXED (dense_small.h). */
+void mbs_radau_update_solution(radau_state *st)
+{
+    MBS_SMALL_DISPATCH(, radau_update_solution_n, st->n, st)
 }
 
 /* y'(t_n) of the differential components from E0 y' = F0 (q' = F0_q,
@@ -298,11 +338,13 @@ void mbs_radau_first_derivative(radau_state *st, mbs_ctx *ctx, double t)
 /* Starting values: first step c_i h y'_n, later the previous collocation
  * polynomial (cont, with the nodes it was built on) extrapolated to the
  * current nodes (RADAU5; RADAU after an order change too). */
-void mbs_radau_start_values(radau_state *st, int first, double h, double hold)
+static inline MBS_SMALL_INLINE void radau_start_values_n(size_t n, radau_state *st, int first,
+                                                         double h, double hold)
 {
-    size_t n = st->n, s = (size_t)st->co->s;
+    size_t s = (size_t)st->co->s;
     if (first || st->cont_ns == 0) {
         for (size_t i = 0; i < s; i++)
+            MBS_SMALL_UNROLL
             for (size_t k = 0; k < n; k++)
                 st->Z[i * n + k] = st->co->c[i] * h * st->yd0[k];
         return;
@@ -313,6 +355,7 @@ void mbs_radau_start_values(radau_state *st, int first, double h, double hold)
         const double c1m1 = cc[0] - 1.0, c2m1 = cc[1] - 1.0;
         for (size_t i = 0; i < s; i++) {
             double cq = st->co->c[i] * c3q;
+            MBS_SMALL_UNROLL
             for (size_t k = 0; k < n; k++)
                 st->Z[i * n + k] =
                     cq * (st->cont[k] +
@@ -322,6 +365,7 @@ void mbs_radau_start_values(radau_state *st, int first, double h, double hold)
     }
     for (size_t i = 0; i < s; i++) {
         double cq = st->co->c[i] * c3q;
+        MBS_SMALL_UNROLL
         for (size_t k = 0; k < n; k++) {
             double val = st->cont[(size_t)(sc - 1) * n + k];
             for (int l = sc - 2; l >= 0; l--) /* node of factor l + 1: c_(s-1-l) - 1 */
@@ -329,6 +373,12 @@ void mbs_radau_start_values(radau_state *st, int first, double h, double hold)
             st->Z[i * n + k] = cq * val;
         }
     }
+}
+
+/* Instantiated per n up to MBS_SMALL_FIXED (dense_small.h). */
+void mbs_radau_start_values(radau_state *st, int first, double h, double hold)
+{
+    MBS_SMALL_DISPATCH(, radau_start_values_n, st->n, st, first, h, hold)
 }
 
 /* Error weights: atol + rtol |y_i|, divided by h^(index_i - 1) (RADAU5's
