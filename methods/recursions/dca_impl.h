@@ -33,10 +33,14 @@ typedef struct dnode {
     int *up;           /* no: position of each open row in the parent's list [J | O] */
     int *jsrc;         /* internal: per entry of the J rows (CSR order) the child
                           handle it acts on: hh of child 0, or -(hh + 1) of child 1 */
-    int *hsrc;         /* internal: per handle, the same encoding */
+    int *jb;           /* internal: per entry of the J rows, the dpool index of that
+                          child handle's b */
+    int *hsrc;         /* internal: per handle, the same encoding as jsrc */
     int *hb;           /* internal: per handle hh, hb[hh] .. hb[hh + 1] - 1 index the
-                          pairs (a, p) at hb + nh + 1: open row a of the child
-                          eliminated here as row p (the c_J terms of the handle's b) */
+                          pairs at hb + 2 nh + 1; hb[nh + 1 + hh] is the dpool index
+                          of the child handle's b, and a pair (x, p) is the dpool
+                          index x of the child's Phi entry of an open row it
+                          eliminates here as row p (the c_J terms of the handle's b) */
     double *L;         /* Cholesky factor of the leaf's M_b + alpha B_L^T B_L (nh x nh)
                           or of the node's D (nJ x nJ), kept for the iterations
                           that change only the right-hand sides */

@@ -123,13 +123,11 @@ static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
     return MBS_OK;
 }
 
-/* A later iteration at a leaf: only b_b, from the kept factor. */
-static void rhs_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
+/* A later iteration at a leaf: only b_b, from the kept factor (in place). */
+static void rhs_leaf(const dca_ws *w, dnode *n)
 {
-    size_t d = n->nh;
-    leaf_rhs(w, n, sc->X);
-    mbs_small_chol_solve(d, n->L, d, sc->X);
-    memcpy(n->b, sc->X, d * sizeof *n->b);
+    leaf_rhs(w, n, n->b);
+    mbs_small_chol_solve(n->nh, n->L, n->nh, n->b);
 }
 
 /* Node (children 1, 2 joined by rows J, open rows O):
@@ -139,16 +137,14 @@ static void rhs_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
  * (Eqs. (21)-(32)).  The right-hand side of c_J into X (length nJ). */
 static void node_rhs(const dca_ws *w, const dnode *n, double *X)
 {
-    const dnode *ch[2] = {&w->nd[n->child[0]], &w->nd[n->child[1]]};
-    double al = w->alpha;
-    size_t e = 0;
+    const double *dp = w->dpool, al = w->alpha;
+    const int *jb = n->jb;
     for (size_t i = 0; i < n->nJ; i++) {
         int r = n->J[i];
-        X[i] = w->lamstar[r] / al - w->gam[r];
-        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++, e++) {
-            int s = n->jsrc[e];
-            X[i] = X[i] + w->rval[p] * ch[s < 0]->b[s < 0 ? -s - 1 : s];
-        }
+        double x = w->lamstar[r] / al - w->gam[r];
+        for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++)
+            x = x + w->rval[p] * dp[*jb++];
+        X[i] = x;
     }
 }
 
@@ -156,16 +152,12 @@ static void node_rhs(const dca_ws *w, const dnode *n, double *X)
  * of the handle relations). */
 static void node_handles_b(const dca_ws *w, dnode *n)
 {
-    const dnode *ch[2] = {&w->nd[n->child[0]], &w->nd[n->child[1]]};
+    const double *dp = w->dpool;
+    const int *bsrc = n->hb + n->nh + 1, *pr = bsrc + n->nh;
     for (size_t hh = 0; hh < n->nh; hh++) {
-        int src = n->hsrc[hh];
-        const dnode *c = ch[src < 0];
-        size_t ch_h = (size_t)(src < 0 ? -src - 1 : src);
-        const double *ph = c->Phi + ch_h * c->no;
-        const int *pr = n->hb + n->nh + 1;
-        double bb = c->b[ch_h];
+        double bb = dp[bsrc[hh]];
         for (int k = n->hb[hh]; k < n->hb[hh + 1]; k++)
-            bb += ph[pr[2 * k]] * n->cJ[pr[2 * k + 1]];
+            bb += dp[pr[2 * k]] * n->cJ[pr[2 * k + 1]];
         n->b[hh] = bb;
     }
 }
@@ -237,15 +229,14 @@ static int assemble_node(const dca_ws *w, dnode *n, dca_scratch *sc)
     return MBS_OK;
 }
 
-/* A later iteration at a node: only c_J and the handles' b, from the kept
- * factor and E_J. */
-static void rhs_node(const dca_ws *w, dnode *n, dca_scratch *sc)
+/* A later iteration at a node: only c_J (in place) and the handles' b, from
+ * the kept factor and E_J. */
+static void rhs_node(const dca_ws *w, dnode *n)
 {
     size_t nJ = n->nJ;
     if (nJ > 0) {
-        node_rhs(w, n, sc->X);
-        mbs_small_chol_solve(nJ, n->L, nJ, sc->X);
-        memcpy(n->cJ, sc->X, nJ * sizeof *n->cJ);
+        node_rhs(w, n, n->cJ);
+        mbs_small_chol_solve(nJ, n->L, nJ, n->cJ);
     }
     node_handles_b(w, n);
 }
@@ -257,9 +248,9 @@ static int assemble_one(const dca_ws *w, dnode *n, dca_scratch *sc, int full)
     if (full)
         return n->leaf >= 0 ? assemble_leaf(w, n, sc) : assemble_node(w, n, sc);
     if (n->leaf >= 0)
-        rhs_leaf(w, n, sc);
+        rhs_leaf(w, n);
     else
-        rhs_node(w, n, sc);
+        rhs_node(w, n);
     return MBS_OK;
 }
 
@@ -292,6 +283,13 @@ static void disassemble_one(dca_ws *w, const dnode *n)
     }
 }
 
+/* max(a, b) for the residual maxima: a is never NaN, and a NaN b leaves a, as
+ * fmax does (inline: libm's fmax is a call per row). */
+static inline double max_nn(double a, double b)
+{
+    return a < b ? b : a;
+}
+
 /* Row r after a disassembly: a zero row of B exerts no force (lambda = 0);
  * lambda* = lambda for the next iteration; returns |B v' - gamma| and raises
  * *mag to the row's |gamma| + sum |B_rk v'_k|, the size of the terms whose
@@ -311,7 +309,7 @@ static double row_after(dca_ws *w, int r, double *mag)
         m += fabs(t);
     }
     w->lamstar[r] = w->lam[r];
-    *mag = fmax(*mag, m);
+    *mag = max_nn(*mag, m);
     return fabs(bv);
 }
 
@@ -321,7 +319,7 @@ static double rows_after(dca_ws *w, size_t r0, size_t r1, double *mag)
 {
     double res = 0.0;
     for (size_t r = r0; r < r1; r++)
-        res = fmax(res, row_after(w, (int)r, mag));
+        res = max_nn(res, row_after(w, (int)r, mag));
     return res;
 }
 
@@ -381,7 +379,7 @@ static int passes_par(dca_ws *w, double *res, double *mag, int full)
                     for (size_t k = w->sub_lo[s * nlev + l]; k < w->sub_hi[s * nlev + l]; k++)
                         disassemble_one(w, &w->nd[k]);
                 for (size_t i = w->srow_ptr[s]; i < w->srow_ptr[s + 1]; i++)
-                    sc->res = fmax(sc->res, row_after(w, w->srow[i], &sc->mag));
+                    sc->res = max_nn(sc->res, row_after(w, w->srow[i], &sc->mag));
             }
         }
     }

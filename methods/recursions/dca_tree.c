@@ -12,6 +12,7 @@
  * of every row entry and of every handle) is fixed here, so a pass writes only
  * its own node's numbers and its thread's scratch.  The work of every node is
  * counted from the same trip counts as the loops of dca_pass.c (dca.h). */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -392,9 +393,9 @@ static int analyse_rows(dca_ws *w)
     return MBS_OK;
 }
 
-/* Length of an internal node's hb array (analyse_maps): nh + 1 offsets and two
- * ints per open row of a child, at a handle, that the node eliminates; the
- * children's up and the node's hsrc must be set. */
+/* Length of an internal node's hb array (analyse_maps): nh + 1 offsets, nh
+ * b sources and two ints per open row of a child, at a handle, that the node
+ * eliminates; the children's up and the node's hsrc must be set. */
 static size_t hb_len(const dca_ws *w, const dnode *n)
 {
     size_t k = 0;
@@ -403,7 +404,7 @@ static size_t hb_len(const dca_ws *w, const dnode *n)
         for (size_t a = 0; a < c->no; a++)
             k += (size_t)c->up[a] < n->nJ;
     }
-    return n->nh + 1 + 2 * k;
+    return 2 * n->nh + 1 + 2 * k;
 }
 
 /* Index maps of the internal nodes: up of both children, jsrc, hsrc, hb. */
@@ -445,13 +446,14 @@ static int analyse_maps(dca_ws *w)
             n->hsrc[hh] = (size_t)w->body[crd] < mid ? w->pos[crd] : -(w->pos[crd] + 1);
         }
         /* hb: per handle the (a, p) pairs of the child's open rows a eliminated
-         * here (p = up[a] < nJ), in the order of a: hb[0 .. nh] offsets, then
-         * the pairs */
+         * here (p = up[a] < nJ), in the order of a: hb[0 .. nh] offsets, nh
+         * places for the b sources, then the pairs (a becomes a dpool index in
+         * analyse_layout) */
         size_t nhb = hb_len(w, n);
         n->hb = malloc(nhb * sizeof *n->hb);
         if (!n->hb)
             return MBS_NO_MEMORY;
-        int *pr = n->hb + n->nh + 1;
+        int *pr = n->hb + 2 * n->nh + 1;
         n->hb[0] = 0;
         for (size_t hh = 0; hh < n->nh; hh++) {
             const dnode *c = &w->nd[n->child[n->hsrc[hh] < 0]];
@@ -503,6 +505,32 @@ static double node_work(const dca_ws *w, const dnode *n)
     return wk;
 }
 
+/* The dpool indices the right-hand-side passes read an internal node's
+ * children's numbers from (jb, the b sources and pairs of hb), once the pool
+ * is laid out: the same entries as the jsrc and hsrc encodings, without
+ * decoding them in every pass. */
+static void node_sources(const dca_ws *w, const dnode *nd, dnode *n)
+{
+    if (n->leaf >= 0)
+        return;
+    const dnode *ch[2] = {&nd[n->child[0]], &nd[n->child[1]]};
+    size_t e = 0;
+    for (size_t l = 0; l < n->nJ; l++)
+        for (size_t p = 0; p < row_len(w, n->J[l]); p++, e++) {
+            int s = n->jsrc[e];
+            n->jb[e] = (int)(ch[s < 0]->b + (s < 0 ? -s - 1 : s) - w->dpool);
+        }
+    int *bsrc = n->hb + n->nh + 1, *pr = bsrc + n->nh;
+    for (size_t hh = 0; hh < n->nh; hh++) {
+        int s = n->hsrc[hh];
+        const dnode *c = ch[s < 0];
+        size_t ch_h = (size_t)(s < 0 ? -s - 1 : s);
+        bsrc[hh] = (int)(c->b + ch_h - w->dpool);
+        for (int k = n->hb[hh]; k < n->hb[hh + 1]; k++)
+            pr[2 * k] = (int)(c->Phi + ch_h * c->no + pr[2 * k] - w->dpool);
+    }
+}
+
 /* Renumber the nodes level by level and pack their arrays into the pools. */
 static int analyse_layout(dca_ws *w)
 {
@@ -546,11 +574,12 @@ static int analyse_layout(dca_ws *w)
         size_t ne = 0;
         for (size_t l = 0; n->leaf < 0 && l < n->nJ; l++)
             ne += row_len(w, n->J[l]);
-        ni += n->nh + 2 * n->no + n->nJ + (n->leaf < 0 ? ne + n->nh + hb_len(w, n) : 0);
+        ni += n->nh + 2 * n->no + n->nJ + (n->leaf < 0 ? 2 * ne + n->nh + hb_len(w, n) : 0);
         ndbl += n->nh * n->no + n->nh + (n->leaf < 0 ? n->nJ * n->nJ + n->nJ + n->nJ * n->no : n->nh * n->nh);
     }
-    w->ipool = malloc((ni ? ni : 1) * sizeof *w->ipool);
-    w->dpool = malloc((ndbl ? ndbl : 1) * sizeof *w->dpool);
+    int fits = ni <= INT_MAX && ndbl <= INT_MAX; /* pool indices are ints */
+    w->ipool = fits ? malloc((ni ? ni : 1) * sizeof *w->ipool) : NULL;
+    w->dpool = fits ? malloc((ndbl ? ndbl : 1) * sizeof *w->dpool) : NULL;
     if (!w->ipool || !w->dpool) {
         free(w->ipool);
         free(w->dpool);
@@ -596,8 +625,9 @@ static int analyse_layout(dca_ws *w)
         MOVE_INTS(J, n->nJ);
         if (n->leaf < 0) {
             MOVE_INTS(jsrc, ne);
+            n->jb = ip, ip += ne;
             MOVE_INTS(hsrc, n->nh);
-            MOVE_INTS(hb, n->nh + 1 + 2 * (size_t)n->hb[n->nh]);
+            MOVE_INTS(hb, 2 * n->nh + 1 + 2 * (size_t)n->hb[n->nh]);
         }
         n->L = dp, dp += n->leaf >= 0 ? n->nh * n->nh : n->nJ * n->nJ;
         n->Phi = dp, dp += n->nh * n->no;
@@ -608,6 +638,8 @@ static int analyse_layout(dca_ws *w)
         }
     }
 #undef MOVE_INTS
+    for (size_t k = 0; k < nn; k++)
+        node_sources(w, nd2, &nd2[k]);
     free(w->nd);
     w->nd = nd2;
     return MBS_OK;
