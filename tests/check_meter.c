@@ -1967,6 +1967,34 @@ START_TEST(compare_orders_long_series_keys)
 }
 END_TEST
 
+/* A baseline run that is missing now is MISSING, whatever the memory past the
+ * now results' last record holds: here the missing run itself sits one slot past
+ * the end of the array (results of two records with n = 1), and is not found. */
+START_TEST(compare_missing_run_reads_only_the_records)
+{
+    mbs_results base, now;
+    json_t *a = json_array();
+    for (int i = 0; i < 2; i++) {
+        json_t *o = synth("p", 0.01 * (i + 1), 1e-6);
+        json_object_set_new(o, "run", json_integer(i));
+        json_array_append(a, o);
+        json_decref(o);
+    }
+    ck_assert_int_eq(mbs_results_from_array(NULL, a, &base), 0);
+    ck_assert_int_eq(mbs_results_from_array(NULL, a, &now), 0);
+    json_decref(a);
+    ck_assert_uint_eq(now.n, 2);
+    mbs_compare_summary s;
+    ck_assert_int_eq(cmp_quiet(&base, &now, &s), 0);
+    now.n = 1; /* the run of h = 0.02 left past the end */
+    ck_assert_int_eq(cmp_quiet(&base, &now, &s), 1);
+    ck_assert_int_eq(s.missing, 1);
+    now.n = 2;
+    mbs_results_free(&base);
+    mbs_results_free(&now);
+}
+END_TEST
+
 /* The order of a series over the records is fitted in the order of h, whatever
  * the order of the runs: with a round-off plateau at the finest h the window
  * leaves it out only when the levels are sorted; levels of another series or
@@ -2591,6 +2619,7 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, compare_orders_boundary);
     tcase_add_test(tc, compare_orders_256th_series);
     tcase_add_test(tc, compare_orders_long_series_keys);
+    tcase_add_test(tc, compare_missing_run_reads_only_the_records);
     tcase_add_test(tc, results_order_sorts_levels);
     tcase_add_test(tc, compare_cpu_boundary);
     tcase_add_test(tc, mann_whitney_normal_by_hand);
