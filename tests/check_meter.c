@@ -455,9 +455,12 @@ START_TEST(record_fields_by_name)
     /* the CPU statistics and every repeat's time, in the order taken */
     json_decref(o);
     free(s);
-    double times[3] = {0.5, 0.25, 2.0};
+    double times[4] = {0.5, 0.25, 2.0, 7.0}; /* three repeats; times[3] is not one */
     const double taken[3] = {0.5, 0.25, 2.0};
+    r.cpu_times[3] = -1.0;
     mbs_cpu_stats(&r, times, 3);
+    ck_assert_double_eq(r.cpu_times[3], -1.0); /* only the repeats' slots are written */
+    ck_assert_double_eq(times[3], 7.0);
     s = mbs_record_json(&r);
     o = json_loads(s, 0, NULL);
     ck_assert_ptr_nonnull(o);
