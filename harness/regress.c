@@ -235,17 +235,38 @@ static void fmt(char *buf, size_t len, double x)
         snprintf(buf, len, "%.4g", x);
 }
 
-static int times_of(json_t *rec, double *t, size_t max)
+/* A record keeps at most MBS_CPU_TIMES_MAX CPU times (harness/run.h: the first
+ * min(repeats, MAX) timings).  The compare refuses a baseline or results record
+ * with more, naming it, rather than judge a part of its times: 1 when refused. */
+static int too_many_times(const mbs_results *r, const char *which)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        size_t n = json_array_size(json_object_get(json_object_get(r->recs[i], "cpu"), "times"));
+        if (n > MBS_CPU_TIMES_MAX) {
+            char key[1200];
+            mbs_rec_key(r->recs[i], key, sizeof key);
+            fprintf(stderr, "mbsbench: compare: refusing: the %s record %s holds %zu CPU times, "
+                            "a record keeps at most %d\n", which, key, n, MBS_CPU_TIMES_MAX);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The numbers of a record's cpu.times, at most MBS_CPU_TIMES_MAX (too_many_times
+ * refused longer arrays), into t. */
+static int times_of(json_t *rec, double *t)
 {
     json_t *a = json_object_get(json_object_get(rec, "cpu"), "times");
-    size_t n = 0, i;
+    size_t i;
+    int n = 0;
     json_t *x;
     json_array_foreach(a, i, x)
     {
-        if (n < max && json_is_number(x))
+        if (json_is_number(x))
             t[n++] = json_number_value(x);
     }
-    return (int)n;
+    return n;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -366,6 +387,10 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                         const mbs_compare_opts *opt, FILE *out, mbs_compare_summary *sum)
 {
     mbs_compare_summary s = {0};
+    if (sum)
+        *sum = s;
+    if (too_many_times(base, "baseline") || too_many_times(now, "results"))
+        return 2;
     double thr = opt && opt->cpu_threshold > 0.0 ? opt->cpu_threshold : 0.25;
     double alpha = opt && opt->alpha > 0.0 ? opt->alpha : 0.01;
     int allow = opt && opt->allow_counters, verbose = opt && opt->verbose;
@@ -542,8 +567,8 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
             }
         }
         /* statistical tier: CPU */
-        double tb[64], tn[64];
-        int nb = times_of(rb, tb, 64), nn = times_of(rn, tn, 64);
+        double tb[MBS_CPU_TIMES_MAX], tn[MBS_CPU_TIMES_MAX];
+        int nb = times_of(rb, tb), nn = times_of(rn, tn);
         for (int k = 0; k < nn; k++)
             tn[k] *= cpu_scale;
         if (nb >= 3 && nn >= 3 && mbs_jnum(rb, "cpu.median") >= MBS_REGRESS_CPU_MIN) {

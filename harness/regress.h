@@ -40,7 +40,8 @@ typedef struct mbs_compare_summary {
 } mbs_compare_summary;
 
 /* Compare; prints the table to out (only the rows that fail, or with verbose
- * all; no table when none).  Returns 0, or 1 on a regression or a missing run. */
+ * all; no table when none).  Returns 0, or 1 on a regression or a missing run, or 2
+ * (one line on stderr) when a record holds more CPU times than a record keeps. */
 int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                         const mbs_compare_opts *opt, FILE *out, mbs_compare_summary *sum);
 

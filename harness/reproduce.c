@@ -25,16 +25,29 @@ static void add_err(expect *e, const char *fmt, const char *a, const char *b)
     snprintf(e->err + u, sizeof e->err - u, fmt, a, b);
 }
 
+/* key = value into dst: a value longer than dst holds is refused, never cut. */
+static void set_text(expect *e, const char *key, char *dst, size_t size, const char *value)
+{
+    size_t len = strlen(value);
+    if (len < size) {
+        memcpy(dst, value, len + 1);
+        return;
+    }
+    char fmt[96];
+    snprintf(fmt, sizeof fmt, "%%s = '%%s': %zu characters, at most %zu\n", len, size - 1);
+    add_err(e, fmt, key, value);
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     expect *e = user;
     if (strcmp(section, "reproduction") == 0) {
         if (strcmp(name, "title") == 0)
-            snprintf(e->title, sizeof e->title, "%s", value);
+            set_text(e, "title", e->title, sizeof e->title, value);
         else if (strcmp(name, "citation") == 0)
-            snprintf(e->citation, sizeof e->citation, "%s", value);
+            set_text(e, "citation", e->citation, sizeof e->citation, value);
         else if (strcmp(name, "suite") == 0)
-            snprintf(e->suite, sizeof e->suite, "%s", value);
+            set_text(e, "suite", e->suite, sizeof e->suite, value);
         else
             add_err(e, "unknown key '%s' in [reproduction]%s\n", name, "");
         return 1;
@@ -61,20 +74,20 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     double x;
     if (strcmp(name, "run") == 0)
-        snprintf(q->run, sizeof q->run, "%s", value);
+        set_text(e, "run", q->run, sizeof q->run, value);
     else if (strcmp(name, "field") == 0)
-        snprintf(q->field, sizeof q->field, "%s", value);
+        set_text(e, "field", q->field, sizeof q->field, value);
     else if (strcmp(name, "extract") == 0)
-        snprintf(q->extract, sizeof q->extract, "%s", value);
+        set_text(e, "extract", q->extract, sizeof q->extract, value);
     else if (strcmp(name, "read") == 0)
-        snprintf(q->read, sizeof q->read, "%s", value);
+        set_text(e, "read", q->read, sizeof q->read, value);
     else if (strcmp(name, "rule") == 0)
-        snprintf(q->rule, sizeof q->rule, "%s", value);
+        set_text(e, "rule", q->rule, sizeof q->rule, value);
     else if (strcmp(name, "with") == 0) {
         if (q->nwith == MAX_WITH)
             add_err(e, "quantity '%s': more than 8 'with' runs%s\n", q->name, "");
         else
-            snprintf(q->with[q->nwith++], sizeof q->with[0], "%s", value);
+            set_text(e, "with", q->with[q->nwith++], sizeof q->with[0], value);
     } else if (strcmp(name, "combine") == 0) {
         if (strcmp(value, "ratio") != 0 && strcmp(value, "spread") != 0)
             add_err(e, "combine = '%s': expected ratio or spread%s\n", value, "");
@@ -407,21 +420,40 @@ out:
     return s == MBS_OK ? 0 : -1;
 }
 
+/* The range LO-HI of the extractors max_g:, min_h: and err_v: (the text after their
+ * 6-character name in ex, a quantity's extract): copied whole into lo (as large as
+ * extract, so it holds any range: the loader refuses a longer extract), which then
+ * ends at the first dash and holds LO; *hi points at HI in ex.  A range without a
+ * dash after a non-empty LO is refused with one line naming the extractor and the
+ * form expected. */
+enum { RANGE_MAX = sizeof ((quantity *)0)->extract };
+
+static int split_range(const char *ex, const char *form, char *lo, size_t size, const char **hi,
+                       char *err, size_t errlen)
+{
+    const char *range = ex + 6;
+    snprintf(lo, size, "%s", range);
+    const char *dash = strchr(lo, '-');
+    size_t n = dash ? (size_t)(dash - lo) : 0;
+    if (n == 0) {
+        snprintf(err, errlen, "extractor '%s': expected %s", ex, form);
+        return -1;
+    }
+    lo[n] = '\0'; /* LO ends at its dash */
+    *hi = range + n + 1;
+    return 0;
+}
+
 static int extract(const quantity *q, const runref *r, double *val, char *err, size_t errlen)
 {
     long idx, hi;
     const char *colon = strchr(q->extract, ':');
     if (strncmp(q->extract, "max_g:", 6) == 0) {
-        char lo_s[32];
-        const char *dash = strchr(q->extract + 6, '-');
-        size_t n = dash ? (size_t)(dash - (q->extract + 6)) : 0;
-        if (!dash || n == 0 || n >= sizeof lo_s) {
-            snprintf(err, errlen, "extractor '%s': expected max_g:LO-HI", q->extract);
+        char lo_s[RANGE_MAX];
+        const char *hi_s;
+        if (split_range(q->extract, "max_g:LO-HI", lo_s, sizeof lo_s, &hi_s, err, errlen) != 0)
             return -1;
-        }
-        memcpy(lo_s, q->extract + 6, n);
-        lo_s[n] = '\0';
-        if (mbs_parse_long(lo_s, &idx) != 0 || mbs_parse_long(dash + 1, &hi) != 0 || idx < 0 ||
+        if (mbs_parse_long(lo_s, &idx) != 0 || mbs_parse_long(hi_s, &hi) != 0 || idx < 0 ||
             hi < idx) {
             snprintf(err, errlen, "extractor '%s': expected max_g:LO-HI, 0 <= LO <= HI",
                      q->extract);
@@ -434,16 +466,14 @@ static int extract(const quantity *q, const runref *r, double *val, char *err, s
         return 0;
     }
     if (strncmp(q->extract, "min_h:", 6) == 0) {
-        char lo_s[32];
-        const char *dash = strchr(q->extract + 6, '-');
-        size_t n = dash ? (size_t)(dash - (q->extract + 6)) : 0;
+        char lo_s[RANGE_MAX];
+        const char *hi_s;
         minq mq = {.want_h = 1};
-        if (n > 0 && n < sizeof lo_s) {
-            memcpy(lo_s, q->extract + 6, n);
-            lo_s[n] = '\0';
-        }
-        if (n == 0 || n >= sizeof lo_s || mbs_parse_double(lo_s, &mq.h0) != 0 ||
-            mbs_parse_double(dash + 1, &mq.h1) != 0 || !(mq.h0 < mq.h1)) {
+        if (split_range(q->extract, "min_h:T0-T1, T0 < T1", lo_s, sizeof lo_s, &hi_s, err,
+                        errlen) != 0)
+            return -1;
+        if (mbs_parse_double(lo_s, &mq.h0) != 0 || mbs_parse_double(hi_s, &mq.h1) != 0 ||
+            !(mq.h0 < mq.h1)) {
             snprintf(err, errlen, "extractor '%s': expected min_h:T0-T1, T0 < T1", q->extract);
             return -1;
         }
@@ -485,15 +515,13 @@ static int extract_relerr(json_t *rec, const runref *r, const char *ex, double *
 {
     int is_v = strncmp(ex, "err_v:", 6) == 0;
     long idx, hi;
-    const char *dash = is_v ? strchr(ex + 6, '-') : NULL;
-    char lo_s[32] = "";
-    size_t n = dash ? (size_t)(dash - (ex + 6)) : 0;
-    if (n > 0 && n < sizeof lo_s) {
-        memcpy(lo_s, ex + 6, n);
-        lo_s[n] = '\0';
-    }
-    if (is_v ? (n == 0 || n >= sizeof lo_s || mbs_parse_long(lo_s, &idx) != 0 ||
-                mbs_parse_long(dash + 1, &hi) != 0 || idx < 0 || hi < idx)
+    char lo_s[RANGE_MAX];
+    const char *hi_s = NULL;
+    if (is_v && split_range(ex, "err_v:LO-HI, 0 <= LO <= HI", lo_s, sizeof lo_s, &hi_s, err,
+                            errlen) != 0)
+        return -1;
+    if (is_v ? (mbs_parse_long(lo_s, &idx) != 0 || mbs_parse_long(hi_s, &hi) != 0 || idx < 0 ||
+                hi < idx)
              : (mbs_parse_long(ex + 9, &idx) != 0 || idx < 0)) {
         snprintf(err, errlen, "extractor '%s': expected %s", ex,
                  is_v ? "err_v:LO-HI, 0 <= LO <= HI" : "relerr_q:I");

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../harness/brief.h"
 #include "../harness/converge.h"
@@ -2141,6 +2142,52 @@ START_TEST(compare_cpu_boundary)
 }
 END_TEST
 
+/* A record keeps at most 64 CPU times (MBS_CPU_TIMES_MAX): 64 in the baseline and
+ * in the results are compared (all equal: no regression); 65 on either side are
+ * refused, exit status 2 and one line naming the record and the count. */
+START_TEST(compare_cpu_times_bound)
+{
+    double t[65];
+    for (int i = 0; i < 65; i++)
+        t[i] = 0.010 + 1e-5 * i;
+    char *dir = mbs_test_tmpdir(), path[1024];
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    for (int side = 0; side < 3; side++) { /* 64 both; 65 in the baseline; 65 now */
+        mbs_results base, now;
+        mbs_compare_summary s;
+        synth_results(&base, 0.01, 1e-6);
+        synth_results(&now, 0.01, 1e-6);
+        set_times(base.recs[0], t, side == 1 ? 65 : 64, 0.0103);
+        set_times(now.recs[0], t, side == 2 ? 65 : 64, 0.0103);
+        char key[1200];
+        mbs_rec_key(base.recs[0], key, sizeof key);
+        FILE *sink = fopen("/dev/null", "w");
+        fflush(stderr);
+        int saved = dup(2);
+        ck_assert_ptr_nonnull(freopen(path, "w", stderr));
+        int st = mbs_compare_results(&base, &now, NULL, sink, &s);
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        fclose(sink);
+        char *err = mbs_read_file(path, NULL), want[1400];
+        ck_assert_ptr_nonnull(err);
+        snprintf(want, sizeof want,
+                 "mbsbench: compare: refusing: the %s record %s holds 65 CPU times, a record "
+                 "keeps at most 64\n",
+                 side == 1 ? "baseline" : "results", key);
+        ck_assert_msg(st == (side ? 2 : 0), "side %d: compare returned %d", side, st);
+        ck_assert_str_eq(err, side ? want : "");
+        ck_assert_int_eq(s.regressions, 0);
+        free(err);
+        mbs_results_free(&base);
+        mbs_results_free(&now);
+    }
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* The Mann-Whitney normal approximation (more than 12 repeats) against the
  * exact distribution's normal limit computed here: 20 + 20, no ties. */
 START_TEST(mann_whitney_normal_by_hand)
@@ -2420,6 +2467,13 @@ START_TEST(reproduce_extractors_by_hand)
         {"min_h:0.4375-0.9", "meter-probe", NAN},  /* only the last step: none */
         {"relerr_q:1", "meter-probe-ref", 0.125},
         {"err_v:0-1", "meter-probe-ref", 0.0009765625},
+        /* a LO (T0) of 31 characters, the last one a copy into 32 bytes held */
+        {"err_v:0000000000000000000000000000000-1", "meter-probe-ref", 0.0009765625},
+        {"max_g:0000000000000000000000000000000-0", "meter-probe", 0.00390625},
+        {"min_h:0.30000000000000000000000000000-0.45", "meter-probe", 0.0625},
+        /* the longest extractor, 63 characters */
+        {"err_v:0000000000000000000000000000000000000000000000000000000-1", "meter-probe-ref",
+         0.0009765625},
     };
     for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
         for (int side = 0; side < 2; side++) {
@@ -2442,6 +2496,24 @@ START_TEST(reproduce_extractors_by_hand)
                           side, st);
         }
     }
+    /* an extractor of 64 characters is refused, not cut, naming the value and the
+     * length (so are the other texts of an expectation file, all through one check) */
+    char ex[80], text[1024], want[256];
+    snprintf(ex, sizeof ex, "err_v:%s-1",
+             "00000000000000000000000000000000000000000000000000000000");
+    snprintf(text, sizeof text,
+             "[reproduction]\ntitle = t\ncitation = c\nsuite = s\n[quantity a]\n"
+             "run = meter-probe-ref meter/ext h=0.1\nextract = %s\nread = by hand\n"
+             "published = 1\nrtol = 1\n",
+             ex);
+    snprintf(path, sizeof path, "%s/x.expect", dir);
+    mbs_test_write_text(path, text);
+    expect *e = malloc(sizeof *e);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_int_eq(mbs_repro_load_expect(path, e), -1);
+    snprintf(want, sizeof want, "extract = '%s': 64 characters, at most 63\n", ex);
+    ck_assert_msg(strncmp(e->err, want, strlen(want)) == 0, "the first line of: %s", e->err);
+    free(e);
     unsetenv("MBSBENCH_REFDIR");
     mbs_test_remove_tree(refdir);
     free(refdir);
@@ -2629,6 +2701,7 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, compare_missing_run_reads_only_the_records);
     tcase_add_test(tc, results_order_sorts_levels);
     tcase_add_test(tc, compare_cpu_boundary);
+    tcase_add_test(tc, compare_cpu_times_bound);
     tcase_add_test(tc, mann_whitney_normal_by_hand);
     tcase_add_test(tc, reproduce_verdict_boundaries);
     tcase_add_test(tc, reproduce_expect_bounds);
