@@ -261,8 +261,8 @@ const mbs_problem_def mbs_problem_crank = {
     .title = "slider crank, flexible rod (Test Set 2.4 'crank', linear beam, no damping)",
     .citation = "Test Set 2.4 problem II-19 (crank.F rev. 1.2, B. Simeon); "
                 "Mazzia & Magherini 2008 [testset24]",
-    .reference = "problems/ref/crank.ref (index1/rk8pd vs index1/dopri5, tol 1e-13: agree to "
-                 "8.6 digits; see its provenance)",
+    .reference = "problems/ref/crank.ref (index1/rk8pd vs qr/vern6, tol 1e-15: agree to "
+                 "11.7 digits; see its provenance)",
     .flags = MBS_PB_RHEONOMIC,
     .index = 3,
     .t0 = 0.0,

@@ -44,15 +44,25 @@ static const double ts24_ref[24] = {
     1.715134772216488e-01,  -1.422449408912512e+00, 1.003946428124810e+00,
     -6.232935833287916e+01, -1.637920993367306e+02, 2.529857947066878e+01};
 
-/* The stored reference (index1/rk8pd vs index1/dopri5, ours) against the
- * published one (MEBDFI, theirs): independent methods, so agreement here
- * means the reference, the equations and the initial values are the Test
- * Set's, high-frequency content included.  Measured: positions and
- * multipliers 1e-14 .. 4.6e-11 relative, except x3 (y3), which differs by the
+/* The stored reference (index1/rk8pd vs qr/vern6 at tol 1e-15, ours: the
+ * index-1 and the null-space formulation, two Runge-Kutta pairs) against the
+ * published one (MEBDFI at rtol = atol = 1e-14 on the index-2 form, theirs):
+ * independent methods, so agreement here means the reference, the equations
+ * and the initial values are the Test Set's, high-frequency content included.
+ * Bounds (relative): positions and multipliers 1e-9, velocities 1e-7,
+ * accelerations 1e-6; measured:
+ * positions 8.9e-15 .. 4.6e-11 relative, except x3 (y3), which differs by the
  * constant 2.03e-10 by which the published 9-digit x3(0) = 0.450016933
  * violates g2 (problems/crank.c uses the consistent l1 + l2 + q4(0); the
- * index-2 form carries the offset unchanged); velocities <= 7.9e-9 relative;
- * accelerations <= 8.5e-8 relative (y15 = 0: absolute 9e-13). */
+ * index-2 form carries the offset unchanged; after it 2.0e-12), multipliers
+ * 2.6e-11 .. 8.2e-11, velocities <= 1.2e-8, accelerations <= 2.5e-7
+ * relative (y15 = 0: absolute 1.1e-12).  In the mixed measure
+ * |dy| / (1 + |y|) the published values agree with ours to 12.5 (q), 11.0
+ * (v) and 10.1 (lambda) digits, while our two computations agree to 13.1,
+ * 12.5 and 11.7 (the provenance's stated accuracy, which converge and the
+ * battery use to mark reference-limited levels, harness/converge.c): the
+ * stored reference is the tighter one, and its stated accuracy is at least
+ * the published one's agreement with it. */
 START_TEST(reference_matches_published)
 {
     mbs_problem pb;
@@ -82,6 +92,10 @@ START_TEST(reference_matches_published)
         ck_assert_msg(d <= bound, "crank reference y%zu = %.16e, published %.16e (|d| %.2e > %.2e)",
                       i + 1, y[i], ts24_ref[i], d, bound);
     }
+    double digits_q, digits = mbs_reference_digits(prov, &digits_q);
+    ck_assert_msg(digits >= 11.0 && digits_q >= 13.0,
+                  "crank reference states %.1f digits (q: %.1f), need 11 (13): %s", digits,
+                  digits_q, prov);
     mbs_problem_close(&pb);
 }
 END_TEST
