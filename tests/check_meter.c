@@ -1556,6 +1556,17 @@ START_TEST(global_tolerance_levels_boundary)
     ck_assert_double_gt(r.global_est, 1.0);
     ck_assert_double_lt(r.global_tol_final, 1e-13);
     mbs_record_free(&r);
+    /* at tol 0.5 the round-off floor (a next level below 1e-14) is not reached in the
+     * 12 levels (the last at 0.5e-11): the level count ends the run, not met */
+    spec.tol = 0.5;
+    memset(&r, 0, sizeof r); /* (a run that returns no record leaves status ok) */
+    ck_assert_int_eq(mbs_run(&spec, &r, err, sizeof err), MBS_OK);
+    ck_assert_int_eq(r.status, MBS_GLOBAL_TOL_NOT_MET);
+    ck_assert_int_eq(r.global_levels, 12);
+    assert_rel(r.global_tol_final, 0.5e-11, 1e-12, "the last level's tol");
+    ck_assert_double_gt(r.global_est, 1.0);
+    ck_assert_ptr_nonnull(strstr(r.reason, "levels down to tol 5e-12 still differ"));
+    mbs_record_free(&r);
 }
 END_TEST
 
