@@ -1567,6 +1567,23 @@ START_TEST(global_tolerance_levels_boundary)
     ck_assert_double_gt(r.global_est, 1.0);
     ck_assert_ptr_nonnull(strstr(r.reason, "levels down to tol 5e-12 still differ"));
     mbs_record_free(&r);
+    /* the round-off floor decides below tol 1e-2: the last level is the first whose
+     * next (a tenth of its tol) would fall below 1e-14: tol 9.999e-5 stops at its 10th
+     * level (9.999e-14), tol 1.0001e-4 at its 11th (1.0001e-14); a next level of 1e-14
+     * exactly is not below: tol 9.999999999999994e-5 (its 10th level at
+     * 9.999999999999999e-14, a tenth of which rounds to 1e-14; found by search over
+     * doubles near 1e-4) runs an 11th */
+    const double tols[3] = {9.999e-5, 1.0001e-4, 9.999999999999994e-5};
+    const double last[3] = {9.999e-14, 1.0001e-14, 1e-14};
+    for (int side = 0; side < 3; side++) {
+        spec.tol = tols[side];
+        memset(&r, 0, sizeof r);
+        ck_assert_int_eq(mbs_run(&spec, &r, err, sizeof err), MBS_OK);
+        ck_assert_int_eq(r.status, MBS_GLOBAL_TOL_NOT_MET);
+        ck_assert_int_eq(r.global_levels, side ? 11 : 10);
+        assert_rel(r.global_tol_final, last[side], 1e-12, "the last level's tol");
+        mbs_record_free(&r);
+    }
 }
 END_TEST
 
