@@ -95,6 +95,10 @@ static int handler(void *user, const char *section, const char *name, const char
             if (parse_num(value, 1.0 + 1e-9, 100.0, &x))
                 return load_fail(ls, section, name, "a number in (1, 100]");
             *(name[0] == 'r' ? &b->ratio : &b->tol_ratio) = x;
+        } else if (strcmp(name, "max_decades") == 0) {
+            if (parse_num(value, 1.0, 16.0, &x))
+                return load_fail(ls, section, name, "decades in [1, 16]");
+            b->max_decades = x;
         } else if (strcmp(name, "h0") == 0 || strcmp(name, "tol0") == 0) {
             if (parse_num(value, 1e-15, 1e3, &x))
                 return load_fail(ls, section, name, "a number in [1e-15, 1000]");
@@ -213,6 +217,7 @@ int mbs_battery_load(const char *path, mbs_battery *b, char *err, size_t errlen)
     b->levels = 5;
     b->ratio = 2.0;
     b->tol_ratio = 10.0;
+    b->max_decades = 0.0; /* off unless the file sets it */
     b->max_cpu = 60.0;
     b->max_wall = 120.0;
     b->h0 = b->tol0 = NAN;
@@ -288,6 +293,17 @@ double mbs_battery_x0(const mbs_battery *b, const mbs_battery_problem *p, const 
         if (fnmatch(b->factor[i].pattern, method, 0) == 0)
             return b->factor[i].factor * p->h0;
     return p->h0;
+}
+
+double mbs_battery_ratio(const mbs_battery *b, const mbs_method_def *m)
+{
+    double p = fmax(m->order[0], fmax(m->order[1], m->order[2]));
+    if ((m->flags & MBS_M_FIXED_STEP) == 0 || !(b->max_decades > 0.0) || !(p > 0.0) ||
+        b->levels < 2)
+        return (m->flags & MBS_M_FIXED_STEP) ? b->ratio : b->tol_ratio;
+    double span = (double)(b->levels - 1) * p * log10(b->ratio);
+    double k = ceil(span / b->max_decades - 1e-9);
+    return k > 1.0 ? pow(b->ratio, 1.0 / k) : b->ratio;
 }
 
 /* ---- one pair ------------------------------------------------------------------ */
@@ -512,7 +528,7 @@ static void record_groups(const mbs_converge *cv, mbs_battery_result *r)
  * linearly over the steps; errors below it carry no order information. */
 static double roundoff_level(const mbs_battery_result *r, int i, int g)
 {
-    return DBL_EPSILON * (1.0 + r->g[g].ymax) * fmax(1e3, (double)r->steps[i]);
+    return mbs_roundoff_floor(r->g[g].ymax, r->steps[i]);
 }
 
 /* Level i of group g carries order information: it ran, its error is finite and
@@ -699,7 +715,7 @@ int mbs_battery_pair(const mbs_battery *b, const char *problem, const char *meth
         snprintf(err, errlen, "battery: out of memory");
         return MBS_BAD_INPUT;
     }
-    if (mbs_converge_run(&base, r->x0, b->levels, r->adaptive ? b->tol_ratio : b->ratio, cv,
+    if (mbs_converge_run(&base, r->x0, b->levels, mbs_battery_ratio(b, m), cv,
                          err, errlen) != MBS_OK) {
         free(cv);
         return MBS_BAD_INPUT;

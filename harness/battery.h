@@ -6,6 +6,8 @@
  *   levels = 5            ; converge levels
  *   ratio = 2             ; fixed step: h0, h0/2, ...
  *   tol_ratio = 10        ; adaptive: tol0, tol0/10, ...
+ *   max_decades = 6.5     ; fixed step of nominal order p: ratio^(1/k), the smallest k
+ *                         ; with (levels - 1) p log10(ratio) / k <= max_decades
  *   max_cpu = 60          ; budget of each integration (seconds of CPU; max_wall: wall)
  *   h0 = 0.01             ; h0 and tol0 of a problem without a section (new problems,
  *   tol0 = 1e-6           ; e.g. mechanism files, run before anyone calibrated them)
@@ -86,6 +88,8 @@ typedef struct mbs_battery {
     char path[1024];
     int levels;
     double ratio, tol_ratio, max_cpu, max_wall;
+    double max_decades;   /* fixed step: the levels span at most this many decades of
+                             error at the nominal order (0: off; mbs_battery_ratio) */
     double h0, tol0;      /* defaults for problems without a section (NaN: none) */
     mbs_battery_problem *pb;
     size_t n_pb;
@@ -159,6 +163,14 @@ typedef struct mbs_battery_result {
     double wall;           /* seconds the pair took */
     int stability_bound;   /* adaptive: steps at most 1.1x apart over the levels (judge) */
 } mbs_battery_result;
+
+/* The ratio of a method's levels: tol_ratio for adaptive methods; for a
+ * fixed-step method of nominal order p (the highest of q, v, lambda) ratio^(1/k),
+ * k the smallest integer with (levels - 1) p log10(ratio) / k <= max_decades:
+ * at ratio 2 five levels of order 13 span 15.7 decades of error, more than a
+ * double resolves between an error of O(1) and round-off. */
+struct mbs_method_def;
+double mbs_battery_ratio(const mbs_battery *b, const struct mbs_method_def *m);
 
 /* Load and validate the data file (every registered problem needs its section).
  * A problem without a section takes the [battery] h0 and tol0 (defaulted);

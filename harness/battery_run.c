@@ -421,8 +421,11 @@ static void cell(const mbs_battery_result *r, char *buf, size_t len)
 static void details(const mbs_battery *b, const mbs_battery_result *r, FILE *out)
 {
     static const char *const gn[3] = {"q", "v", "lambda"};
-    fprintf(out, "- `%s` on %s (%s %g): **%s**", r->method, r->problem,
-            r->adaptive ? "tol0" : "h0", r->x0, mbs_battery_outcome_name(r->outcome));
+    fprintf(out, "- `%s` on %s (%s %g", r->method, r->problem, r->adaptive ? "tol0" : "h0",
+            r->x0);
+    if (!r->adaptive && r->levels > 1 && fabs(r->x[0] / r->x[1] - b->ratio) > 1e-6)
+        fprintf(out, ", ratio %.3g", r->x[0] / r->x[1]);
+    fprintf(out, "): **%s**", mbs_battery_outcome_name(r->outcome));
     for (int g = 0; g < 3; g++) {
         if (r->g[g].state == MBS_GRP_SKIP || r->g[g].state == MBS_GRP_PASS)
             continue;

@@ -1,5 +1,6 @@
 #include "converge.h"
 
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -89,6 +90,30 @@ static int branch_errors(const mbs_run_spec *base, mbs_converge *out)
     }
     mbs_problem_close(&pb);
     return res;
+}
+
+double mbs_roundoff_floor(double ymax, long steps)
+{
+    return DBL_EPSILON * (1.0 + ymax) * fmax(1e3, (double)steps);
+}
+
+/* The round-off floor of each level and group (converge.h): the group's largest
+ * |y| at t_end over the levels that ran. */
+static void roundoff_floors(mbs_converge *out)
+{
+    for (int g = 0; g < 3; g++) {
+        double ymax = 0.0;
+        for (int i = 0; i < out->levels; i++) {
+            const mbs_record *ri = &out->rec[i];
+            if (ri->status != MBS_OK || !ri->final)
+                continue;
+            size_t off[4] = {0, ri->nq, ri->nq + ri->nv, ri->nq + ri->nv + ri->nl};
+            for (size_t k = off[g]; k < off[g + 1]; k++)
+                ymax = fmax(ymax, fabs(ri->final[k]));
+        }
+        for (int i = 0; i < out->levels; i++)
+            out->roundoff[i][g] = mbs_roundoff_floor(ymax, out->rec[i].cnt.steps);
+    }
 }
 
 int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double ratio,
@@ -187,6 +212,7 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
         mbs_record_free(&fine);
     }
     reference_accuracy(base, out);
+    roundoff_floors(out);
     double e[3][MBS_MAX_LEVELS];
     for (int i = 0; i < levels; i++) {
         int ok = out->rec[i].status == MBS_OK;
@@ -194,7 +220,10 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
         const double ei[3] = {out->rec[i].err.q, out->rec[i].err.v, out->rec[i].err.lambda};
         for (int g = 0; g < 3; g++) {
             out->ref_limited[i][g] = ok && ei[g] < out->ref_acc[g];
-            e[g][i] = ok && !out->ref_limited[i][g] ? ei[g] : NAN;
+            out->roundoff_limited[i][g] =
+                ok && !out->ref_limited[i][g] && ei[g] <= out->roundoff[i][g];
+            e[g][i] = ok && !out->ref_limited[i][g] && !out->roundoff_limited[i][g] ? ei[g]
+                                                                                     : NAN;
         }
     }
     for (int g = 0; g < 3; g++)
@@ -256,6 +285,11 @@ void mbs_converge_print(const mbs_converge *c, FILE *f)
                 fprintf(f, "%s%s", first ? "  reference-limited: " : " ", gname[g]);
                 first = 0;
             }
+        for (int g = 0, first = 1; g < 3; g++)
+            if (c->roundoff_limited[i][g]) {
+                fprintf(f, "%s%s", first ? "  round-off-limited: " : " ", gname[g]);
+                first = 0;
+            }
         fputc('\n', f);
     }
     if (c->declined)
@@ -268,6 +302,16 @@ void mbs_converge_print(const mbs_converge *c, FILE *f)
                    "(%.1f digits, q %.1f: |err| %.2e, %.2e, %.2e in q, v, lambda); "
                    "left out of the fit\n",
                 c->ref_digits, c->ref_digits_q, c->ref_acc[0], c->ref_acc[1], c->ref_acc[2]);
+    int any_roundoff = 0;
+    for (int i = 0; i < c->levels; i++)
+        any_roundoff |= c->roundoff_limited[i][0] | c->roundoff_limited[i][1] |
+                        c->roundoff_limited[i][2];
+    if (any_roundoff)
+        fprintf(f, "round-off-limited: error at or below the round-off floor eps (1 + max |y|) "
+                   "max(1000, steps) (at the last level %.2e, %.2e, %.2e in q, v, lambda); "
+                   "left out of the fit\n",
+                c->roundoff[c->levels - 1][0], c->roundoff[c->levels - 1][1],
+                c->roundoff[c->levels - 1][2]);
     if (c->self_ref)
         fprintf(f, "reference: none for these parameters and t_end; errors are against the "
                    "next finer level (self-convergence; the last against %s = %.3e)\n",
@@ -317,6 +361,11 @@ char *mbs_converge_json(const mbs_converge *c)
                 if (c->ref_limited[i][g])
                     json_array_append_new(lim, json_string(gname[g]));
             json_object_set_new(r, "reference_limited", lim);
+            json_t *rl = json_array();
+            for (int g = 0; g < 3; g++)
+                if (c->roundoff_limited[i][g])
+                    json_array_append_new(rl, json_string(gname[g]));
+            json_object_set_new(r, "roundoff_limited", rl);
         }
         json_array_append_new(levels, r ? r : json_null());
     }

@@ -34,7 +34,19 @@ typedef struct mbs_converge {
     double ref_digits, ref_digits_q;
     double ref_acc[3];
     unsigned char ref_limited[MBS_MAX_LEVELS][3];
+    /* A level whose error in a group lies at or below the round-off floor
+     * (mbs_roundoff_floor with the group's largest |y| at t_end over the levels
+     * and the level's steps) carries no order information either: it is
+     * round-off-limited and left out of that group's fit. */
+    double roundoff[MBS_MAX_LEVELS][3];
+    unsigned char roundoff_limited[MBS_MAX_LEVELS][3];
 } mbs_converge;
+
+/* Round-off floor of an error in a group of largest magnitude ymax after `steps`
+ * steps: eps (1 + ymax) max(1000, steps); the rounding of the state
+ * accumulates at most linearly over the steps, and a floor of 1000 eps covers
+ * the rounding of one step's linear solves and of the error measurement. */
+double mbs_roundoff_floor(double ymax, long steps);
 
 /* Run the study; base->h / base->tol are ignored (x0 is h0 or tol0).
  * Without an exact solution or a stored reference for the problem's parameters
@@ -48,7 +60,8 @@ typedef struct mbs_converge {
  * left the branch gets status left_branch (it ran; the motion it computed is
  * another one).
  * Levels whose error lies below the stated accuracy of a stored reference are
- * reference-limited (ref_limited) and left out of the fit.  A first level
+ * reference-limited (ref_limited), levels at or below the round-off floor are
+ * round-off-limited (roundoff_limited); both are left out of the fit.  A first level
  * declined by the method (status unsupported) ends the study (declined).
  * Returns MBS_OK or MBS_BAD_INPUT (message in err).  Free with
  * mbs_converge_free. */

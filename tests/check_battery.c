@@ -8,8 +8,12 @@
  *     above the round-off floor: the five-level study on fivebar from h0 = 0.01
  *     gives order 2 (before: newton_diverged at h <= 0.0025, "increment
  *     1.07e-09");
+ *   - levels at or below the round-off floor leave the fit too (round-off-limited);
+ *     fixed-step methods of high order step their levels by 2^(1/k) so that five
+ *     levels span at most 6.5 decades; fixed-step Radau IIA takes equal steps;
  *   - the data file (suites/battery.ini) covers every built-in problem and its
  *     make-check pairs end as it states (a loop test, one pair each). */
+#include <float.h>
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
@@ -236,6 +240,115 @@ START_TEST(battery_data_file)
     for (size_t k = 0; k < b.n_ex; k++)
         ck_assert_msg(strlen(b.ex[k].source) > 10, "[expect %s] without a source",
                       b.ex[k].name);
+    mbs_battery_free(&b);
+}
+END_TEST
+
+/* Fixed-step Radau IIA takes N = ceil(T/h) equal steps: on pendulum (T = 10)
+ * h = 0.16 runs 63 steps of 10/63, bit for bit the run at h = 10/63.  Before, a
+ * last step of 0.08 set the multipliers' error at t_end (1.627e-9 at h = 0.16
+ * and 0.08 alike) and their order was not established; now the study from 0.16
+ * at ratio 2 gives lambda order 7 (6.87, 7.06, then round-off). */
+START_TEST(radau_fixed_equal_steps)
+{
+    mbs_record a, b;
+    char err[256];
+    mbs_run_spec s = {.problem = "pendulum", .method = "index2/radau13-fixed", .t_end = NAN,
+                      .h = 0.16, .tol = NAN, .measure = 1};
+    ck_assert_int_eq(mbs_run(&s, &a, err, sizeof err), MBS_OK);
+    s.h = 10.0 / 63.0;
+    ck_assert_int_eq(mbs_run(&s, &b, err, sizeof err), MBS_OK);
+    ck_assert_int_eq(a.status, MBS_OK);
+    ck_assert_int_eq(a.cnt.steps, 63);
+    ck_assert_int_eq(b.cnt.steps, 63);
+    for (size_t k = 0; k < a.nq + a.nv + a.nl; k++)
+        ck_assert_msg(a.final[k] == b.final[k], "component %zu: %.17g vs %.17g", k, a.final[k],
+                      b.final[k]);
+    mbs_record_free(&a);
+    mbs_record_free(&b);
+    mbs_run_spec base = {.problem = "pendulum", .method = "index2/radau13-fixed", .t_end = NAN,
+                         .measure = 1};
+    mbs_converge *cv = malloc(sizeof *cv);
+    ck_assert_ptr_nonnull(cv);
+    ck_assert_int_eq(mbs_converge_run(&base, 0.16, 4, 2.0, cv, err, sizeof err), MBS_OK);
+    ck_assert_msg(cv->rec[0].err.lambda > 10.0 * cv->rec[1].err.lambda, "%g %g",
+                  cv->rec[0].err.lambda, cv->rec[1].err.lambda);
+    ck_assert(cv->fit[2].established && fabs(cv->fit[2].p - 7.0) <= 0.5);
+    mbs_converge_free(cv);
+    free(cv);
+}
+END_TEST
+
+/* Round-off-limited levels: index2/radau13-fixed on pendulum from h = 0.16 at
+ * ratio 2^(1/3): q and v are at round-off at every level (1e-15 .. 2e-14, floor
+ * 4.4e-13), lambda falls from 1.9e-7 to 3.1e-10 with order 7 (nominal 7).  A
+ * level is flagged exactly when its error is at or below eps (1 + max |y|)
+ * max(1000, steps), and no flagged level lies inside a fitted window. */
+START_TEST(converge_roundoff_limited)
+{
+    mbs_run_spec base = {.problem = "pendulum", .method = "index2/radau13-fixed", .t_end = NAN,
+                         .measure = 1};
+    mbs_converge *cv = malloc(sizeof *cv);
+    ck_assert_ptr_nonnull(cv);
+    char err[256];
+    ck_assert_int_eq(mbs_converge_run(&base, 0.16, 5, cbrt(2.0), cv, err, sizeof err), MBS_OK);
+    double ymax[3] = {0.0, 0.0, 0.0};
+    for (int i = 0; i < cv->levels; i++) {
+        const mbs_record *r = &cv->rec[i];
+        size_t off[4] = {0, r->nq, r->nq + r->nv, r->nq + r->nv + r->nl};
+        for (int g = 0; g < 3; g++)
+            for (size_t k = off[g]; k < off[g + 1]; k++)
+                ymax[g] = fmax(ymax[g], fabs(r->final[k]));
+    }
+    for (int i = 0; i < cv->levels; i++) {
+        const double e[3] = {cv->rec[i].err.q, cv->rec[i].err.v, cv->rec[i].err.lambda};
+        for (int g = 0; g < 3; g++) {
+            double fl = DBL_EPSILON * (1.0 + ymax[g]) * fmax(1e3, (double)cv->rec[i].cnt.steps);
+            ck_assert_double_eq_tol(cv->roundoff[i][g], fl, 1e-6 * fl);
+            ck_assert_int_eq(cv->roundoff_limited[i][g], e[g] <= fl);
+            if (cv->fit[g].established && cv->roundoff_limited[i][g])
+                ck_assert(i < (int)cv->fit[g].first || i > (int)cv->fit[g].last);
+        }
+        ck_assert(cv->roundoff_limited[i][0] && cv->roundoff_limited[i][1]);
+        ck_assert(!cv->roundoff_limited[i][2]);
+    }
+    ck_assert(!cv->fit[0].established && !cv->fit[1].established);
+    ck_assert(cv->fit[2].established && fabs(cv->fit[2].p - 7.0) <= 0.3);
+    char *js = mbs_converge_json(cv);
+    ck_assert_ptr_nonnull(strstr(js, "\"roundoff_limited\":[\"q\",\"v\"]"));
+    free(js);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    mbs_converge_print(cv, f);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(out, "round-off-limited: q v"));
+    free(out);
+    mbs_converge_free(cv);
+    free(cv);
+}
+END_TEST
+
+/* The levels' ratio (suites/battery.ini max_decades = 6.5): 2 for order <= 5
+ * (4 x 5 log10 2 = 6.0 decades), 2^(1/2) for radau9-fixed (10.8 decades at ratio
+ * 2), 2^(1/3) for radau13-fixed (15.7); tol_ratio for adaptive methods. */
+START_TEST(battery_ratio_by_order)
+{
+    mbs_battery b;
+    load_default(&b);
+    ck_assert_double_eq_tol(b.max_decades, 6.5, 1e-12);
+    ck_assert_double_eq_tol(mbs_battery_ratio(&b, mbs_method_find("index1/rk4")), 2.0, 1e-15);
+    ck_assert_double_eq_tol(mbs_battery_ratio(&b, mbs_method_find("index2/radau5-fixed")), 2.0,
+                            1e-15);
+    ck_assert_double_eq_tol(mbs_battery_ratio(&b, mbs_method_find("index2/radau9-fixed")),
+                            sqrt(2.0), 1e-15);
+    ck_assert_double_eq_tol(mbs_battery_ratio(&b, mbs_method_find("index2/radau13-fixed")),
+                            cbrt(2.0), 1e-15);
+    ck_assert_double_eq_tol(mbs_battery_ratio(&b, mbs_method_find("index2/radau5")), 10.0,
+                            1e-15);
+    b.max_decades = 0.0; /* off: the file's ratio for every fixed-step method */
+    ck_assert_double_eq_tol(mbs_battery_ratio(&b, mbs_method_find("index2/radau13-fixed")), 2.0,
+                            1e-15);
     mbs_battery_free(&b);
 }
 END_TEST
@@ -591,6 +704,9 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, battery_nan_state_observed);
     tcase_add_test(tc, nfourbar_judged_on_its_branch);
     tcase_add_test(tc, battery_fixed_radau_checked_at_half_step);
+    tcase_add_test(tc, radau_fixed_equal_steps);
+    tcase_add_test(tc, converge_roundoff_limited);
+    tcase_add_test(tc, battery_ratio_by_order);
     /* one iteration per make-check pair of the data file (at least one: a file
      * that cannot be read fails the first) */
     mbs_battery b;
