@@ -115,22 +115,39 @@ static int ext_dims(const mbs_problem *pb, size_t *nx)
 
 /* Contact geometry of one side (Sect. 4.1-4.2). */
 typedef struct side {
-    double psi, xi, R, Rp, X, G, Gp, Gpp;
+    double psi, xi, cps, sps, R, Rp, X, G, Gp, Gpp;
     double b[5]; /* b_s = dg1_s/dp */
     double g1;   /* index-3 contact constraint */
     double h[2]; /* index-1 contact conditions */
 } side;
 
-static int geometry(const double *p, double psi, double xi, side *s)
+/* Sines and cosines of the yaw theta = p[3] and roll phi = p[4], computed once
+ * per evaluation and shared by the geometry of both sides, the contact-plane
+ * angles and the creep forces (the same libm values as computing them where
+ * used, so the results are unchanged). */
+typedef struct angles {
+    double cth, sth, cph, sph;
+} angles;
+
+static void angles_of(const double *p, angles *a)
 {
-    double th = p[3], ph = p[4];
-    double cth = cos(th), sth = sin(th), cph = cos(ph), sph = sin(ph);
+    a->cth = cos(p[3]);
+    a->sth = sin(p[3]);
+    a->cph = cos(p[4]);
+    a->sph = sin(p[4]);
+}
+
+static int geometry(const double *p, const angles *an, double psi, double xi, side *s)
+{
+    double cth = an->cth, sth = an->sth, cph = an->cph, sph = an->sph;
     double cps = cos(psi), sps = sin(psi), td = tan(DELTA0);
     double axi = fabs(xi);
     if (!(axi > 0.0 && axi < B2_WHEEL))
         return MBS_CALLBACK_FAILED; /* outside the wheel profile (Fortran: derailment) */
     s->psi = psi;
     s->xi = xi;
+    s->cps = cps;
+    s->sps = sps;
     s->R = RN0 + td * (AR - axi);
     s->Rp = -(xi > 0.0 ? 1.0 : -1.0) * td;
     double R = s->R, Rp = s->Rp;
@@ -154,20 +171,21 @@ static int geometry(const double *p, double psi, double xi, side *s)
     return MBS_OK;
 }
 
-/* Creep forces of one side in the track frame and their moments (Sect. 4.3, 4.5).
+/* Creep forces of one side in the track frame and their moments (Sect. 4.3, 4.5),
+ * with cd, sd the cosine and sine of the contact-plane angle delta.
  * left = 1 for side P (the Fortran's "left" formulas), 0 for N.  *sw (when not
  * NULL) = (Tx^2 + Ty^2) / W_T^2 - 1 of the tanh-limited forces before the
  * saturation: positive where they are scaled back to |T| = mu N.  The forces are
  * continuous across sw = 0 but not differentiable there (the saturated side
  * drops the radial derivative of T), so sw is a switching function of the
- * right-hand side (mbs_extension.switches). */
-static void creep(const double *p, const double *v, double beta, const side *s, double delta,
-                  double N, int left, double T[3], double E[3], double *sw)
+ * right-hand side (mbs_extension.switches).  T = NULL: sw only (T, E untouched). */
+static void creep(const double *p, const angles *an, const double *v, double beta,
+                  const side *s, double cd, double sd, double N, int left, double T[3],
+                  double E[3], double *sw)
 {
-    double th = p[3], ph = p[4], thd = v[3], phd = v[4];
-    double cph = cos(ph), sph = sin(ph), cth = cos(th), sth = sin(th);
-    double cps = cos(s->psi), sps = sin(s->psi), xi = s->xi, R = s->R, Rp = s->Rp;
-    double cd = cos(delta), sd = sin(delta);
+    double th = p[3], thd = v[3], phd = v[4];
+    double cph = an->cph, sph = an->sph, cth = an->cth, sth = an->sth;
+    double cps = s->cps, sps = s->sps, xi = s->xi, R = s->R, Rp = s->Rp;
     double Om = OMEGA0 + beta;
     /* Contact ellipse. */
     double RR = R * sqrt(1.0 + Rp * Rp);
@@ -200,6 +218,8 @@ static void creep(const double *p, const double *v, double beta, const side *s, 
     double tt = Tx * Tx + Ty * Ty;
     if (sw)
         *sw = tt / (WT * WT) - 1.0;
+    if (!T)
+        return; /* the switching function only */
     if (tt > WT * WT) {
         double f = fabs(WT) / sqrt(tt);
         Tx *= f;
@@ -229,45 +249,55 @@ static const double S0[4] = {-7.4122380357667139e-6, -0.1521364296121248,
 static int g1_offsets(double c[2])
 {
     side sP, sN;
-    if (geometry(P0, S0[2], S0[3], &sP) != MBS_OK || geometry(P0, S0[0], S0[1], &sN) != MBS_OK)
+    angles an;
+    angles_of(P0, &an);
+    if (geometry(P0, &an, S0[2], S0[3], &sP) != MBS_OK ||
+        geometry(P0, &an, S0[0], S0[1], &sN) != MBS_OK)
         return MBS_CALLBACK_FAILED;
     c[0] = sP.g1;
     c[1] = sN.g1;
     return MBS_OK;
 }
 
-/* Contact geometry of both sides, the contact-plane angles and the normal
- * forces N_s of y (Sect. 4.2): what the creep forces of either side need. */
+/* Contact geometry of both sides, the contact-plane angles delta_s (with
+ * their cosines and sines) and the normal forces N_s of y (Sect. 4.2): what
+ * the creep forces of either side need. */
 typedef struct contact {
+    angles an;
     side P, N;
-    double dP, dN, NP, NN, LP, LN;
+    double cdP, sdP, cdN, sdN, NP, NN, LP, LN;
 } contact;
 
 static int contact_state(const double *y, contact *c)
 {
     const double *p = y;
-    if (geometry(p, y[IPSP], y[IXIP], &c->P) != MBS_OK ||
-        geometry(p, y[IPSN], y[IXIN], &c->N) != MBS_OK)
+    angles_of(p, &c->an);
+    if (geometry(p, &c->an, y[IPSP], y[IXIP], &c->P) != MBS_OK ||
+        geometry(p, &c->an, y[IPSN], y[IXIN], &c->N) != MBS_OK)
         return MBS_CALLBACK_FAILED;
     const side *sP = &c->P, *sN = &c->N;
-    double th = p[3], ph = p[4];
-    double cph = cos(ph), sph = sin(ph), cth = cos(th), sth = sin(th);
+    double cph = c->an.cph, sph = c->an.sph, cth = c->an.cth, sth = c->an.sth;
     /* Contact-plane angles: principal-value arctangent of the quotient. */
     double num, den;
-    num = (sP->Rp * cph - sph * cos(sP->psi)) * cth + sin(sP->psi) * sth;
-    den = -sP->Rp * sph - cos(sP->psi) * cph;
-    c->dP = atan(num / den);
-    num = (sN->Rp * cph - sph * cos(sN->psi)) * cth + sin(sN->psi) * sth;
-    den = sN->Rp * sph + cos(sN->psi) * cph;
-    c->dN = atan(num / den);
+    num = (sP->Rp * cph - sph * sP->cps) * cth + sP->sps * sth;
+    den = -sP->Rp * sph - sP->cps * cph;
+    double dP = atan(num / den);
+    num = (sN->Rp * cph - sph * sN->cps) * cth + sN->sps * sth;
+    den = sN->Rp * sph + sN->cps * cph;
+    double dN = atan(num / den);
+    c->cdP = cos(dP);
+    c->sdP = sin(dP);
+    c->cdN = cos(dN);
+    c->sdN = sin(dN);
     /* Normal forces from the physical multipliers Lambda_s = -lambda_s. */
-    double dP = c->dP, dN = c->dN, LP = -y[ILP], LN = -y[ILN];
-    double D = -sin(dP) * cos(dN) - sin(dN) * cos(dP);
+    double cdP = c->cdP, sdP = c->sdP, cdN = c->cdN, sdN = c->sdN;
+    double LP = -y[ILP], LN = -y[ILN];
+    double D = -sdP * cdN - sdN * cdP;
     if (fabs(D) < TOL_D)
         return MBS_CALLBACK_FAILED;
     double W1 = sP->b[0] * LP + sN->b[0] * LN, W2 = sP->b[1] * LP + sN->b[1] * LN;
-    c->NP = (cos(dN) * W1 - sin(dN) * W2) / D;
-    c->NN = (-cos(dP) * W1 - sin(dP) * W2) / D;
+    c->NP = (cdN * W1 - sdN * W2) / D;
+    c->NN = (-cdP * W1 - sdP * W2) / D;
     c->LP = LP;
     c->LN = LN;
     if (c->NP == 0.0 || c->NN == 0.0)
@@ -288,12 +318,12 @@ static int ext_rhs(const mbs_problem *pb, double t, const double *y, double *F)
     if (contact_state(y, &ct) != MBS_OK)
         return MBS_CALLBACK_FAILED;
     const side sP = ct.P, sN = ct.N;
-    double th = p[3], ph = p[4], thd = v[3], phd = v[4], beta = y[IBETA];
-    double cph = cos(ph), sph = sin(ph);
+    double th = p[3], thd = v[3], phd = v[4], beta = y[IBETA];
+    double cph = ct.an.cph, sph = ct.an.sph;
     double LP = ct.LP, LN = ct.LN;
     double TP[3], TN[3], EP[3], EN[3];
-    creep(p, v, beta, &sP, ct.dP, ct.NP, 1, TP, EP, NULL);
-    creep(p, v, beta, &sN, ct.dN, ct.NN, 0, TN, EN, NULL);
+    creep(p, &ct.an, v, beta, &sP, ct.cdP, ct.sdP, ct.NP, 1, TP, EP, NULL);
+    creep(p, &ct.an, v, beta, &sN, ct.cdN, ct.sdN, ct.NN, 0, TN, EN, NULL);
     double Om = OMEGA0 + beta;
     double M2 = -2.0 * XL * XL * CZ * th; /* wagon-body moment (Sect. 4.4) */
     for (int i = 0; i < 5; i++)
@@ -345,9 +375,8 @@ static int ext_switches(const mbs_problem *pb, double t, const double *y, double
     contact ct;
     if (contact_state(y, &ct) != MBS_OK)
         return MBS_CALLBACK_FAILED;
-    double T[3], E[3];
-    creep(y, y + IV, y[IBETA], &ct.P, ct.dP, ct.NP, 1, T, E, &sw[0]);
-    creep(y, y + IV, y[IBETA], &ct.N, ct.dN, ct.NN, 0, T, E, &sw[1]);
+    creep(y, &ct.an, y + IV, y[IBETA], &ct.P, ct.cdP, ct.sdP, ct.NP, 1, NULL, NULL, &sw[0]);
+    creep(y, &ct.an, y + IV, y[IBETA], &ct.N, ct.cdN, ct.sdN, ct.NN, 0, NULL, NULL, &sw[1]);
     return MBS_OK;
 }
 
@@ -437,15 +466,17 @@ static int solve_side(const double *p, double xi0, side *s)
 {
     double psi = 0.0, xi = xi0;
     int done = 0;
+    angles an;
+    angles_of(p, &an);
     for (int it = 0; it < 40; it++) {
         side a, b;
-        if (geometry(p, psi, xi, s) != MBS_OK)
+        if (geometry(p, &an, psi, xi, s) != MBS_OK)
             return MBS_CALLBACK_FAILED;
         double J[2][2], hs = 1e-7;
         for (int j = 0; j < 2; j++) {
             double dps = j == 0 ? hs : 0.0, dxi = j == 1 ? hs : 0.0;
-            if (geometry(p, psi + dps, xi + dxi, &a) != MBS_OK ||
-                geometry(p, psi - dps, xi - dxi, &b) != MBS_OK)
+            if (geometry(p, &an, psi + dps, xi + dxi, &a) != MBS_OK ||
+                geometry(p, &an, psi - dps, xi - dxi, &b) != MBS_OK)
                 return MBS_CALLBACK_FAILED;
             J[0][j] = (a.h[0] - b.h[0]) / (2.0 * hs);
             J[1][j] = (a.h[1] - b.h[1]) / (2.0 * hs);
@@ -460,7 +491,7 @@ static int solve_side(const double *p, double xi0, side *s)
         if (fabs(d0) + fabs(d1) <= 1e-14) /* one more step after convergence */
             done++;
         if (done == 2)
-            return geometry(p, psi, xi, s);
+            return geometry(p, &an, psi, xi, s);
     }
     return MBS_NEWTON_DIVERGED;
 }
