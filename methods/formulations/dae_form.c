@@ -687,6 +687,36 @@ static int residual_plain(mbs_dae_form *f, mbs_ctx *ctx, double t, const double 
     MBS_SMALL_DISPATCH(return, residual_plain_n, f->nv, f, ctx, t, y, yp, R)
 }
 
+/* ns stages of residual_plain_n in one call (the same evaluations in the
+ * same order, without a dispatch and the form's tests per stage). */
+static inline MBS_SMALL_INLINE int residual_plain_stages_n(size_t nv, mbs_dae_form *f,
+                                                           mbs_ctx *ctx, size_t ns,
+                                                           const double *t, const double *Y,
+                                                           const double *Yp, double *R)
+{
+    const size_t n = f->n;
+    for (size_t i = 0; i < ns; i++) {
+        int s = residual_plain_n(nv, f, ctx, t[i], Y + i * n, Yp + i * n, R + i * n);
+        if (s != MBS_OK)
+            return s;
+    }
+    return MBS_OK;
+}
+
+int mbs_dae_form_residual_stages(mbs_dae_form *f, mbs_ctx *ctx, size_t ns, const double *t,
+                                 const double *Y, const double *Yp, double *R)
+{
+    if (!f->nx && !f->native && !ctx->pb->def->kinematic &&
+        (f->kind == MBS_FORM_INDEX2 || f->kind == MBS_FORM_INDEX3))
+        MBS_SMALL_DISPATCH(return, residual_plain_stages_n, f->nv, f, ctx, ns, t, Y, Yp, R)
+    for (size_t i = 0; i < ns; i++) {
+        int s = mbs_dae_form_residual(f, ctx, t[i], Y + i * f->n, Yp + i * f->n, R + i * f->n);
+        if (s != MBS_OK)
+            return s;
+    }
+    return MBS_OK;
+}
+
 int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
                           const double *yp, double *R)
 {

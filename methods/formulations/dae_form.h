@@ -152,6 +152,10 @@ int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
  * mass_times(out) followed by R = out - R, without the product vector). */
 int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
                           const double *yp, double *R);
+/* R_i = E(Y_i) Yp_i - F(t_i, Y_i) for ns stages (blocks of length n of Y, Yp,
+ * R): the numbers of ns calls of mbs_dae_form_residual, in one call. */
+int mbs_dae_form_residual_stages(mbs_dae_form *f, mbs_ctx *ctx, size_t ns, const double *t,
+                                 const double *Y, const double *Yp, double *R);
 /* Evaluate M, B at (t, y) and factor the KKT matrices (one counted factorisation
  * per mbs_linsol_factor).  MBS_SINGULAR_MATRIX etc. with a reason in ctx. */
 int mbs_dae_form_kkt_factor(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y);

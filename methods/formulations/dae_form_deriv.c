@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../linsol/dense_small.h"
 #include "dae_form.h"
 
 /* The leading m x k block of A as a matrix (gsl_matrix_submatrix(A, 0, 0, m,
@@ -15,12 +16,24 @@ static inline gsl_matrix leading(gsl_matrix *A, size_t m, size_t k)
 }
 
 /* J(r0 + i, c0 + j) += a K(i, j), i < m, j < k. */
+static inline MBS_SMALL_INLINE void add_block_k(size_t k, gsl_matrix *J, size_t r0, size_t c0,
+                                                double a, const gsl_matrix *K, size_t m)
+{
+    double *Jd = J->data + r0 * J->tda + c0;
+    const double *Kd = K->data;
+    const size_t tj = J->tda, tk = K->tda;
+    for (size_t i = 0; i < m; i++)
+        MBS_SMALL_UNROLL
+        for (size_t j = 0; j < k; j++)
+            Jd[i * tj + j] += a * Kd[i * tk + j];
+}
+
+/* Instantiated per k up to MBS_SMALL_FIXED (methods/linsol/dense_small.h):
+ * the same sums, the row loop of constant length. */
 static void add_block(gsl_matrix *J, size_t r0, size_t c0, double a, const gsl_matrix *K,
                       size_t m, size_t k)
 {
-    for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < k; j++)
-            J->data[(r0 + i) * J->tda + c0 + j] += a * K->data[i * K->tda + j];
+    MBS_SMALL_DISPATCH(, add_block_k, k, J, r0, c0, a, K, m)
 }
 
 /* dF/dy with H = I (n_q = n_v) from the problem's derivative callbacks

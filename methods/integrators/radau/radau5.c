@@ -265,7 +265,7 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
          (st->F1 = malloc(n * sizeof(double))) && (st->F2 = malloc(n * sizeof(double))) &&
          (st->cont = calloc(N, sizeof(double))) && (st->scal = malloc(n * sizeof(double))) &&
          (st->rs = malloc(nf * sizeof(double))) && (st->cs = malloc(nf * sizeof(double))) &&
-         (st->err = malloc(n * sizeof(double))) && (st->Ys = malloc(n * sizeof(double))) &&
+         (st->err = malloc(n * sizeof(double))) && (st->Ys = malloc(RADAU_SMAX * n * sizeof(double))) &&
          (st->Es_w = malloc(n * sizeof(double))) && (st->ydense = malloc(n * sizeof(double)));
     if (!ok || mbs_radau_switch_alloc(st, ctx) != MBS_OK) {
         radau_free(st);
@@ -357,6 +357,51 @@ static void radau_order_constants(const radau_state *st, double r0, double a0, d
     *nit = st->nit + (s == 5 ? 5 : s == 7 ? 10 : 0);
 }
 
+/* RADAU5's Newton stop faccon dyno <= fnewt.  RADAU5 sets faccon =
+ * max(faccon, eps)^0.8 at the start of every attempt; here that power stays
+ * pending (*pend) until a test needs it, since from the second iteration on
+ * faccon = theta/(1 - theta) replaces it (radau_integrate).  With b =
+ * max(faccon, eps) <= 1, b <= b^0.8 <= 1 (pow errs by less than an ulp), so
+ * dyno <= fnewt settles the test as true and b dyno > fnewt (1 + 1e-12) as
+ * false without the power; otherwise it is taken.  The same decisions and
+ * values as RADAU5's eager power. */
+static int radau_newton_stop(double *faccon, int *pend, double dyno, double fnewt)
+{
+    if (*pend) {
+        const double b = fmax(*faccon, DBL_EPSILON);
+        if (b <= 1.0 && dyno <= fnewt)
+            return 1;
+        if (b <= 1.0 && b * dyno > fnewt * (1.0 + 1e-12))
+            return 0;
+        *faccon = pow(b, 0.8);
+        *pend = 0;
+    }
+    return *faccon * dyno <= fnewt;
+}
+
+/* RADAU5's predicted final increment faccon dyno theta^k / fnewt (fd =
+ * faccon dyno, 0 <= theta < 0.99), where only whether it reaches 1 matters
+ * unless it does: theta^k by k - 1 products (relative error below k ulps)
+ * decides it outside 1 +- 1e-12 (the value returned is then below 1, not
+ * the quotient); pow otherwise, the value RADAU5 computes. */
+static double radau_dyth(double fd, double theta, int k, double fnewt)
+{
+    double tk = 1.0;
+    for (int i = 0; i < k; i++)
+        tk *= theta;
+    if (k > 0 && fd * tk / fnewt < 1.0 - 1e-12)
+        return 0.0;
+    return fd * pow(theta, k) / fnewt;
+}
+
+/* The pending power of radau_newton_stop, taken. */
+static void radau_faccon_resolve(double *faccon, int *pend)
+{
+    if (*pend)
+        *faccon = pow(fmax(*faccon, DBL_EPSILON), 0.8);
+    *pend = 0;
+}
+
 /* RADAU's order selection (label 20 of its RADCOV), made wherever a new
  * iteration matrix is due: the smoothed contraction thetat = min(10,
  * max(theta, thetat/2)); two stages more when Newton converged fast (thetat
@@ -436,6 +481,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
     h = fmin(h, span);
     const double hmax = span;
     double hold = h, hacc = h, erracc = 1.0, faccon = 1.0, theta = 0.0, h_fact = -1.0;
+    int faccon_pend = 0; /* faccon's power still to take (radau_newton_stop) */
     int first = 1, reject = 0, last = 0, need_jac = 1, jac_current = 0, naccpt = 0, nsing = 0;
     /* F0 = F(t, y) is current (evaluated after the last accepted step at the
      * same t, y): the Jacobian evaluation then does not repeat it (F does
@@ -543,7 +589,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             while (!done && newt < nit) {
                 if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
                     goto failed_eval;
-                if ((s = mbs_radau_solve_stages(st, ctx, t)) != MBS_OK)
+                if ((s = mbs_radau_solve_stages(st, ctx, t, NULL)) != MBS_OK)
                     goto newton_failed;
                 newt++;
                 mbs_count_newton(ctx);
@@ -586,7 +632,8 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         }
 
         /* Simplified Newton iteration (RADAU5). */
-        faccon = pow(fmax(faccon, eps), 0.8);
+        radau_faccon_resolve(&faccon, &faccon_pend);
+        faccon_pend = 1; /* faccon = max(faccon, eps)^0.8, when a test needs it */
         theta = fabs(thet);
         double dynold = 0.0, thqold = 1.0;
         int newt = 0, converged = 0;
@@ -595,7 +642,9 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 goto newton_failed;
             if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
                 goto failed_eval;
-            if ((s = mbs_radau_solve_stages(st, ctx, t)) != MBS_OK)
+            /* Z += dZ already here: an attempt that stops below starts
+             * again from its starting values */
+            if ((s = mbs_radau_solve_stages(st, ctx, t, st->Z)) != MBS_OK)
                 goto newton_failed;
             newt++;
             mbs_count_newton(ctx);
@@ -608,11 +657,12 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 thqold = thq;
                 if (theta < 0.99) {
                     faccon = theta / (1.0 - theta);
+                    faccon_pend = 0;
                     /* theta^k <= 1 (0 <= theta < 0.99, k >= 0), so dyth <= faccon
                      * dyno / fnewt as rounded: pow only where the test can hold */
                     double dyth = faccon * dyno / fnewt;
                     if (dyth >= 1.0)
-                        dyth = faccon * dyno * pow(theta, nit - 1 - newt) / fnewt;
+                        dyth = radau_dyth(faccon * dyno, theta, nit - 1 - newt, fnewt);
                     if (dyth >= 1.0) {
                         double qnewt = fmax(1e-4, fmin(20.0, dyth));
                         double hhfac = 0.8 * pow(qnewt, -1.0 / (4.0 + nit - 1 - newt));
@@ -630,8 +680,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 }
             }
             dynold = fmax(dyno, eps);
-            radau_add(st->Z, st->dZ, N);
-            if (faccon * dyno <= fnewt)
+            if (radau_newton_stop(&faccon, &faccon_pend, dyno, fnewt))
                 converged = 1;
         }
         newt_last = newt;
@@ -841,7 +890,7 @@ int mbs_radau5_newton_solve(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
         memcpy(st.R, R, 3 * n * sizeof(double));
         st.dZ = dZ;
         if ((s = mbs_radau_factor(&st, ctx, t, h)) == MBS_OK)
-            s = mbs_radau_solve_stages(&st, ctx, t);
+            s = mbs_radau_solve_stages(&st, ctx, t, NULL);
     }
     gsl_matrix_free(st.E0);
     gsl_matrix_free(st.J0);

@@ -121,7 +121,9 @@ int mbs_radau_lu_singular(const gsl_matrix *LU);
  * second-order structure); radau5.c sets st->red from it per Jacobian. */
 int mbs_radau_reducible(const radau_state *st);
 int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h);
-int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t);
+/* dZ of one simplified Newton iteration from the residual R; Zadd (or NULL)
+ * += dZ in the same pass. */
+int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t, double *Zadd);
 void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, size_t len,
                     const double *x, double d, double *y);
 int mbs_radau_solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs, double *e);

@@ -458,10 +458,39 @@ static void radau_solve_complex(radau_state *st, int p, const double *Wr, const 
     MBS_SMALL_DISPATCH(, radau_solve_complex_m, m, st, p, Wr, Wi, wr, wi)
 }
 
+/* dZ = (T (x) I) w and Z += dZ for s = 3 in one pass over the components
+ * (radau_kron3's sums, then the Newton update of radau_add: the same numbers);
+ * instantiated per n up to MBS_SMALL_FIXED. */
+static inline MBS_SMALL_INLINE void radau_back3_add(size_t n, const double M[RADAU_SMAX][RADAU_SMAX],
+                                                    const double *restrict w,
+                                                    double *restrict dZ, double *restrict Z)
+{
+    const double a00 = M[0][0], a01 = M[0][1], a02 = M[0][2], a10 = M[1][0], a11 = M[1][1],
+                 a12 = M[1][2], a20 = M[2][0], a21 = M[2][1], a22 = M[2][2];
+    MBS_SMALL_UNROLL
+    for (size_t k = 0; k < n; k++) {
+        const double u = w[k], v = w[n + k], x = w[2 * n + k];
+        const double d0 = a00 * u + a01 * v + a02 * x, d1 = a10 * u + a11 * v + a12 * x,
+                     d2 = a20 * u + a21 * v + a22 * x;
+        dZ[k] = d0;
+        dZ[n + k] = d1;
+        dZ[2 * n + k] = d2;
+        Z[k] += d0;
+        Z[n + k] += d1;
+        Z[2 * n + k] += d2;
+    }
+}
+
+static void radau_back3_add_any(size_t n, const double M[RADAU_SMAX][RADAU_SMAX],
+                                const double *w, double *dZ, double *Z)
+{
+    MBS_SMALL_DISPATCH(, radau_back3_add, n, M, w, dZ, Z)
+}
+
 /* dZ = -T^-1 R: W = (T^-1 (x) I) R, one real and (ns-1)/2 complex scaled
  * solves, dZ = (T (x) I) dW (RADAU's SLVRAR/SLVRAI with our row/column
- * scaling). */
-int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
+ * scaling); Zadd (or NULL) += dZ, the Newton update, in the same pass. */
+int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t, double *Zadd)
 {
     size_t n = st->n;
     const radau_coeffs *co = st->co;
@@ -493,7 +522,14 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t)
             radau_solve_complex(st, p, Wr, Wr + n, Wr, Wr + n);
         }
     }
+    if (Zadd && co->s == 3) {
+        radau_back3_add_any(n, co->Tm, w, st->dZ, Zadd);
+        return MBS_OK;
+    }
     mbs_radau_kron(co->Tm, co->s, n, n, w, 1.0, st->dZ);
+    if (Zadd)
+        for (size_t i = 0; i < (size_t)co->s * n; i++)
+            Zadd[i] += st->dZ[i];
     return MBS_OK;
 }
 

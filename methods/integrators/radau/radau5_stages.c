@@ -98,7 +98,22 @@ static inline MBS_SMALL_INLINE int radau_residual_n(size_t n, radau_state *st, m
     mbs_radau_stage_derivatives(st, h);
     double *restrict Ys = st->Ys;
     const double *restrict y = st->y;
-    for (size_t i = 0; i < (size_t)st->co->s; i++) {
+    const size_t ns = (size_t)st->co->s;
+    if (!st->ix && !st->form->nx) { /* E(Y_i) Yd_i without forming E (bit for bit
+                                        the dense product: E = diag(I, M, 0)),
+                                        all stages in one call */
+        double ti[RADAU_SMAX];
+        for (size_t i = 0; i < ns; i++) {
+            const double *restrict Zi = st->Z + i * n;
+            double *restrict Yi = Ys + i * n;
+            ti[i] = t + st->co->c[i] * h;
+            MBS_SMALL_UNROLL
+            for (size_t k = 0; k < n; k++)
+                Yi[k] = y[k] + Zi[k];
+        }
+        return mbs_dae_form_residual_stages(st->form, ctx, ns, ti, Ys, st->Yd, st->R);
+    }
+    for (size_t i = 0; i < ns; i++) {
         double ti = t + st->co->c[i] * h, *Ri = st->R + i * n, *Ydi = st->Yd + i * n;
         const double *restrict Zi = st->Z + i * n;
         MBS_SMALL_UNROLL
@@ -109,12 +124,6 @@ static inline MBS_SMALL_INLINE int radau_residual_n(size_t n, radau_state *st, m
                 return s;
             for (size_t k = 0; k < n; k++)
                 Ri[k] = Ydi[k] - Ri[k];
-            continue;
-        }
-        if (!st->form->nx) { /* E(Y_i) Yd_i without forming E (bit for bit the
-                                dense product: E = diag(I, M, 0)) */
-            if ((s = mbs_dae_form_residual(st->form, ctx, ti, st->Ys, Ydi, Ri)) != MBS_OK)
-                return s;
             continue;
         }
         if ((s = mbs_radau_form_mass(st, ctx, ti, st->Ys, st->Es)) != MBS_OK ||
