@@ -305,6 +305,10 @@ static const mbs_opt compare_opts[] = {
     {.name = "--alpha", .kind = MBS_OPT_NUM, .arg = "A",
      .doc = "significance level of the one-sided Mann-Whitney test on the CPU-time samples",
      .def = "0.01", .lo = 0, .hi = 0.5, .lo_open = 1},
+    {.name = "--confirm", .kind = MBS_OPT_STR, .arg = "DIR",
+     .doc = "a second sweep of the same suite: a CPU slow-down is a regression only when "
+            "that sweep's run is slower too (make nightly sweeps again when one is flagged)",
+     .def = "none (one sweep decides)", .range = "a results directory"},
     {.name = "--verbose", .alias = "-v", .kind = MBS_OPT_FLAG,
      .doc = "also print the checks that pass", .def = "off", .range = "a flag"},
 };
@@ -467,7 +471,7 @@ static const mbs_cli_cmd commands[] = {
     {.name = "compare",
      .summary = "regression check of a results directory against a baseline",
      .synopsis = "compare BASELINE.json RESULTS_DIR [--allow-counters] [--cpu-threshold R]\n"
-                 "    [--alpha A] [-v]",
+                 "    [--alpha A] [--confirm DIR] [-v]",
      .operands = "BASELINE.json: a baseline (baseline bless); RESULTS_DIR: the results to "
                  "check.",
      .notes = "Exit status 0 no regression, 1 a regression, 2 bad input.\n",

@@ -85,6 +85,18 @@ double mbs_calibration_seconds(void)
     return best;
 }
 
+double mbs_load_average(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double la = NAN;
+    if (f) {
+        if (fscanf(f, "%lf", &la) != 1)
+            la = NAN;
+        fclose(f);
+    }
+    return la;
+}
+
 const char *mbs_version_string(void)
 {
     return MBS_VERSION " (git " MBS_GIT_REV ")";

@@ -151,7 +151,8 @@ static json_t *merged_meta(input *in, int n_in, size_t *n_env)
             json_object_set_new(o, "shard", json_string(s));
         }
         static const char *const keys[] = {"host", "cpu", "cores", "compiler", "cflags",
-                                           "kernel", "revision", "date", "calibration_s"};
+                                           "kernel", "revision", "date", "calibration_s",
+                                           "load_average"};
         for (size_t j = 0; j < sizeof keys / sizeof *keys; j++) {
             json_t *v = json_object_get(m, keys[j]);
             if (v)

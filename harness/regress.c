@@ -282,7 +282,8 @@ static double median(double *x, int n)
 }
 
 /* The CPU tier is hard only between sweeps on the same environment (CPU model,
- * compiler, flags, core count); otherwise it is advisory and says why. */
+ * compiler, flags, core count), each started on a quiet machine; otherwise it is
+ * advisory and says why. */
 static int same_environment(const mbs_results *a, const mbs_results *b, char *why, size_t len)
 {
     static const char *const keys[] = {"cpu", "compiler", "cflags", "cores"};
@@ -302,6 +303,18 @@ static int same_environment(const mbs_results *a, const mbs_results *b, char *wh
         }
         if (strcmp(x, y) != 0) {
             snprintf(why, len, "%s differs: baseline '%s', now '%s'", keys[k], x, y);
+            return 0;
+        }
+    }
+    /* a sweep that started with other work on the machine times contention, not code:
+     * more than half the cores busy (1-minute load average) makes the tier advisory */
+    for (int k = 0; k < 2; k++) {
+        json_t *m = k ? b->meta : a->meta;
+        double load = mbs_jnum(m, "load_average"), cores = mbs_jnum(m, "cores");
+        if (isfinite(load) && cores > 0.0 && load > MBS_REGRESS_BUSY * cores) {
+            snprintf(why, len, "the machine was busy when the %s sweep started (load average "
+                               "%.2f on %.0f cores; the CPU tier needs at most %.2f)",
+                     k ? "new" : "baseline's", load, cores, MBS_REGRESS_BUSY * cores);
             return 0;
         }
     }
@@ -383,13 +396,41 @@ static int params_differ(table *t, const char *key, json_t *rb, json_t *rn)
     return n;
 }
 
+/* The CPU test of one run: the median and the minimum of the repeat times slower by
+ * more than thr, and a one-sided Mann-Whitney U test significant at alpha.  Returns 0
+ * when the run is not timed (fewer than 3 repeats either side, or a baseline median
+ * under MBS_REGRESS_CPU_MIN), else 1 with the verdict in c->slower. */
+typedef struct cpu_test {
+    double p, mb, mn; /* p-value; baseline and scaled current medians */
+    int slower;
+} cpu_test;
+
+static int cpu_slower(json_t *rb, json_t *rn, double scale, double thr, double alpha,
+                      cpu_test *c)
+{
+    double tb[MBS_CPU_TIMES_MAX], tn[MBS_CPU_TIMES_MAX];
+    int nb = times_of(rb, tb), nn = times_of(rn, tn);
+    for (int k = 0; k < nn; k++)
+        tn[k] *= scale;
+    if (nb < 3 || nn < 3 || !(mbs_jnum(rb, "cpu.median") >= MBS_REGRESS_CPU_MIN))
+        return 0;
+    c->p = mbs_mann_whitney_p(tb, (size_t)nb, tn, (size_t)nn);
+    c->mb = median(tb, nb);
+    c->mn = median(tn, nn); /* (sorts: [0] is the min) */
+    /* the minimum must be slower too: a load burst on the machine inflates the
+     * median of consecutive repeats, rarely all of them (DiffEqDevTools' min) */
+    c->slower = c->mn > (1.0 + thr) * c->mb && tn[0] > (1.0 + thr) * tb[0] && c->p < alpha;
+    return 1;
+}
+
 int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                         const mbs_compare_opts *opt, FILE *out, mbs_compare_summary *sum)
 {
     mbs_compare_summary s = {0};
     if (sum)
         *sum = s;
-    if (too_many_times(base, "baseline") || too_many_times(now, "results"))
+    if (too_many_times(base, "baseline") || too_many_times(now, "results") ||
+        (opt && opt->confirm && too_many_times(opt->confirm, "second sweep's")))
         return 2;
     double thr = opt && opt->cpu_threshold > 0.0 ? opt->cpu_threshold : 0.25;
     double alpha = opt && opt->alpha > 0.0 ? opt->alpha : 0.01;
@@ -400,6 +441,9 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
     /* CPU times in units of each machine's calibration loop when both have one */
     double cal_b = calibration(base), cal_n = calibration(now);
     double cpu_scale = isfinite(cal_b) && isfinite(cal_n) ? cal_b / cal_n : 1.0;
+    const mbs_results *confirm = opt ? opt->confirm : NULL;
+    double cal_c = confirm ? calibration(confirm) : NAN;
+    double confirm_scale = isfinite(cal_b) && isfinite(cal_c) ? cal_b / cal_c : 1.0;
     if (cpu_hard)
         fprintf(out, "CPU tier: hard (same environment)%s\n",
                 isfinite(cal_b) && isfinite(cal_n) ? "; times normalised by the calibration loop"
@@ -567,33 +611,40 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
             }
         }
         /* statistical tier: CPU */
-        double tb[MBS_CPU_TIMES_MAX], tn[MBS_CPU_TIMES_MAX];
-        int nb = times_of(rb, tb), nn = times_of(rn, tn);
-        for (int k = 0; k < nn; k++)
-            tn[k] *= cpu_scale;
-        if (nb >= 3 && nn >= 3 && mbs_jnum(rb, "cpu.median") >= MBS_REGRESS_CPU_MIN) {
+        cpu_test c;
+        if (cpu_slower(rb, rn, cpu_scale, thr, alpha, &c)) {
             s.checks++;
-            double p = mbs_mann_whitney_p(tb, (size_t)nb, tn, (size_t)nn);
-            double mb = median(tb, nb), mn = median(tn, nn); /* (sorts: [0] is the min) */
-            /* the minimum must be slower too: a load burst on the machine inflates the
-             * median of consecutive repeats, rarely all of them (DiffEqDevTools' min) */
-            int min_slower = tn[0] > (1.0 + thr) * tb[0];
-            fmt(b, sizeof b, mb);
-            fmt(n, sizeof n, mn);
-            snprintf(ch, sizeof ch, "x%.3g", mb > 0.0 ? mn / mb : 1.0);
-            if (mn > (1.0 + thr) * mb && min_slower && p < alpha) {
-                char v[64];
-                if (cpu_hard) {
-                    s.regressions++;
-                    snprintf(v, sizeof v, "REGRESSION (slower, p = %.2g)", p);
-                } else {
-                    s.cpu_advisory++;
-                    snprintf(v, sizeof v, "advisory (slower, p = %.2g)", p);
-                }
+            char v[96];
+            cpu_test c2 = {0};
+            json_t *rc = confirm ? find_key(confirm, key) : NULL;
+            int confirmed = !confirm || (rc && mbs_rec_ok(rc) &&
+                                         cpu_slower(rb, rc, confirm_scale, thr, alpha, &c2) &&
+                                         c2.slower);
+            fmt(b, sizeof b, c.mb);
+            fmt(n, sizeof n, c.mn);
+            snprintf(ch, sizeof ch, "x%.3g", c.mb > 0.0 ? c.mn / c.mb : 1.0);
+            if (c.slower && !confirmed) {
+                s.cpu_unconfirmed++;
+                if (rc && c2.mb > 0.0)
+                    snprintf(v, sizeof v, "not confirmed (second sweep x%.3g, p = %.2g)",
+                             c2.mn / c2.mb, c2.p);
+                else
+                    snprintf(v, sizeof v, "not confirmed (run absent from the second sweep)");
+                row(&t, key, "cpu.median [s]", b, n, ch, v);
+            } else if (c.slower && cpu_hard) {
+                s.regressions++;
+                if (confirm)
+                    snprintf(v, sizeof v, "REGRESSION (slower, p = %.2g; second sweep x%.3g)",
+                             c.p, c2.mn / c2.mb);
+                else
+                    snprintf(v, sizeof v, "REGRESSION (slower, p = %.2g)", c.p);
+                row(&t, key, "cpu.median [s]", b, n, ch, v);
+            } else if (c.slower) {
+                s.cpu_advisory++;
+                snprintf(v, sizeof v, "advisory (slower, p = %.2g)", c.p);
                 row(&t, key, "cpu.median [s]", b, n, ch, v);
             } else if (verbose) {
-                char v[64];
-                snprintf(v, sizeof v, "ok (p = %.2g)", p);
+                snprintf(v, sizeof v, "ok (p = %.2g)", c.p);
                 row(&t, key, "cpu.median [s]", b, n, ch, v);
             }
         }
@@ -663,6 +714,9 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
             allow ? " (allowed)" : "", s.new_runs, s.fixed);
     if (s.cpu_advisory)
         fprintf(out, "%d CPU slow-downs reported as advisory: %s\n", s.cpu_advisory, why);
+    if (s.cpu_unconfirmed)
+        fprintf(out, "%d CPU slow-downs not confirmed by the second sweep (not regressions)\n",
+                s.cpu_unconfirmed);
     int failed = s.regressions > 0 || s.missing > 0;
     fprintf(out, "%s\n", s.regressions ? "REGRESSION" : s.missing ? "REGRESSION (runs missing)"
                                                                  : "no regression");
@@ -782,7 +836,7 @@ int mbs_cmd_baseline(int argc, char **argv)
 
 int mbs_cmd_compare(int argc, char **argv)
 {
-    const char *pos[2] = {NULL, NULL};
+    const char *pos[2] = {NULL, NULL}, *confirm_dir = NULL;
     int np = 0;
     mbs_compare_opts opt = {0};
     const mbs_cli_cmd *cmd = mbs_cli_find("compare");
@@ -799,6 +853,8 @@ int mbs_cmd_compare(int argc, char **argv)
             opt.cpu_threshold = a.num;
         else if (mbs_cli_is(&a, "--alpha"))
             opt.alpha = a.num;
+        else if (mbs_cli_is(&a, "--confirm"))
+            confirm_dir = a.str;
         else if (k == 0 && np < 2)
             pos[np++] = a.str;
         else {
@@ -808,10 +864,10 @@ int mbs_cmd_compare(int argc, char **argv)
     }
     if (np != 2) {
         fprintf(stderr, "mbsbench: usage: mbsbench compare BASELINE RESULTS_DIR [--allow-counters]"
-                        " [--cpu-threshold R] [--alpha A] [-v]\n");
+                        " [--cpu-threshold R] [--alpha A] [--confirm DIR] [-v]\n");
         return 2;
     }
-    mbs_results base, now;
+    mbs_results base, now, again;
     char err[1024];
     if (mbs_baseline_load(pos[0], &base, err, sizeof err) != 0) {
         fprintf(stderr, "mbsbench: %s\n", err);
@@ -830,8 +886,28 @@ int mbs_cmd_compare(int argc, char **argv)
         mbs_results_free(&now);
         return 2;
     }
+    if (confirm_dir) {
+        if (mbs_results_load(confirm_dir, &again, err, sizeof err) != 0) {
+            fprintf(stderr, "mbsbench: compare: --confirm: %s\n", err);
+            mbs_results_free(&base);
+            mbs_results_free(&now);
+            return 2;
+        }
+        if (again.n_bad) {
+            mbs_results_report_bad(&again, stderr);
+            fprintf(stderr, "mbsbench: compare: refusing: %zu unreadable lines in %s/runs.jsonl\n",
+                    again.n_bad, confirm_dir);
+            mbs_results_free(&base);
+            mbs_results_free(&now);
+            mbs_results_free(&again);
+            return 2;
+        }
+        opt.confirm = &again;
+    }
     int st = mbs_compare_results(&base, &now, &opt, stdout, NULL);
     mbs_results_free(&base);
     mbs_results_free(&now);
+    if (confirm_dir)
+        mbs_results_free(&again);
     return st;
 }

@@ -9,7 +9,9 @@
  *    than 0.3 either way;
  *  - statistical: CPU median and minimum slower by more than a threshold AND
  *    significant by a one-sided Mann-Whitney U test over the repeat times
- *    (cpu.times); only runs whose baseline median is at least MBS_REGRESS_CPU_MIN.
+ *    (cpu.times); only runs whose baseline median is at least MBS_REGRESS_CPU_MIN;
+ *    with a second sweep (--confirm), only when that sweep's run is slower too: the
+ *    repeats of one run are consecutive, so one load burst can slow all of them.
  * NaN/Inf where the baseline had a number and a newly failing run are
  * regressions; a baseline run missing from the results is counted once, as
  * missing (its series' orders are not judged), and fails the compare too. */
@@ -22,6 +24,8 @@
 #include "results.h"
 
 #define MBS_REGRESS_FLOOR 1e-13 /* errors below this are round-off: never a regression */
+#define MBS_REGRESS_BUSY 0.5     /* a sweep started at a load average above this many per
+                                  * core has its CPU tier advisory (the machine was busy) */
 #define MBS_REGRESS_CPU_MIN 5e-3 /* runs faster than this (baseline median, s) are not timed:
                                   * the clock's resolution and cache effects dominate */
 
@@ -31,12 +35,16 @@ typedef struct mbs_compare_opts {
     int allow_counters;    /* counter changes are reported but do not fail */
     int verbose;           /* print passing checks too */
     double state_rtol;     /* final-state tier: |dy_i| <= state_rtol (1 + |y_i|) (0: 1e-8) */
+    const mbs_results *confirm; /* a second sweep of the same suite, or NULL: a CPU
+                                 * slow-down is then a regression only when the second
+                                 * sweep's run is slower too (by the same test) */
 } mbs_compare_opts;
 
 typedef struct mbs_compare_summary {
     int checks, regressions, counter_changes, new_runs, fixed;
     int missing;           /* baseline runs absent from the results (not in regressions) */
     int cpu_advisory;      /* CPU slow-downs reported as advisory (environments differ) */
+    int cpu_unconfirmed;   /* CPU slow-downs the second sweep (opts.confirm) did not show */
 } mbs_compare_summary;
 
 /* Compare; prints the table to out (only the rows that fail, or with verbose

@@ -370,6 +370,9 @@ static int sweep_locked(const mbs_suite *s, const char *outdir, const mbs_sweep_
         char *meta = mbs_environment_json(s->name, s->path);
         json_t *mo = meta ? json_loads(meta, 0, NULL) : NULL;
         if (mo) { /* CPU unit of this machine, for compare's normalisation */
+            double load = mbs_load_average(); /* before the calibration loop adds to it */
+            if (isfinite(load))
+                json_object_set_new(mo, "load_average", json_real(load));
             json_object_set_new(mo, "calibration_s", json_real(mbs_calibration_seconds()));
             json_object_set_new(mo, "suite_runs", json_integer((json_int_t)s->n_runs));
             json_object_set_new(mo, "suite_digest", json_string(digest));

@@ -9,6 +9,7 @@
  * deviation) and prescribed work.  Both are registered for the test process
  * only (never in problems/registry.def or methods/registry.def). */
 #define _DEFAULT_SOURCE /* setenv, nextafter */
+#include <fcntl.h>
 #include <gsl/gsl_fit.h>
 #include <jansson.h>
 #include <math.h>
@@ -2216,6 +2217,132 @@ START_TEST(compare_cpu_times_bound)
 }
 END_TEST
 
+/* A sweep started on a busy machine (1-minute load average above half the cores)
+ * times contention: its CPU tier is advisory, the baseline's as the new one's. */
+static int cpu_load_case(double load_base, double load_now, mbs_compare_summary *s)
+{
+    double tb[7], tn[7];
+    for (int i = 0; i < 7; i++) {
+        tb[i] = 0.010 + 1e-4 * i;
+        tn[i] = 2.0 * tb[i];
+    }
+    mbs_results base, now;
+    synth_results(&base, 0.01, 1e-6);
+    synth_results(&now, 0.01, 1e-6);
+    set_times(base.recs[0], tb, 7, 0.0103);
+    set_times(now.recs[0], tn, 7, 0.0103);
+    base.meta = json_pack("{s:s,s:s,s:s,s:i}", "cpu", "A", "compiler", "cc", "cflags", "-O2",
+                          "cores", 2);
+    now.meta = json_deep_copy(base.meta);
+    if (load_base >= 0.0)
+        json_object_set_new(base.meta, "load_average", json_real(load_base));
+    if (load_now >= 0.0)
+        json_object_set_new(now.meta, "load_average", json_real(load_now));
+    FILE *sink = fopen("/dev/null", "w");
+    int st = mbs_compare_results(&base, &now, NULL, sink, s);
+    fclose(sink);
+    mbs_results_free(&base);
+    mbs_results_free(&now);
+    return st;
+}
+
+START_TEST(compare_cpu_busy_machine)
+{
+    mbs_compare_summary s;
+    /* 2 cores: a load average of 1.0 is quiet enough, one ulp more is busy */
+    ck_assert_int_eq(cpu_load_case(1.0, 1.0, &s), 1);
+    ck_assert_int_eq(s.cpu_advisory, 0);
+    ck_assert_int_eq(cpu_load_case(1.0, nextafter(1.0, 2.0), &s), 0);
+    ck_assert_int_eq(s.cpu_advisory, 1);
+    ck_assert_int_eq(cpu_load_case(nextafter(1.0, 2.0), 0.0, &s), 0);
+    ck_assert_int_eq(s.cpu_advisory, 1);
+    /* unknown load (older results, no /proc): judged as before */
+    ck_assert_int_eq(cpu_load_case(-1.0, -1.0, &s), 1);
+    ck_assert_int_eq(cpu_load_case(-1.0, 13.6, &s), 0);
+}
+END_TEST
+
+/* A second sweep confirms a CPU slow-down: the run is a regression only when the
+ * second sweep's run is slower by the same test (its own calibration loop applied);
+ * otherwise it is counted as unconfirmed and the compare passes.  again_has_run: 0
+ * the run is absent from the second sweep, 1 present with 7 times, above 1 present
+ * with that many times. */
+static int cpu_confirm_case(double f_now, double f_again, int again_has_run, double cal_again,
+                            mbs_compare_summary *s)
+{
+    double tb[7], tn[7], ta[65];
+    for (int i = 0; i < 65; i++) {
+        if (i < 7) {
+            tb[i] = 0.010 + 1e-4 * i;
+            tn[i] = f_now * tb[i];
+        }
+        ta[i] = f_again * (0.010 + 1e-4 * (i % 7));
+    }
+    mbs_results base, now, again;
+    synth_results(&base, 0.01, 1e-6);
+    synth_results(&now, 0.01, 1e-6);
+    synth_results(&again, 0.01, 1e-6);
+    set_times(base.recs[0], tb, 7, 0.0103);
+    set_times(now.recs[0], tn, 7, 0.0103);
+    set_times(again.recs[0], ta, again_has_run > 1 ? again_has_run : 7, 0.0103);
+    if (!again_has_run)
+        json_object_set_new(again.recs[0], "method_spec", json_string("other"));
+    base.meta = json_pack("{s:s,s:s,s:s,s:i,s:f}", "cpu", "A", "compiler", "cc", "cflags",
+                          "-O2", "cores", 2, "calibration_s", 1.0);
+    now.meta = json_deep_copy(base.meta);
+    again.meta = json_deep_copy(base.meta);
+    json_object_set_new(again.meta, "calibration_s", json_real(cal_again));
+    FILE *sink = fopen("/dev/null", "w");
+    mbs_compare_opts opt = {.confirm = &again, .allow_counters = 1};
+    int st = mbs_compare_results(&base, &now, &opt, sink, s);
+    fclose(sink);
+    mbs_results_free(&base);
+    mbs_results_free(&now);
+    mbs_results_free(&again);
+    return st;
+}
+
+START_TEST(compare_cpu_confirmed_by_second_sweep)
+{
+    mbs_compare_summary s;
+    /* slower in both sweeps: a regression */
+    ck_assert_int_eq(cpu_confirm_case(1.5, 1.5, 1, 1.0, &s), 1);
+    ck_assert_int_eq(s.regressions, 1);
+    ck_assert_int_eq(s.cpu_unconfirmed, 0);
+    /* the second sweep as fast as the baseline: not a regression, counted unconfirmed */
+    ck_assert_int_eq(cpu_confirm_case(1.5, 1.0, 1, 1.0, &s), 0);
+    ck_assert_int_eq(s.regressions, 0);
+    ck_assert_int_eq(s.cpu_unconfirmed, 1);
+    /* the second sweep's bound is the same 1.25x: exactly 1.25x does not confirm, one
+     * part in 1e9 more does */
+    ck_assert_int_eq(cpu_confirm_case(1.5, 1.25, 1, 1.0, &s), 0);
+    ck_assert_int_eq(s.cpu_unconfirmed, 1);
+    ck_assert_int_eq(cpu_confirm_case(1.5, 1.25 * (1.0 + 1e-9), 1, 1.0, &s), 1);
+    /* the second sweep's times are normalised by its own calibration loop: 1.5x on a
+     * machine state whose loop took 1.5x is no slow-down */
+    ck_assert_int_eq(cpu_confirm_case(1.5, 1.5, 1, 1.5, &s), 0);
+    ck_assert_int_eq(s.cpu_unconfirmed, 1);
+    /* a run absent from the second sweep confirms nothing */
+    ck_assert_int_eq(cpu_confirm_case(1.5, 1.5, 0, 1.0, &s), 0);
+    ck_assert_int_eq(s.cpu_unconfirmed, 1);
+    /* a second sweep holding more CPU times than a record keeps is refused like the
+     * baseline and the results (exit status 2) */
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    dup2(null, 2); /* the refusal's line is the compare's own business here */
+    int st = cpu_confirm_case(1.5, 1.5, 65, 1.0, &s);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(null);
+    ck_assert_int_eq(st, 2);
+    /* a run that is not slower in the first sweep is not judged by the second */
+    ck_assert_int_eq(cpu_confirm_case(1.0, 3.0, 1, 1.0, &s), 0);
+    ck_assert_int_eq(s.cpu_unconfirmed, 0);
+    ck_assert_int_eq(s.regressions, 0);
+}
+END_TEST
+
 /* The Mann-Whitney normal approximation (more than 12 repeats) against the
  * exact distribution's normal limit computed here: 20 + 20, no ties. */
 START_TEST(mann_whitney_normal_by_hand)
@@ -2730,6 +2857,8 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, results_order_sorts_levels);
     tcase_add_test(tc, compare_cpu_boundary);
     tcase_add_test(tc, compare_cpu_times_bound);
+    tcase_add_test(tc, compare_cpu_confirmed_by_second_sweep);
+    tcase_add_test(tc, compare_cpu_busy_machine);
     tcase_add_test(tc, mann_whitney_normal_by_hand);
     tcase_add_test(tc, reproduce_verdict_boundaries);
     tcase_add_test(tc, reproduce_expect_bounds);
