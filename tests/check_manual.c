@@ -449,6 +449,28 @@ START_TEST(compare_output_reads_at_a_glance)
         }
     }
     ck_assert_int_ge(cells, 4 * 10);
+    /* the tabular's column spec has as many columns as the header row and every row
+     * (one & fewer than columns), problem and method left, t_end, h and tol right,
+     * status left, every measure right */
+    const char *spec = strstr(out, "\\begin{tabular}{");
+    ck_assert_ptr_nonnull(spec);
+    spec += strlen("\\begin{tabular}{");
+    size_t ncol = strcspn(spec, "}");
+    ck_assert_msg(strncmp(spec, "llrrrl", 6) == 0 && strspn(spec + 6, "r") == ncol - 6,
+                  "column spec %.*s", (int)ncol, spec);
+    int lines = 0;
+    for (const char *l = strstr(spec, "\n") + 1; *l && strncmp(l, "\\bottomrule", 11) != 0;
+         l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        if (strncmp(l, "\\toprule", 8) == 0)
+            continue;
+        size_t amps = 0, len = strcspn(l, "\n");
+        for (size_t k = 0; k < len; k++)
+            amps += l[k] == '&';
+        ck_assert_msg(amps + 1 == ncol, "%zu columns in the spec, %zu in: %.*s", ncol, amps + 1,
+                      (int)len, l);
+        lines++;
+    }
+    ck_assert_int_ge(lines, 2); /* the header and the runs */
     free(err);
     free(out);
     /* meta.json: the compile flags, not the link line */
