@@ -483,21 +483,6 @@ static void check_failure(const mbs_run_spec *base, const mbs_method_def *m, dou
     snprintf(r->check, sizeof r->check, ok < 0 ? "unchecked" : ok ? "refuted" : "confirmed");
 }
 
-/* max |y_i| over group g's components at t_end (any level that ran). */
-static double group_ymax(const mbs_converge *cv, int g)
-{
-    double ymax = 0.0;
-    for (int i = 0; i < cv->levels; i++) {
-        const mbs_record *ri = &cv->rec[i];
-        if (ri->status != MBS_OK || !ri->final)
-            continue;
-        size_t off[4] = {0, ri->nq, ri->nq + ri->nv, ri->nq + ri->nv + ri->nl};
-        for (size_t k = off[g]; k < off[g + 1]; k++)
-            ymax = fmax(ymax, fabs(ri->final[k]));
-    }
-    return ymax;
-}
-
 /* The measurements a pair's judgement needs (mbs_battery_judge): the fits, the
  * levels' errors and steps, the groups' magnitudes and which groups exist. */
 static void record_groups(const mbs_converge *cv, mbs_battery_result *r)
@@ -518,7 +503,7 @@ static void record_groups(const mbs_converge *cv, mbs_battery_result *r)
         r->g[g].first = ft->established ? (int)ft->first + 1 : 0;
         r->g[g].last = ft->established ? (int)ft->last + 1 : 0;
         r->g[g].expect = -1;
-        r->g[g].ymax = group_ymax(cv, g);
+        r->g[g].ymax = mbs_converge_group_ymax(cv, g);
         /* Adaptive methods: the multipliers are not error-controlled (left out of
          * the error test or weighted by h, Arnold 2016 [arnold2016dae] Sect. 4.2),
          * so their tolerance exponent is recorded but not judged. */

@@ -97,20 +97,25 @@ double mbs_roundoff_floor(double ymax, long steps)
     return DBL_EPSILON * (1.0 + ymax) * fmax(1e3, (double)steps);
 }
 
-/* The round-off floor of each level and group (converge.h): the group's largest
- * |y| at t_end over the levels that ran. */
+double mbs_converge_group_ymax(const mbs_converge *cv, int g)
+{
+    double ymax = 0.0;
+    for (int i = 0; i < cv->levels; i++) {
+        const mbs_record *ri = &cv->rec[i];
+        if (ri->status != MBS_OK || !ri->final)
+            continue;
+        size_t off[4] = {0, ri->nq, ri->nq + ri->nv, ri->nq + ri->nv + ri->nl};
+        for (size_t k = off[g]; k < off[g + 1]; k++)
+            ymax = fmax(ymax, fabs(ri->final[k]));
+    }
+    return ymax;
+}
+
+/* The round-off floor of each level and group (converge.h). */
 static void roundoff_floors(mbs_converge *out)
 {
     for (int g = 0; g < 3; g++) {
-        double ymax = 0.0;
-        for (int i = 0; i < out->levels; i++) {
-            const mbs_record *ri = &out->rec[i];
-            if (ri->status != MBS_OK || !ri->final)
-                continue;
-            size_t off[4] = {0, ri->nq, ri->nq + ri->nv, ri->nq + ri->nv + ri->nl};
-            for (size_t k = off[g]; k < off[g + 1]; k++)
-                ymax = fmax(ymax, fabs(ri->final[k]));
-        }
+        double ymax = mbs_converge_group_ymax(out, g);
         for (int i = 0; i < out->levels; i++)
             out->roundoff[i][g] = mbs_roundoff_floor(ymax, out->rec[i].cnt.steps);
     }

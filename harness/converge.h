@@ -48,6 +48,9 @@ typedef struct mbs_converge {
  * the rounding of one step's linear solves and of the error measurement. */
 double mbs_roundoff_floor(double ymax, long steps);
 
+/* max |y_i| over group g (0 q, 1 v, 2 lambda) at t_end, over the levels that ran. */
+double mbs_converge_group_ymax(const mbs_converge *cv, int g);
+
 /* Run the study; base->h / base->tol are ignored (x0 is h0 or tol0).
  * Without an exact solution or a stored reference for the problem's parameters
  * and t_end, the study falls back to self-convergence: one more level at

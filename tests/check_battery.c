@@ -27,17 +27,45 @@
 #include "../problems/registry.h"
 #include "testutil.h"
 
+/* A study of METHOD on PROBLEM (default parameters and t_end); free with
+ * free_study. */
+static mbs_converge *study(const char *problem, const char *method, double x0, int levels,
+                           double ratio)
+{
+    mbs_run_spec base = {.problem = problem, .method = method, .t_end = NAN, .measure = 1};
+    mbs_converge *cv = malloc(sizeof *cv);
+    ck_assert_ptr_nonnull(cv);
+    char err[256];
+    ck_assert_msg(mbs_converge_run(&base, x0, levels, ratio, cv, err, sizeof err) == MBS_OK,
+                  "%s", err);
+    return cv;
+}
+
+static void free_study(mbs_converge *cv)
+{
+    mbs_converge_free(cv);
+    free(cv);
+}
+
+/* What mbsbench converge prints for the study (free it). */
+static char *printed(const mbs_converge *cv)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    ck_assert_ptr_nonnull(f);
+    mbs_converge_print(cv, f);
+    fclose(f);
+    return out;
+}
+
 /* fivebar, index1/rk4 from h = 0.02: the stored reference states 8.8 digits
  * (q: 11.0); the errors in v and lambda fall below that accuracy within five
  * levels, and those levels leave the fit. */
 START_TEST(converge_reference_limited)
 {
-    mbs_run_spec base = {.problem = "fivebar", .method = "index1/rk4", .t_end = NAN,
-                         .measure = 1};
-    mbs_converge *cv = malloc(sizeof *cv);
-    ck_assert_ptr_nonnull(cv);
+    mbs_converge *cv = study("fivebar", "index1/rk4", 0.02, 5, 2.0);
     char err[256];
-    ck_assert_int_eq(mbs_converge_run(&base, 0.02, 5, 2.0, cv, err, sizeof err), MBS_OK);
     ck_assert_double_eq_tol(cv->ref_digits, 8.8, 1e-12);
     ck_assert_double_eq_tol(cv->ref_digits_q, 11.0, 1e-12);
     /* the accuracy of v from the reference itself: 10^-8.8 (1 + max |v_ref|) */
@@ -71,34 +99,23 @@ START_TEST(converge_reference_limited)
     ck_assert_ptr_nonnull(strstr(js, "\"reference_limited\":[\"v\",\"lambda\"]"));
     ck_assert_ptr_nonnull(strstr(js, "\"reference_accuracy\":{\"digits\":8.8"));
     free(js);
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    mbs_converge_print(cv, f);
-    fclose(f);
+    char *out = printed(cv);
     ck_assert_ptr_nonnull(strstr(out, "reference-limited: v lambda"));
     ck_assert_ptr_nonnull(strstr(out, "left out of the fit"));
     free(out);
-    mbs_converge_free(cv);
-    free(cv);
+    free_study(cv);
 }
 END_TEST
 
 /* A declined pair ends after its first level, with the method's reason. */
 START_TEST(converge_declined)
 {
-    mbs_run_spec base = {.problem = "pendulum", .method = "recursive/rk4", .t_end = NAN,
-                         .measure = 1};
-    mbs_converge *cv = malloc(sizeof *cv);
-    ck_assert_ptr_nonnull(cv);
-    char err[256];
-    ck_assert_int_eq(mbs_converge_run(&base, 0.01, 5, 2.0, cv, err, sizeof err), MBS_OK);
+    mbs_converge *cv = study("pendulum", "recursive/rk4", 0.01, 5, 2.0);
     ck_assert_int_eq(cv->declined, 1);
     ck_assert_int_eq(cv->levels, 1);
     ck_assert_int_eq(cv->rec[0].status, MBS_UNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(cv->rec[0].reason, "tree description"));
-    mbs_converge_free(cv);
-    free(cv);
+    free_study(cv);
 }
 END_TEST
 
@@ -266,16 +283,11 @@ START_TEST(radau_fixed_equal_steps)
                       b.final[k]);
     mbs_record_free(&a);
     mbs_record_free(&b);
-    mbs_run_spec base = {.problem = "pendulum", .method = "index2/radau13-fixed", .t_end = NAN,
-                         .measure = 1};
-    mbs_converge *cv = malloc(sizeof *cv);
-    ck_assert_ptr_nonnull(cv);
-    ck_assert_int_eq(mbs_converge_run(&base, 0.16, 4, 2.0, cv, err, sizeof err), MBS_OK);
+    mbs_converge *cv = study("pendulum", "index2/radau13-fixed", 0.16, 4, 2.0);
     ck_assert_msg(cv->rec[0].err.lambda > 10.0 * cv->rec[1].err.lambda, "%g %g",
                   cv->rec[0].err.lambda, cv->rec[1].err.lambda);
     ck_assert(cv->fit[2].established && fabs(cv->fit[2].p - 7.0) <= 0.5);
-    mbs_converge_free(cv);
-    free(cv);
+    free_study(cv);
 }
 END_TEST
 
@@ -286,12 +298,7 @@ END_TEST
  * max(1000, steps), and no flagged level lies inside a fitted window. */
 START_TEST(converge_roundoff_limited)
 {
-    mbs_run_spec base = {.problem = "pendulum", .method = "index2/radau13-fixed", .t_end = NAN,
-                         .measure = 1};
-    mbs_converge *cv = malloc(sizeof *cv);
-    ck_assert_ptr_nonnull(cv);
-    char err[256];
-    ck_assert_int_eq(mbs_converge_run(&base, 0.16, 5, cbrt(2.0), cv, err, sizeof err), MBS_OK);
+    mbs_converge *cv = study("pendulum", "index2/radau13-fixed", 0.16, 5, cbrt(2.0));
     double ymax[3] = {0.0, 0.0, 0.0};
     for (int i = 0; i < cv->levels; i++) {
         const mbs_record *r = &cv->rec[i];
@@ -317,15 +324,10 @@ START_TEST(converge_roundoff_limited)
     char *js = mbs_converge_json(cv);
     ck_assert_ptr_nonnull(strstr(js, "\"roundoff_limited\":[\"q\",\"v\"]"));
     free(js);
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    mbs_converge_print(cv, f);
-    fclose(f);
+    char *out = printed(cv);
     ck_assert_ptr_nonnull(strstr(out, "round-off-limited: q v"));
     free(out);
-    mbs_converge_free(cv);
-    free(cv);
+    free_study(cv);
 }
 END_TEST
 
@@ -548,32 +550,43 @@ END_TEST
  * kappa = 1 (the same run again, "confirmed" by construction).  andrews-iftomm,
  * index2/radau5-fixed from 4e-4: newton_diverged at the first level (rate 0.56);
  * at h = 2e-4 it converges: confirmed, the note says so. */
-START_TEST(battery_fixed_radau_checked_at_half_step)
+/* The pair PROBLEM METHOD started at x0 (the problem's override PATTERN set to
+ * it; levels: 0 keeps the file's) fails at its first level with a Newton failure
+ * whose check is "confirmed" with a note holding note1 and note2. */
+static void fixed_radau_check(const char *problem, const char *pattern, const char *method,
+                              double x0, int levels, const char *note1, const char *note2)
 {
     mbs_battery b;
     load_default(&b);
     int found = 0;
     for (size_t i = 0; i < b.n_pb; i++)
-        if (strcmp(b.pb[i].name, "andrews-iftomm") == 0)
+        if (strcmp(b.pb[i].name, problem) == 0)
             for (int k = 0; k < b.pb[i].n_over; k++)
-                if (strcmp(b.pb[i].over[k].pattern, "*radau5-fixed") == 0) {
-                    b.pb[i].over[k].x0 = 4e-4;
+                if (strcmp(b.pb[i].over[k].pattern, pattern) == 0) {
+                    b.pb[i].over[k].x0 = x0;
                     found = 1;
                 }
     ck_assert(found);
+    if (levels)
+        b.levels = levels;
     mbs_battery_result r;
     char err[512];
-    ck_assert_msg(mbs_battery_pair(&b, "andrews-iftomm", "index2/radau5-fixed", &r, err,
-                                   sizeof err) == MBS_OK,
-                  "%s", err);
+    ck_assert_msg(mbs_battery_pair(&b, problem, method, &r, err, sizeof err) == MBS_OK, "%s",
+                  err);
     char *js = mbs_battery_result_json(&r);
     ck_assert_msg(r.outcome == MBS_BAT_FAILED && r.fail_level == 1 &&
                       r.fail_status == MBS_NEWTON_DIVERGED &&
-                      strcmp(r.check, "confirmed") == 0 &&
-                      strstr(r.check_note, "at h = 0.0002: ok") != NULL,
+                      strcmp(r.check, "confirmed") == 0 && strstr(r.check_note, note1) != NULL &&
+                      strstr(r.check_note, note2) != NULL,
                   "%s", js);
     free(js);
     mbs_battery_free(&b);
+}
+
+START_TEST(battery_fixed_radau_checked_at_half_step)
+{
+    fixed_radau_check("andrews-iftomm", "*radau5-fixed", "index2/radau5-fixed", 4e-4, 0,
+                      "at h = 0.0002: ok", "");
 }
 END_TEST
 
@@ -583,33 +596,9 @@ END_TEST
  * starts this pair at 0.02).  Before: unchecked after h/2. */
 START_TEST(battery_fixed_radau_checked_at_quarter_step)
 {
-    mbs_battery b;
-    load_default(&b);
-    int found = 0;
-    for (size_t i = 0; i < b.n_pb; i++)
-        if (strcmp(b.pb[i].name, "doubleloop-nc") == 0)
-            for (int k = 0; k < b.pb[i].n_over; k++)
-                if (strcmp(b.pb[i].over[k].pattern, "ggl/radau5-fixed") == 0) {
-                    ck_assert_double_eq_tol(b.pb[i].over[k].x0, 0.02, 1e-15);
-                    b.pb[i].over[k].x0 = 0.08;
-                    found = 1;
-                }
-    ck_assert(found);
-    b.levels = 3; /* the check looks at the first level only */
-    mbs_battery_result r;
-    char err[512];
-    ck_assert_msg(mbs_battery_pair(&b, "doubleloop-nc", "ggl/radau5-fixed", &r, err,
-                                   sizeof err) == MBS_OK,
-                  "%s", err);
-    char *js = mbs_battery_result_json(&r);
-    ck_assert_msg(r.outcome == MBS_BAT_FAILED && r.fail_level == 1 &&
-                      r.fail_status == MBS_NEWTON_DIVERGED &&
-                      strcmp(r.check, "confirmed") == 0 &&
-                      strstr(r.check_note, "at h = 0.04: newton_diverged") != NULL &&
-                      strstr(r.check_note, "at h = 0.02: ok") != NULL,
-                  "%s", js);
-    free(js);
-    mbs_battery_free(&b);
+    /* the check looks at the first level only: three levels */
+    fixed_radau_check("doubleloop-nc", "ggl/radau5-fixed", "ggl/radau5-fixed", 0.08, 3,
+                      "at h = 0.04: newton_diverged", "at h = 0.02: ok");
 }
 END_TEST
 
