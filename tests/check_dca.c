@@ -100,9 +100,9 @@ END_TEST
 
 /* warm=1 (multiplier iteration started from the previous acceleration
  * solve): the sparse direct index-1 solve's q, v to 1e-7 after 20 rk4 steps
- * (measured 1.8e-8), bit for bit the same on 1 and 2 threads; the cold start
- * (warm=0, the default), whose 10 iterations stop short of round-off at this N,
- * within 1e-5 of both (measured 1.6e-6). */
+ * (measured 6.4e-12; 1.8e-8 at alpha = 1e6), bit for bit the same on 1 and 2
+ * threads; the cold start (warm=0, the default) within 1e-5 of both (measured
+ * 2.2e-13; 1.6e-6 at alpha = 1e6, where 10 iterations stop short of round-off). */
 START_TEST(test_dca_warm)
 {
     const char *pb = "chain:N=3000,start=angles,alpha1=30,alpha2=10";
@@ -188,7 +188,7 @@ static double kkt_deviation(dca_fixture *x, const double *q, const double *v)
 START_TEST(test_dca_kept_factors)
 {
     dca_fixture x;
-    fixture_open(&x, "chain:N=40,start=angles,alpha1=30,alpha2=10", "dca/rk4:maxit=100,warm=0");
+    fixture_open(&x, "chain:N=40,start=angles,alpha1=30,alpha2=10", "dca/rk4:alpha=1e6,maxit=100,warm=0");
     size_t nq = x.pb.nq, nv = x.pb.nv;
     double *q = calloc(nq, sizeof *q), *v = calloc(nv, sizeof *v), *l = calloc(x.pb.nl, sizeof *l);
     int have;

@@ -263,7 +263,7 @@ void mbs_bench_dcapar(const char *dir, size_t nmax)
            "threads (goal <= 1.15)\n", e1, e2);
     int last = NN - 1;
     printf("  per assembly/disassembly pass (1 thread; the multiplier iterations grow from "
-           "N = 1e3 to 1e4, alpha = 1e6, at most 10):");
+           "N = 1e3 to 1e5, alpha = 1e12, until the residual stops falling):");
     for (int j = 0; j < NN; j++)
         if (isfinite(P1[j]))
             printf(" N=%zu %.1f passes/step %.3e s/pass;", Ns[j], R[j].passes, P1[j]);

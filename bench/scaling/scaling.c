@@ -328,7 +328,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < NB; k++)
         printf("  %-10s %s\n", backends[k].name, backends[k].what);
     int idca = NB - 1;
-    printf("dca: augmented-Lagrangian passes per evaluation (alpha = 1e6, <= 10) and time per pass:");
+    printf("dca: augmented-Lagrangian passes per evaluation (alpha = 1e12, <= 10) and time per pass:");
     for (int j = 0; j < NN; j++)
         if (isfinite(T[idca][j]))
             printf("  N=%zu: %d, %.2e s", Ns[j], PS[idca][j], T[idca][j] / PS[idca][j]);

@@ -10,12 +10,20 @@
  * Augmented Lagrangian ([dca_augmented_lagrangian] Eqs. (6)-(8), (17)): every multiplier is
  *     lambda = lambda* + alpha (B v' - gamma),
  * iterated from lambda* = 0 (warm=1: from the previous acceleration solve's
- * lambda), penalty alpha = 1e6, at most 10 iterations.  The paper stops at the
- * absolute |B v' - gamma| <= eps_a = 1e-10 (Sect. 4.1; its runs: ode45 at
- * tolerance 1e-6); that leaves an error independent of the step (rk4 on the
- * five-bar: q 1.5e-8 at every h <= 2.5e-3), so by default the iteration runs to
- * the round-off level of the residual relative to its terms (rtol_a) or until
- * the residual stops falling there (dca_solve).  Each iteration is one assembly and
+ * lambda), at most 10 iterations.  The paper stops at the absolute
+ * |B v' - gamma| <= eps_a = 1e-10 (Sect. 4.1; its runs: ode45 at tolerance
+ * 1e-6); that leaves an error independent of the step (rk4 on the five-bar:
+ * q 1.5e-8 at every h <= 2.5e-3), so by default the iteration runs to the
+ * round-off level of the residual relative to its terms (rtol_a) or until the
+ * residual stops falling (dca_solve).  Penalty: the paper's alpha = 1e6 (its
+ * range 1e5 .. 1e7, Sect. 4.4) contracts the residual by 1 / (1 + alpha s) per
+ * iteration on an eigenvector of B M^-1 B^T with eigenvalue s; on the chain
+ * s_min falls like 1/N^2 (0.29 per iteration at N = 1000, 0.95 at N = 1e4,
+ * where 10 iterations leave |B v' - gamma| at 4e-3 of its terms), so the
+ * default is alpha = 1e12: the first pass is then already the constrained
+ * solution up to a relative 1/(alpha s) and the second reaches the round-off
+ * floor (N = 1e3 .. 1e5); redundant rows stay regular (D = I/alpha + ...
+ * keeps its smallest eigenvalue 1e-12 above round-off).  Each iteration is one assembly and
  * one disassembly pass, written in the compliance ("inverse inertia") form:
  *   leaf (body b, local rows L, open rows O):
  *     (M_b + alpha B_L^T B_L) v_b' = f_b - B_L^T (lambda*_L - alpha gamma_L) - B_O^T lambda_O,
@@ -77,6 +85,7 @@ static void dca_free(void *p)
     free(w->lam);
     free(w->lamstar);
     free(w->lamwarm);
+    free(w->rres);
     free(w->f);
     free(w->gam);
     free(w->acc);
@@ -142,6 +151,7 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     w->lam = calloc(nlc, sizeof *w->lam);
     w->lamstar = calloc(nlc, sizeof *w->lamstar);
     w->lamwarm = calloc(nlc, sizeof *w->lamwarm);
+    w->rres = calloc(nlc, sizeof *w->rres);
     w->f = malloc(nv * sizeof *w->f);
     w->gam = calloc(nlc, sizeof *w->gam);
     w->acc = malloc(nv * sizeof *w->acc);
@@ -149,7 +159,7 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     w->qd = malloc(pb->nq * sizeof *w->qd);
     w->gt = calloc(nlc, sizeof *w->gt);
     w->gs = calloc(nlc, sizeof *w->gs);
-    if (!w->gs || !w->body || !w->pos || !w->rpos || !w->mark || !w->lam || !w->lamstar || !w->lamwarm || !w->f ||
+    if (!w->gs || !w->rres || !w->body || !w->pos || !w->rpos || !w->mark || !w->lam || !w->lamstar || !w->lamwarm || !w->f ||
         !w->gam || !w->acc || !w->dq || !w->qd || !w->gt) {
         dca_free(w);
         return MBS_NO_MEMORY;
@@ -158,22 +168,25 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     return MBS_OK;
 }
 
-/* Tuning constant: within this many round-off units of its terms (DBL_EPSILON
- * (|gamma_r| + sum_k |B_rk v'_k|), the largest row) a residual that no longer
- * falls has reached the floor of the passes' arithmetic.  Measured floors: 0 to
- * 54 units (pendulum, double-pendulum, fivebar, fivebar3d, doubleloop, chain);
- * the band keeps a transient rise of the maximum norm far above round-off from
- * stopping the iteration. */
-#define DCA_FLOOR_BAND 1e4
-
 /* The augmented-Lagrangian iteration around the passes: v' (w->acc) and lambda
  * (w->lam) for the current M, B, f, gamma, from lambda* = lam0 (NULL: 0).  After
  * a pass, M v' = f - B^T lambda holds exactly ((M + alpha B^T B) v' = f -
  * B^T (lambda* - alpha gamma) with lambda = lambda* + alpha (B v' - gamma)), so
- * the residual r = B v' - gamma is the whole error of the iterate.  Stops when
- * max |r| <= eps (absolute: the paper's test), when max |r| <= rtol times the
- * size of its terms (relative: rtol near round-off), or when |r| no longer
- * falls within DCA_FLOOR_BAND round-off units (stagnation at the floor). */
+ * the residual r = B v' - gamma is the whole error of the iterate.  The
+ * iteration is Richardson's on the multipliers (Uzawa's for the augmented
+ * Lagrangian, [dca_augmented_lagrangian] Eq. (17)): with S = B M^-1 B^T,
+ * r_{k+1} = (I + alpha S)^-1 r_k, a symmetric contraction, so the 2-norm of r
+ * falls at every iteration in exact arithmetic (rate 1 / (1 + alpha s) on the
+ * eigenvector of S with eigenvalue s; unchanged only on the null space of
+ * B^T, i.e. a part of gamma that redundant rows cannot meet and that exerts
+ * no force).  Stops when max |r| <= eps (absolute: the paper's test), when
+ * max |r| <= rtol times the size of its terms (relative: rtol near round-off),
+ * when |r|_2 does not fall (the floor of the passes' arithmetic, or only the
+ * unattainable part left), when the contraction jumps from below 1/4 to above
+ * 1/2 (the ratios |r_k| / |r_k-1| of a symmetric contraction grow slowly
+ * towards its largest eigenvalue; a jump is the round-off floor reached: chain
+ * N = 1e3, alpha = 1e10: 1.8e-5, 7.0e-10, 5.8e-11, 5.7e-11), or after maxit.
+ * |r|_2 is summed in row order after the pass, the same for any thread count. */
 static int dca_solve(dca_ws *w, mbs_ctx *ctx, double t, double eps, double rtol,
                      const double *lam0)
 {
@@ -182,17 +195,18 @@ static int dca_solve(dca_ws *w, mbs_ctx *ctx, double t, double eps, double rtol,
         memcpy(w->lamstar, lam0, nl * sizeof *w->lamstar);
     else
         memset(w->lamstar, 0, (nl ? nl : 1) * sizeof *w->lamstar);
-    double prev = HUGE_VAL;
+    double prev = HUGE_VAL, prev2 = HUGE_VAL;
     for (int it = 1; it <= w->maxit; it++) {
-        double res, mag;
-        int s = mbs_dca_passes(w, &res, &mag);
+        double res, mag, ss;
+        int s = mbs_dca_passes(w, &res, &mag, &ss);
         if (s != MBS_OK)
             return mbs_fail(ctx, s, t, "DCA: singular %s", "leaf or interface matrix");
         w->last_iters = it;
-        if (res <= eps || res <= rtol * mag ||
-            (res >= prev && res <= DCA_FLOOR_BAND * DBL_EPSILON * mag))
+        if (res <= eps || res <= rtol * mag || ss >= prev ||
+            (it > 2 && 4.0 * ss > prev && 16.0 * prev < prev2))
             break;
-        prev = res;
+        prev2 = prev;
+        prev = ss;
     }
     return MBS_OK;
 }
@@ -384,15 +398,17 @@ static int dca_post(void *ws, mbs_ctx *ctx, double t, double *q, double *v)
 }
 
 static const mbs_param_def dca_params[] = {
-    [P_ALPHA] = {"alpha", 1e6, 1.0, 1e12, "penalty of the augmented Lagrangian ([dca_augmented_lagrangian] Sect. 4.1)",
+    [P_ALPHA] = {"alpha", 1e12, 1.0, 1e12,
+                 "penalty of the augmented Lagrangian (the paper's examples: 1e6, [dca_augmented_lagrangian] "
+                 "Sect. 4.1)",
                  NULL, 0},
     [P_MAXIT] = {"maxit", 10, 1, 100, "maximum multiplier iterations per solve", NULL, 1},
     [P_EPSA] = {"eps_a", 0.0, 0.0, 1.0,
                 "also stop when max |B v' - gamma| <= eps_a (absolute; the paper's test, "
                 "1e-10 in its Sect. 4.1); 0: off", NULL, 0},
     [P_RTOLA] = {"rtol_a", 100 * DBL_EPSILON, 0.0, 1.0,
-                 "stop when max |B v' - gamma| <= rtol_a max (|gamma| + |B| |v'|), or when it "
-                 "stops falling near round-off", NULL, 0},
+                 "stop when max |B v' - gamma| <= rtol_a max (|gamma| + |B| |v'|), or when its "
+                 "2-norm stops falling", NULL, 0},
     [P_MU] = {"mu", 0.0, 0.0, 1e6,
               "constraint stabilisation frequency of the multiplier approximation ([dca_augmented_lagrangian] "
               "Eqs. (6)-(8); its examples: 1); 0: acceleration level only", NULL, 0},

@@ -113,6 +113,7 @@ typedef struct dca_ws {
     int *pos, *rpos, *mark;
     double *lam, *lamstar, *f, *gam, *acc, *dq, *qd, *gt, *gs;
     double *lamwarm; /* warm=1: lambda of the last acceleration solve (have_warm) */
+    double *rres;    /* B v' - gamma per row after the last pass (0: zero row) */
     int warm, have_warm;
     int factored;       /* the nodes' L, Phi, E_J belong to the current M, B */
     size_t maxJ, maxcols;
@@ -127,12 +128,13 @@ int mbs_dca_analyse(dca_ws *w);
 
 /* dca_pass.c: one assembly and one disassembly pass for the current M, B, f,
  * gamma and lambda* (w->lamstar); v' in w->acc, lambda in w->lam, *res =
- * max |B v' - gamma| over the rows that touch a coordinate, and lambda* =
- * lambda for the next iteration.  The first pass after M or B changed
+ * max |B v' - gamma| over the rows that touch a coordinate, *ss = sum of
+ * (B v' - gamma)^2 over the rows in row order (the same for any thread count),
+ * and lambda* = lambda for the next iteration.  The first pass after M or B changed
  * (w->factored = 0: eval_matrices clears it) factors and forms Phi, E_J; later
  * ones reuse them and recompute only b, c_J (the same numbers bit for bit).
  * Returns MBS_OK or MBS_SINGULAR_MATRIX (a leaf or interface matrix not
  * positive definite). */
-int mbs_dca_passes(dca_ws *w, double *res, double *mag);
+int mbs_dca_passes(dca_ws *w, double *res, double *mag, double *ss);
 
 #endif

@@ -300,6 +300,7 @@ static double row_after(dca_ws *w, int r, double *mag)
     if (w->rnode[r] < 0) {
         w->lam[r] = 0.0;
         w->lamstar[r] = 0.0;
+        w->rres[r] = 0.0;
         return 0.0;
     }
     double bv = -w->gam[r], m = fabs(w->gam[r]);
@@ -309,6 +310,7 @@ static double row_after(dca_ws *w, int r, double *mag)
         m += fabs(t);
     }
     w->lamstar[r] = w->lam[r];
+    w->rres[r] = bv;
     *mag = max_nn(*mag, m);
     return fabs(bv);
 }
@@ -398,7 +400,7 @@ static int passes_par(dca_ws *w, double *res, double *mag, int full)
 }
 #endif
 
-int mbs_dca_passes(dca_ws *w, double *res, double *mag)
+int mbs_dca_passes(dca_ws *w, double *res, double *mag, double *ss)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -410,6 +412,10 @@ int mbs_dca_passes(dca_ws *w, double *res, double *mag)
 #endif
         s = passes_seq(w, res, mag, full);
     w->factored = s == MBS_OK;
+    double sum = 0.0; /* in row order, whichever thread computed the rows */
+    for (size_t r = 0; s == MBS_OK && r < w->nl; r++)
+        sum += w->rres[r] * w->rres[r];
+    *ss = sum;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     w->pass_wall += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     w->passes++;
