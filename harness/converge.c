@@ -227,8 +227,7 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
             out->ref_limited[i][g] = ok && ei[g] < out->ref_acc[g];
             out->roundoff_limited[i][g] =
                 ok && !out->ref_limited[i][g] && ei[g] <= out->roundoff[i][g];
-            e[g][i] = ok && !out->ref_limited[i][g] && !out->roundoff_limited[i][g] ? ei[g]
-                                                                                     : NAN;
+            e[g][i] = ok && !out->ref_limited[i][g] ? ei[g] : NAN;
         }
     }
     for (int g = 0; g < 3; g++)
@@ -313,8 +312,8 @@ void mbs_converge_print(const mbs_converge *c, FILE *f)
                         c->roundoff_limited[i][2];
     if (any_roundoff)
         fprintf(f, "round-off-limited: error at or below the round-off floor eps (1 + max |y|) "
-                   "max(1000, steps) (at the last level %.2e, %.2e, %.2e in q, v, lambda); "
-                   "left out of the fit\n",
+                   "max(1000, steps) (at the last level %.2e, %.2e, %.2e in q, v, lambda), a "
+                   "worst-case bound: kept in the fit, not counted as usable by the battery\n",
                 c->roundoff[c->levels - 1][0], c->roundoff[c->levels - 1][1],
                 c->roundoff[c->levels - 1][2]);
     if (c->self_ref)

@@ -16,9 +16,7 @@ void mbs_test_run(const char *problem, const char *method, double h, double tol,
 
 /* The standard fixed-step study (mbsbench converge: levels h0 .. h0/2^(levels-1)
  * at the problem's t_end): every level runs, and q, v and lambda each establish an
- * order within tol of p over all levels above the reference's accuracy and the
- * round-off floor (at most the last one below them).  Returns the finest level's q
- * error. */
+ * order within tol of p over all levels.  Returns the finest level's q error. */
 double mbs_test_study_order(const char *problem, const char *method, double h0, int levels,
                             double p, double tol);
 
