@@ -140,6 +140,7 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
     else if (mbs_method_parse(base->method, &m, &mp, err, errlen) != MBS_OK)
         return MBS_BAD_INPUT;
     out->adaptive = !(m->flags & MBS_M_FIXED_STEP);
+    int any_ref = 0; /* a level measured against an exact or stored reference */
     for (int i = 0; i < levels; i++) {
         mbs_run_spec spec = *base;
         double x = x0 / pow(ratio, i);
@@ -159,10 +160,8 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
             out->ref_acc[0] = out->ref_acc[1] = out->ref_acc[2] = NAN;
             return MBS_OK;
         }
-    }
-    int any_ref = 0;
-    for (int i = 0; i < levels; i++)
         any_ref |= out->rec[i].have_ref;
+    }
     if (!any_ref) {
         int br = branch_errors(base, out);
         if (br < 0) {
