@@ -614,39 +614,39 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
         cpu_test c;
         if (cpu_slower(rb, rn, cpu_scale, thr, alpha, &c)) {
             s.checks++;
-            char v[96];
+            char v[96] = "";
+            /* the second sweep is consulted only for a run the first found slower */
             cpu_test c2 = {0};
-            json_t *rc = confirm ? find_key(confirm, key) : NULL;
+            json_t *rc = c.slower && confirm ? find_key(confirm, key) : NULL;
             int confirmed = !confirm || (rc && mbs_rec_ok(rc) &&
                                          cpu_slower(rb, rc, confirm_scale, thr, alpha, &c2) &&
                                          c2.slower);
             fmt(b, sizeof b, c.mb);
             fmt(n, sizeof n, c.mn);
             snprintf(ch, sizeof ch, "x%.3g", c.mb > 0.0 ? c.mn / c.mb : 1.0);
-            if (c.slower && !confirmed) {
+            if (!c.slower) {
+                if (verbose)
+                    snprintf(v, sizeof v, "ok (p = %.2g)", c.p);
+            } else if (!confirmed) {
                 s.cpu_unconfirmed++;
                 if (rc && c2.mb > 0.0)
                     snprintf(v, sizeof v, "not confirmed (second sweep x%.3g, p = %.2g)",
                              c2.mn / c2.mb, c2.p);
                 else
                     snprintf(v, sizeof v, "not confirmed (run absent from the second sweep)");
-                row(&t, key, "cpu.median [s]", b, n, ch, v);
-            } else if (c.slower && cpu_hard) {
+            } else if (cpu_hard) {
                 s.regressions++;
                 if (confirm)
                     snprintf(v, sizeof v, "REGRESSION (slower, p = %.2g; second sweep x%.3g)",
                              c.p, c2.mn / c2.mb);
                 else
                     snprintf(v, sizeof v, "REGRESSION (slower, p = %.2g)", c.p);
-                row(&t, key, "cpu.median [s]", b, n, ch, v);
-            } else if (c.slower) {
+            } else {
                 s.cpu_advisory++;
                 snprintf(v, sizeof v, "advisory (slower, p = %.2g)", c.p);
-                row(&t, key, "cpu.median [s]", b, n, ch, v);
-            } else if (verbose) {
-                snprintf(v, sizeof v, "ok (p = %.2g)", c.p);
-                row(&t, key, "cpu.median [s]", b, n, ch, v);
             }
+            if (*v)
+                row(&t, key, "cpu.median [s]", b, n, ch, v);
         }
     }
     /* observed orders per refinement series */
