@@ -298,6 +298,37 @@ static int radau_dense(void *p, double t, double *ystate)
     return st->ix ? MBS_DENSE_QV : 0;
 }
 
+/* Fixed-step mode: the round-off floor of the Newton increments in the norm of
+ * the iteration (scal, index-weighted): the increment that perturbations of the
+ * stage residuals by their rounding, eps (|E| |Y'_i| + |J| |Y_i|) (the mass
+ * rows' E Y' and the terms of F, stiff forces and G^T lambda included, as the
+ * BDF and generalized-alpha floors measure theirs: bdf_newton.c), cause through
+ * the current factorisation.  Overwrites R and dZ (the next iteration forms
+ * both again).  INFINITY where E or J is not formed (structured path). */
+static double radau_roundoff_floor(radau_state *st, mbs_ctx *ctx, double t)
+{
+    size_t n = st->n, ns = (size_t)st->co->s;
+    if (st->Wx || !st->J0 || (!st->ix && !st->E0))
+        return INFINITY;
+    for (size_t i = 0; i < ns; i++) {
+        const double *Zi = st->Z + i * n, *Ydi = st->Yd + i * n;
+        double *Ri = st->R + i * n;
+        for (size_t k = 0; k < n; k++) {
+            double a = st->ix ? fabs(Ydi[k]) : 0.0;
+            for (size_t l = 0; l < n; l++) {
+                if (!st->ix)
+                    a += fabs(gsl_matrix_get(st->E0, k, l) * Ydi[l]);
+                a += fabs(gsl_matrix_get(st->J0, k, l) * (st->y[l] + Zi[l]));
+            }
+            Ri[k] = DBL_EPSILON * a;
+        }
+    }
+    if (mbs_radau_solve_stages(st, ctx, t, NULL) != MBS_OK)
+        return INFINITY;
+    double fl = mbs_radau_rms_scaled(st->dZ, st->scal, ns * n, n);
+    return isfinite(fl) ? fl : INFINITY;
+}
+
 /* Z += dZ (the Newton update). */
 static void radau_add(double *restrict Z, const double *restrict dZ, size_t N)
 {
@@ -585,7 +616,8 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
              * stagnation level) are a divergence; single increases happen on the
              * way (andrews at h = 4e-4 converges after a rate of 1.05). */
             int done = 0, newt = 0;
-            double dprev = HUGE_VAL, dyno = HUGE_VAL, dfirst = HUGE_VAL, dmin = HUGE_VAL, th = 0.0;
+            double dprev = HUGE_VAL, dyno = HUGE_VAL, dfirst = HUGE_VAL, dmin = HUGE_VAL, th = 0.0,
+                   fl = NAN;
             while (!done && newt < nit) {
                 if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
                     goto failed_eval;
@@ -604,6 +636,12 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                     break; /* diverged */
                 radau_add(st->Z, st->dZ, N);
                 done = dyno <= 1.0 || (dyno <= 1e3 && dyno >= 0.5 * dmin);
+                /* above 1e-12 (1 + |y|): stagnation (or the last iteration)
+                 * within 10 times the round-off floor is convergence too */
+                if (!done && newt > 1 && (dyno >= 0.5 * dmin || newt == nit)) {
+                    fl = radau_roundoff_floor(st, ctx, t);
+                    done = dyno <= 10.0 * fl;
+                }
                 dprev = dyno;
                 dmin = fmin(dmin, dyno);
             }
@@ -616,8 +654,9 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 else
                     s = mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
                                  "Newton iteration did not converge in %d iterations in "
-                                 "fixed-step mode (h=%.3g): rate %.3g, scaled increment %.3g",
-                                 newt, h, th, 1e-15 * dyno);
+                                 "fixed-step mode (h=%.3g): rate %.3g, scaled increment %.3g "
+                                 "(round-off floor %.3g)",
+                                 newt, h, th, 1e-15 * dyno, 1e-15 * fl);
                 break;
             }
             t = istep + 1 == nsteps ? t_end : t + h;
