@@ -135,11 +135,17 @@ static int handler(void *user, const char *section, const char *name, const char
             p = &b->pb[b->n_pb++];
             memset(p, 0, sizeof *p);
             snprintf(p->name, sizeof p->name, "%s", pname);
-            p->h0 = p->tol0 = NAN;
+            p->h0 = p->tol0 = p->t_end = NAN;
+        }
+        if (strcmp(name, "t_end") == 0) {
+            const mbs_problem_def *d = mbs_problem_find(pname);
+            if (parse_num(value, 1e-15, 1e15, &p->t_end) || !(p->t_end > d->t0))
+                return load_fail(ls, section, name, "a number above the problem's t0");
+            return 1;
         }
         int adaptive = strncmp(name, "tol0", 4) == 0;
         if (!adaptive && strncmp(name, "h0", 2) != 0)
-            return load_fail(ls, section, name, "unknown key (h0, tol0, h0 PATTERN, tol0 PATTERN)");
+            return load_fail(ls, section, name, "unknown key (h0, tol0, h0 PATTERN, tol0 PATTERN, t_end)");
         const char *pat = name + (adaptive ? 4 : 2);
         double x;
         if (parse_num(value, 1e-15, 1e3, &x))
@@ -248,6 +254,7 @@ int mbs_battery_load(const char *path, mbs_battery *b, char *err, size_t errlen)
                 snprintf(p->name, sizeof p->name, "%s", d->name);
                 p->h0 = b->h0;
                 p->tol0 = b->tol0;
+                p->t_end = NAN;
                 p->defaulted = 1;
             }
         }
@@ -682,7 +689,7 @@ int mbs_battery_pair(const mbs_battery *b, const char *problem, const char *meth
     memset(r, 0, sizeof *r);
     snprintf(r->problem, sizeof r->problem, "%s", problem);
     snprintf(r->method, sizeof r->method, "%s", method);
-    r->ref_digits = NAN;
+    r->ref_digits = r->t_end = NAN;
     const mbs_battery_problem *bp = NULL;
     for (size_t i = 0; i < b->n_pb && !bp; i++)
         if (strcmp(b->pb[i].name, problem) == 0)
@@ -698,7 +705,8 @@ int mbs_battery_pair(const mbs_battery *b, const char *problem, const char *meth
     double t0 = wall_now();
     r->adaptive = !(m->flags & MBS_M_FIXED_STEP);
     r->x0 = mbs_battery_x0(b, bp, mname, r->adaptive);
-    mbs_run_spec base = {.problem = problem, .method = method, .t_end = NAN, .repeat = 0,
+    r->t_end = bp->t_end;
+    mbs_run_spec base = {.problem = problem, .method = method, .t_end = bp->t_end, .repeat = 0,
                          .measure = 1, .max_cpu = b->max_cpu, .max_wall = b->max_wall};
     mbs_converge *cv = malloc(sizeof *cv);
     if (!cv) {
@@ -802,6 +810,8 @@ char *mbs_battery_result_json(const mbs_battery_result *r)
     json_object_set_new(o, "method", json_string(r->method));
     json_object_set_new(o, "adaptive", json_boolean(r->adaptive));
     json_object_set_new(o, "x0", num(r->x0));
+    if (isfinite(r->t_end))
+        json_object_set_new(o, "t_end", num(r->t_end));
     json_object_set_new(o, "outcome", json_string(mbs_battery_outcome_name(r->outcome)));
     json_t *groups = json_object();
     for (int g = 0; g < 3; g++)
@@ -861,6 +871,7 @@ int mbs_battery_result_parse(const char *line, mbs_battery_result *r)
     r->outcome = (mbs_battery_outcome)oc;
     r->adaptive = json_is_true(json_object_get(o, "adaptive"));
     r->x0 = get_num(o, "x0");
+    r->t_end = get_num(o, "t_end");
     for (int g = 0; g < 3; g++) {
         const json_t *gj = json_object_get(groups, gname[g]);
         int st = lookup(group_names, 7, json_string_value(json_object_get(gj, "state")));

@@ -21,6 +21,8 @@
  *   h0 = 0.01             ; first step of fixed-step methods
  *   tol0 = 1e-3           ; first tolerance of adaptive methods
  *   h0 PATTERN = 0.1      ; another h0 (tol0) for the methods matching PATTERN (fnmatch)
+ *   t_end = 20            ; a shorter horizon than the problem's t_end, where the error
+ *                         ; at t_end leaves the asymptotic range within the step budget
  *
  *   [expect NAME]         ; an order that theory predicts below the nominal one
  *   methods = index3/radau5 index3/radau      ; fnmatch patterns
@@ -67,6 +69,7 @@ enum { MBS_BATTERY_MAX_OVERRIDES = 16 };
 typedef struct mbs_battery_problem {
     char name[64];
     double h0, tol0;
+    double t_end; /* the horizon of every pair on this problem (NaN: the problem's t_end) */
     int defaulted; /* no [problem NAME] section: the [battery] h0 and tol0 */
     int n_over;
     struct {
@@ -130,6 +133,7 @@ typedef struct mbs_battery_result {
     char problem[64], method[64];
     int adaptive;
     double x0;
+    double t_end; /* the battery's horizon when its section sets one (NaN: the problem's) */
     mbs_battery_outcome outcome;
     struct {
         mbs_battery_group_state state;

@@ -164,7 +164,7 @@ static int crashed(const pair *p, int sig, int fd)
     snprintf(r.fail_reason, sizeof r.fail_reason, "worker killed by signal %d (%s)", sig,
              strsignal(sig));
     snprintf(r.check, sizeof r.check, "unchecked");
-    r.x0 = r.ref_digits = r.wall = NAN;
+    r.x0 = r.t_end = r.ref_digits = r.wall = NAN;
     for (int g = 0; g < 3; g++)
         r.g[g].p = r.g[g].ci_low = r.g[g].ci_high = r.g[g].nominal = NAN;
     return write_result(fd, &r);
@@ -423,6 +423,8 @@ static void details(const mbs_battery *b, const mbs_battery_result *r, FILE *out
     static const char *const gn[3] = {"q", "v", "lambda"};
     fprintf(out, "- `%s` on %s (%s %g", r->method, r->problem, r->adaptive ? "tol0" : "h0",
             r->x0);
+    if (isfinite(r->t_end))
+        fprintf(out, ", t_end %g", r->t_end);
     if (!r->adaptive && r->levels > 1 && fabs(r->x[0] / r->x[1] - b->ratio) > 1e-6)
         fprintf(out, ", ratio %.3g", r->x[0] / r->x[1]);
     fprintf(out, "): **%s**", mbs_battery_outcome_name(r->outcome));

@@ -369,6 +369,7 @@ START_TEST(battery_bad_files)
         {"[problem nosuch]\nh0 = 1\n", "not a registered problem"},
         {"[battery]\ncheck = pendulum index1/rk4\n", "PROBLEM METHOD OUTCOME"},
         {"[expect x]\nmethods = index3/*\ngroup = w\n", "group: q, v or lambda"},
+        {"[problem pendulum]\nt_end = 0\n", "t_end: a number above the problem's t0"},
     };
     for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
         snprintf(path, sizeof path, "%s/b.ini", dir);
@@ -376,6 +377,41 @@ START_TEST(battery_bad_files)
         ck_assert_int_eq(mbs_battery_load(path, &b, err, sizeof err), MBS_BAD_INPUT);
         ck_assert_msg(strstr(err, c[k].needle), "case %zu: %s", k, err);
     }
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A problem's section may set the battery's horizon (t_end): simple-pendulum
+ * runs over 10 s, not its 2000 s of phase error (suites/battery.ini).  The
+ * pair's levels take t_end / h steps and the horizon is in its record. */
+START_TEST(battery_problem_t_end)
+{
+    char *dir = mbs_test_tmpdir();
+    char path[512], err[1024];
+    snprintf(path, sizeof path, "%s/b.ini", dir);
+    mbs_test_write_text(path, "[battery]\nlevels = 3\nh0 = 0.01\ntol0 = 1e-6\n"
+                              "[problem simple-pendulum]\nt_end = 0.5\nh0 = 0.05\n"
+                              "tol0 = 1e-6\n");
+    mbs_battery b;
+    ck_assert_msg(mbs_battery_load(path, &b, err, sizeof err) == MBS_OK, "%s", err);
+    mbs_battery_result r;
+    ck_assert_msg(mbs_battery_pair(&b, "simple-pendulum", "index1/rk4", &r, err, sizeof err) ==
+                      MBS_OK,
+                  "%s", err);
+    ck_assert_int_eq(r.levels, 3);
+    ck_assert_int_eq(r.steps[0], 10);
+    ck_assert_int_eq(r.steps[2], 40);
+    ck_assert(r.t_end == 0.5);
+    char *js = mbs_battery_result_json(&r);
+    mbs_battery_result back;
+    ck_assert_int_eq(mbs_battery_result_parse(js, &back), 0);
+    ck_assert(back.t_end == 0.5);
+    free(js);
+    ck_assert_msg(mbs_battery_pair(&b, "pendulum", "index1/rk4", &r, err, sizeof err) == MBS_OK,
+                  "%s", err);
+    ck_assert(isnan(r.t_end) && r.steps[0] == 1000); /* pendulum: its own t_end 10 */
+    mbs_battery_free(&b);
     mbs_test_remove_tree(dir);
     free(dir);
 }
@@ -721,6 +757,7 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, energy_stagnation_and_divergence);
     tcase_add_test(tc, battery_data_file);
     tcase_add_test(tc, battery_bad_files);
+    tcase_add_test(tc, battery_problem_t_end);
     tcase_add_test(tc, battery_stability_bound);
     tcase_add_test(tc, battery_adaptive_rule);
     tcase_add_test(tc, battery_failure_checks);
