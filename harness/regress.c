@@ -632,8 +632,12 @@ int mbs_compare_results(const mbs_results *base, const mbs_results *now,
                 if (rc && c2.mb > 0.0)
                     snprintf(v, sizeof v, "not confirmed (second sweep x%.3g, p = %.2g)",
                              c2.mn / c2.mb, c2.p);
-                else
-                    snprintf(v, sizeof v, "not confirmed (run absent from the second sweep)");
+                else /* absent, failed, or timed fewer than 3 times there */
+                    snprintf(v, sizeof v, "not confirmed (run %s)",
+                             !rc                 ? "absent from the second sweep"
+                             : !mbs_rec_ok(rc)   ? "failed in the second sweep"
+                                                 : "not timed in the second sweep: fewer "
+                                                   "than 3 repeats");
             } else if (cpu_hard) {
                 s.regressions++;
                 if (confirm)

@@ -10,6 +10,7 @@
  * only (never in problems/registry.def or methods/registry.def). */
 #define _DEFAULT_SOURCE /* setenv, nextafter */
 #include <fcntl.h>
+#include <float.h>
 #include <gsl/gsl_fit.h>
 #include <jansson.h>
 #include <math.h>
@@ -1442,6 +1443,139 @@ START_TEST(reference_limited_boundary)
 }
 END_TEST
 
+/* Round-off-limited levels (converge.h): a level whose error in a group lies at or
+ * below eps (1 + ymax) max(1000, steps), ymax the group's largest |y| at t_end over
+ * the levels, is marked round-off-limited, unless it is reference-limited there.
+ * The probe takes n steps at every level (h = 0.1, 0.01, 0.001) and deviates at
+ * t_end by -a_q in q_1 (-2), a_v in v_1 (0: the error to the last bit) and
+ * c h^4 in lambda (3), with a_v = 2 eps M exactly (M = max(1000, n); ymax_v = 1:
+ * the floor itself), a_q = 2.5 eps M (floor about 3 eps M) and a lambda error of
+ * about 3.5 eps M at the middle level (floor about 4 eps M; 1e4 times that at the
+ * first, 0 at the last: 3 + 3.5e-4 eps M rounds to 3).  Against a stored reference stating 14 digits (accurate
+ * to 3e-14, 2e-14, 4e-14 in q, v, lambda), a q error of 0 and the last level's
+ * lambda error are reference-limited, not round-off-limited. */
+static mbs_converge *roundoff_study(const char *problem, int n, double a_q, double a_v,
+                                    double c_l)
+{
+    probe_pt *pts = calloc((size_t)n, sizeof *pts);
+    ck_assert_ptr_nonnull(pts);
+    for (int k = 0; k < n; k++)
+        pts[k].t = (double)(k + 1) / n;
+    pts[n - 1].dq[1] = -a_q;
+    pts[n - 1].dv[1] = a_v;
+    pts[n - 1].dl = 1.0;
+    probe_script sc = {pts, n, c_l, 0.0, 4.0};
+    mbs_method_def def = probe_fixed;
+    def.variant = &sc;
+    mbs_run_spec base = {.problem = problem, .method = "meter/probe", .t_end = NAN,
+                         .measure = 1, .method_def = &def};
+    mbs_converge *cv = malloc(sizeof *cv);
+    char err[256];
+    ck_assert_int_eq(mbs_converge_run(&base, 0.1, 3, 10.0, cv, err, sizeof err), MBS_OK);
+    free(pts);
+    return cv;
+}
+
+START_TEST(roundoff_limited_by_hand)
+{
+    const char *gname[3] = {"q", "v", "lambda"};
+    /* case 0 and 1: exact solution, 2 and 1500 steps; case 2: stored reference, 2 steps */
+    const int steps[3] = {2, 1500, 2};
+    /* the expected marks, level by level: round-off-limited and reference-limited */
+    const char *want_ro[3][3] = {{"q v", "q v lambda", "q v lambda"},
+                                 {"q v", "q v lambda", "q v lambda"},
+                                 {"v", "v lambda", "v"}};
+    const char *want_ref[3][3] = {{"", "", ""}, {"", "", ""}, {"q", "q", "q lambda"}};
+    char *dir = NULL;
+    for (int c = 0; c < 3; c++) {
+        double M = steps[c] > 1000 ? steps[c] : 1000.0;
+        double a_q = c == 2 ? 0.0 : 2.5 * DBL_EPSILON * M, a_v = 2.0 * DBL_EPSILON * M;
+        double c_l = 3.5 * DBL_EPSILON * M / 1e-8; /* lambda error c_l h^4 */
+        if (c == 2)
+            dir = write_probe_reference("two computations agree to 14 digits");
+        mbs_converge *cv =
+            roundoff_study(c == 2 ? "meter-probe-ref" : "meter-probe", steps[c], a_q, a_v, c_l);
+        ck_assert_int_eq(cv->levels, 3);
+        /* the floors by hand: ymax_q = 2 + a_q, ymax_v = 1, ymax_l = 3 + the first
+         * level's lambda error */
+        const double ymax[3] = {2.0 + a_q, 1.0, 3.0 + c_l * 1e-4};
+        for (int i = 0; i < 3; i++) {
+            ck_assert_int_eq(cv->rec[i].status, MBS_OK);
+            ck_assert_int_eq(cv->rec[i].cnt.steps, steps[c]);
+            ck_assert_double_eq(cv->rec[i].err.v, a_v);
+            /* lambda = 3 + c_l h^4 rounded (0 at the last level: below half an ulp of 3) */
+            double dl = (3.0 + c_l * pow(0.1 / pow(10.0, i), 4.0)) - 3.0;
+            ck_assert_double_eq_tol(cv->rec[i].err.lambda, dl, 1e-30);
+            for (int g = 0; g < 3; g++)
+                assert_rel(cv->roundoff[i][g], DBL_EPSILON * (1.0 + ymax[g]) * M, 1e-12,
+                           "round-off floor");
+            ck_assert_double_eq(cv->roundoff[i][1], 2.0 * DBL_EPSILON * M); /* exact */
+            char ro[32] = "", rf[32] = "";
+            for (int g = 0; g < 3; g++) {
+                if (cv->roundoff_limited[i][g])
+                    snprintf(ro + strlen(ro), sizeof ro - strlen(ro), "%s%s", *ro ? " " : "",
+                             gname[g]);
+                if (cv->ref_limited[i][g])
+                    snprintf(rf + strlen(rf), sizeof rf - strlen(rf), "%s%s", *rf ? " " : "",
+                             gname[g]);
+            }
+            ck_assert_msg(strcmp(ro, want_ro[c][i]) == 0, "case %d level %d round-off: %s", c,
+                          i, ro);
+            ck_assert_msg(strcmp(rf, want_ref[c][i]) == 0, "case %d level %d reference: %s", c,
+                          i, rf);
+        }
+        /* the table: each level's row ends with its marks; then the floor's line with
+         * the last level's floors */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        mbs_converge_print(cv, m);
+        fclose(m);
+        const char *ln = strchr(strchr(buf, '\n') + 1, '\n') + 1;
+        for (int i = 0; i < 3; i++) {
+            char tail[128] = "";
+            if (*want_ref[c][i])
+                snprintf(tail, sizeof tail, "  reference-limited: %s", want_ref[c][i]);
+            snprintf(tail + strlen(tail), sizeof tail - strlen(tail),
+                     "  round-off-limited: %s\n", want_ro[c][i]);
+            const char *end = strchr(ln, '\n') + 1;
+            size_t tl = strlen(tail);
+            ck_assert_msg((size_t)(end - ln) > tl && strncmp(end - tl, tail, tl) == 0,
+                          "case %d row %d does not end with '%s':\n%s", c, i, tail, buf);
+            ln = end;
+        }
+        char floors[256];
+        snprintf(floors, sizeof floors,
+                 "max(1000, steps) (at the last level %.2e, %.2e, %.2e in q, v, lambda)",
+                 DBL_EPSILON * (1.0 + ymax[0]) * M, DBL_EPSILON * (1.0 + ymax[1]) * M,
+                 DBL_EPSILON * (1.0 + ymax[2]) * M);
+        ck_assert_msg(strstr(buf, floors) != NULL, "case %d: no '%s' in\n%s", c, floors, buf);
+        free(buf);
+        /* the JSON levels say the same */
+        char *js = mbs_converge_json(cv);
+        json_t *o = json_loads(js, 0, NULL);
+        ck_assert_ptr_nonnull(o);
+        json_t *lv = json_object_get(o, "levels");
+        ck_assert_int_eq(json_array_size(lv), 3);
+        for (int i = 0; i < 3; i++) {
+            json_t *a = json_object_get(json_array_get(lv, i), "roundoff_limited");
+            char ro[32] = "";
+            for (size_t k = 0; k < json_array_size(a); k++)
+                snprintf(ro + strlen(ro), sizeof ro - strlen(ro), "%s%s", *ro ? " " : "",
+                         json_string_value(json_array_get(a, k)));
+            ck_assert_msg(strcmp(ro, want_ro[c][i]) == 0, "case %d level %d JSON: %s", c, i, ro);
+        }
+        json_decref(o);
+        free(js);
+        mbs_converge_free(cv);
+        free(cv);
+    }
+    unsetenv("MBSBENCH_REFDIR");
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* Tolerance exponent of an adaptive script (err = c tol^0.8) and self-convergence
  * without any reference: each level against the next finer one, the last against
  * x0 / r^levels. */
@@ -2219,7 +2353,8 @@ END_TEST
 
 /* A sweep started on a busy machine (1-minute load average above half the cores)
  * times contention: its CPU tier is advisory, the baseline's as the new one's. */
-static int cpu_load_case(double load_base, double load_now, mbs_compare_summary *s)
+static int cpu_load_case_cores(double load_base, double load_now, int cores,
+                               mbs_compare_summary *s)
 {
     double tb[7], tn[7];
     for (int i = 0; i < 7; i++) {
@@ -2232,7 +2367,7 @@ static int cpu_load_case(double load_base, double load_now, mbs_compare_summary 
     set_times(base.recs[0], tb, 7, 0.0103);
     set_times(now.recs[0], tn, 7, 0.0103);
     base.meta = json_pack("{s:s,s:s,s:s,s:i}", "cpu", "A", "compiler", "cc", "cflags", "-O2",
-                          "cores", 2);
+                          "cores", cores);
     now.meta = json_deep_copy(base.meta);
     if (load_base >= 0.0)
         json_object_set_new(base.meta, "load_average", json_real(load_base));
@@ -2244,6 +2379,11 @@ static int cpu_load_case(double load_base, double load_now, mbs_compare_summary 
     mbs_results_free(&base);
     mbs_results_free(&now);
     return st;
+}
+
+static int cpu_load_case(double load_base, double load_now, mbs_compare_summary *s)
+{
+    return cpu_load_case_cores(load_base, load_now, 2, s);
 }
 
 START_TEST(compare_cpu_busy_machine)
@@ -2259,6 +2399,11 @@ START_TEST(compare_cpu_busy_machine)
     /* unknown load (older results, no /proc): judged as before */
     ck_assert_int_eq(cpu_load_case(-1.0, -1.0, &s), 1);
     ck_assert_int_eq(cpu_load_case(-1.0, 13.6, &s), 0);
+    /* no core count (0 in both metas): no load is judged busy, even the smallest */
+    ck_assert_int_eq(cpu_load_case_cores(1e-3, 1e-3, 0, &s), 1);
+    ck_assert_int_eq(s.cpu_advisory, 0);
+    ck_assert_int_eq(cpu_load_case_cores(1e-3, 1e-3, 1, &s), 1);
+    ck_assert_int_eq(cpu_load_case_cores(1e-3, 0.5 + 1e-9, 1, &s), 0);
 }
 END_TEST
 
@@ -2266,9 +2411,10 @@ END_TEST
  * second sweep's run is slower by the same test (its own calibration loop applied);
  * otherwise it is counted as unconfirmed and the compare passes.  again_has_run: 0
  * the run is absent from the second sweep, 1 present with 7 times, above 1 present
- * with that many times. */
-static int cpu_confirm_case(double f_now, double f_again, int again_has_run, double cal_again,
-                            mbs_compare_summary *s)
+ * with that many times, -1 present with 7 times and failed; cal_again <= 0: the
+ * second sweep has no calibration loop. */
+static int cpu_confirm_case_text(double f_now, double f_again, int again_has_run,
+                                 double cal_again, mbs_compare_summary *s, char **text)
 {
     double tb[7], tn[7], ta[65];
     for (int i = 0; i < 65; i++) {
@@ -2287,12 +2433,18 @@ static int cpu_confirm_case(double f_now, double f_again, int again_has_run, dou
     set_times(again.recs[0], ta, again_has_run > 1 ? again_has_run : 7, 0.0103);
     if (!again_has_run)
         json_object_set_new(again.recs[0], "method_spec", json_string("other"));
+    if (again_has_run < 0)
+        json_object_set_new(again.recs[0], "status", json_string("failed"));
     base.meta = json_pack("{s:s,s:s,s:s,s:i,s:f}", "cpu", "A", "compiler", "cc", "cflags",
                           "-O2", "cores", 2, "calibration_s", 1.0);
     now.meta = json_deep_copy(base.meta);
     again.meta = json_deep_copy(base.meta);
-    json_object_set_new(again.meta, "calibration_s", json_real(cal_again));
-    FILE *sink = fopen("/dev/null", "w");
+    if (cal_again > 0.0)
+        json_object_set_new(again.meta, "calibration_s", json_real(cal_again));
+    else /* no calibration loop in the second sweep: its times are taken as they are */
+        json_object_del(again.meta, "calibration_s");
+    size_t len = 0;
+    FILE *sink = text ? open_memstream(text, &len) : fopen("/dev/null", "w");
     mbs_compare_opts opt = {.confirm = &again, .allow_counters = 1};
     int st = mbs_compare_results(&base, &now, &opt, sink, s);
     fclose(sink);
@@ -2300,6 +2452,12 @@ static int cpu_confirm_case(double f_now, double f_again, int again_has_run, dou
     mbs_results_free(&now);
     mbs_results_free(&again);
     return st;
+}
+
+static int cpu_confirm_case(double f_now, double f_again, int again_has_run, double cal_again,
+                            mbs_compare_summary *s)
+{
+    return cpu_confirm_case_text(f_now, f_again, again_has_run, cal_again, s, NULL);
 }
 
 START_TEST(compare_cpu_confirmed_by_second_sweep)
@@ -2322,9 +2480,27 @@ START_TEST(compare_cpu_confirmed_by_second_sweep)
      * machine state whose loop took 1.5x is no slow-down */
     ck_assert_int_eq(cpu_confirm_case(1.5, 1.5, 1, 1.5, &s), 0);
     ck_assert_int_eq(s.cpu_unconfirmed, 1);
-    /* a run absent from the second sweep confirms nothing */
-    ck_assert_int_eq(cpu_confirm_case(1.5, 1.5, 0, 1.0, &s), 0);
+    /* without a calibration loop in the second sweep its times are compared as they
+     * are: exactly 1.25x does not confirm, one part in 1e9 more does */
+    ck_assert_int_eq(cpu_confirm_case(1.5, 1.25, 1, -1.0, &s), 0);
     ck_assert_int_eq(s.cpu_unconfirmed, 1);
+    ck_assert_int_eq(cpu_confirm_case(1.5, 1.25 * (1.0 + 1e-9), 1, -1.0, &s), 1);
+    ck_assert_int_eq(s.regressions, 1);
+    /* a run absent from the second sweep confirms nothing, nor one timed there fewer
+     * than 3 times, nor one that failed there; the row says which */
+    const int has[3] = {0, 2, -1};
+    const char *why[3] = {"not confirmed (run absent from the second sweep)",
+                          "not confirmed (run not timed in the second sweep: fewer than 3 "
+                          "repeats)",
+                          "not confirmed (run failed in the second sweep)"};
+    for (int k = 0; k < 3; k++) {
+        char *text = NULL;
+        ck_assert_int_eq(cpu_confirm_case_text(1.5, 1.5, has[k], 1.0, &s, &text), 0);
+        ck_assert_int_eq(s.cpu_unconfirmed, 1);
+        ck_assert_int_eq(s.regressions, 0);
+        ck_assert_msg(strstr(text, why[k]) != NULL, "no '%s' in\n%s", why[k], text);
+        free(text);
+    }
     /* a second sweep holding more CPU times than a record keeps is refused like the
      * baseline and the results (exit status 2) */
     fflush(stderr);
@@ -2843,6 +3019,7 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, converge_input_bounds);
     tcase_add_test(tc, run_input_bounds);
     tcase_add_test(tc, reference_limited_boundary);
+    tcase_add_test(tc, roundoff_limited_by_hand);
     tcase_add_test(tc, tolerance_exponent_and_self_reference);
     tcase_add_test(tc, global_tolerance_levels_boundary);
     tcase_add_test(tc, compare_error_tiers_boundary);
