@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../harness/probcheck.h"
+#include "../harness/reference.h"
 #include "../harness/refgen.h"
 #include "../problems/triplets.h"
 #include "testutil.h"
@@ -331,6 +332,70 @@ START_TEST(twomass_small_mass_limit)
 }
 END_TEST
 
+/* The stored references of twomass (config=springs) at t = 5 (its t_end) and 0.5 (the
+ * battery's interval) against the exact solution: the problem is linear with constant
+ * coefficients, y' = A y + b with y = (p, p'), so y(t) is exp(t [A b; 0 0]) (y0, 1)
+ * (GSL's gsl_linalg_exponential_ss; its scaling and squaring of |A t| up to 1e5 is
+ * itself good to about 4e-11 here, so the bound is 1e-10; a 40-digit exponential,
+ * mpmath, meets the stored states to 14.7 (t = 0.5) and 14.2 (t = 5) digits).  At
+ * t = 5 the decaying part of q is 2.3e-9 from the steady motion p_i = 0, p_j = (l, t),
+ * at 0.5 still 6.4e-4. */
+START_TEST(twomass_exact_reference)
+{
+    const double mi = 0.01, mj = 1.0, c = 100.0, d = 10.0, l = 1.0, x0 = 0.1, y0 = 0.1;
+    gsl_matrix *A = gsl_matrix_calloc(9, 9), *E = gsl_matrix_alloc(9, 9);
+    ck_assert(A && E);
+    for (size_t k = 0; k < 4; k++)
+        gsl_matrix_set(A, k, 4 + k, 1.0);
+    /* m_i p_ix'' = -d p_ix' - c p_ix + d (p_jx' - p_ix') + c (p_jx - p_ix - l) */
+    gsl_matrix_set(A, 4, 0, -2.0 * c / mi);
+    gsl_matrix_set(A, 4, 4, -2.0 * d / mi);
+    gsl_matrix_set(A, 4, 2, c / mi);
+    gsl_matrix_set(A, 4, 6, d / mi);
+    gsl_matrix_set(A, 4, 8, -c * l / mi);
+    gsl_matrix_set(A, 5, 1, -c / mi); /* m_i p_iy'' = -d p_iy' - c p_iy */
+    gsl_matrix_set(A, 5, 5, -d / mi);
+    /* m_j p_jx'' = -d (p_jx' - p_ix') - c (p_jx - p_ix - l), p_jy'' = 0 */
+    gsl_matrix_set(A, 6, 2, -c / mj);
+    gsl_matrix_set(A, 6, 6, -d / mj);
+    gsl_matrix_set(A, 6, 0, c / mj);
+    gsl_matrix_set(A, 6, 4, d / mj);
+    gsl_matrix_set(A, 6, 8, c * l / mj);
+    /* the initial values of problems/twomass.c (p_i' from the m_i = 0 limit: 0 = -d p_ix'
+       - c p_ix - d p_ix' + c (p_jx - p_ix - l), 0 = -d p_iy' - c p_iy) */
+    const double yi[9] = {x0, y0, l, 0.0, -c * x0 / d, -c * y0 / d, 0.0, 1.0, 1.0};
+    mbs_problem pb;
+    char err[256], prov[512];
+    ck_assert_int_eq(mbs_problem_open(&pb, "twomass", err, sizeof err), MBS_OK);
+    const double ts[2] = {0.5, 5.0}, qdist[2] = {6e-4, 3e-9};
+    for (int k = 0; k < 2; k++) {
+        gsl_matrix *At = gsl_matrix_alloc(9, 9);
+        ck_assert(At);
+        gsl_matrix_memcpy(At, A);
+        gsl_matrix_scale(At, ts[k]);
+        ck_assert_int_eq(gsl_linalg_exponential_ss(At, E, GSL_PREC_DOUBLE), GSL_SUCCESS);
+        gsl_matrix_free(At);
+        double ex[9], ref[8], dev = 0.0, qd = 0.0;
+        for (size_t i = 0; i < 9; i++) {
+            ex[i] = 0.0;
+            for (size_t j = 0; j < 9; j++)
+                ex[i] += gsl_matrix_get(E, i, j) * yi[j];
+        }
+        ck_assert_msg(mbs_reference_find(&pb, ts[k], ref, prov, sizeof prov),
+                      "no stored reference at t = %g", ts[k]);
+        for (size_t i = 0; i < 8; i++)
+            dev = fmax(dev, fabs(ex[i] - ref[i]) / (1.0 + fabs(ex[i])));
+        /* distance of q from the steady motion */
+        qd = fmax(fmax(fabs(ex[0]), fabs(ex[1])), fabs(ex[2] - l));
+        ck_assert_msg(dev < 1e-10, "t = %g: stored vs exact %.3g", ts[k], dev);
+        ck_assert_msg(k == 0 ? qd > qdist[k] : qd < qdist[k], "t = %g: distance %.3g", ts[k], qd);
+    }
+    mbs_problem_close(&pb);
+    gsl_matrix_free(A);
+    gsl_matrix_free(E);
+}
+END_TEST
+
 /* The chain scales to N = 1e5 through its triplet callbacks ([arnold2016dae] Ex. 2:
  * 4N - 2 entries in G, M = m I). */
 START_TEST(chain_large_sparse)
@@ -409,6 +474,7 @@ Suite *mbs_suite_problems(void)
     tcase_add_test(tc, reference_store_and_none);
     tcase_add_test(tc, smallmass_step_trend);
     tcase_add_test(tc, twomass_small_mass_limit);
+    tcase_add_test(tc, twomass_exact_reference);
     tcase_add_test(tc, bad_parameters_rejected);
     tcase_add_test(tc, chain_large_sparse);
     tcase_add_test(tc, stored_references_reproduced);
