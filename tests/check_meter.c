@@ -1250,22 +1250,45 @@ END_TEST
 /* converge's inputs at their documented bounds (converge.h: levels in
  * [2, MBS_MAX_LEVELS], ratio in (1, 100]): each bound just inside runs, just
  * outside is refused with the one-line message naming the value. */
-static int converge_with(int levels, double ratio, char *err, size_t errlen)
+static int converge_on(const char *problem, int levels, double ratio, char *err, size_t errlen)
 {
     probe_script sc = {conv_pts, 2, 1e-2, 2.0, 0.0};
     mbs_method_def def = probe_fixed;
     def.variant = &sc;
-    mbs_run_spec base = {.problem = "meter-probe", .method = "meter/probe", .t_end = NAN,
+    mbs_run_spec base = {.problem = problem, .method = "meter/probe", .t_end = NAN,
                          .measure = 1, .method_def = &def};
     mbs_converge *cv = malloc(sizeof *cv);
     int rc = mbs_converge_run(&base, 0.1, levels, ratio, cv, err, errlen);
     if (rc == MBS_OK) {
         ck_assert_int_eq(cv->levels, levels);
         assert_rel(cv->x[levels - 1], 0.1 / pow(ratio, levels - 1), 1e-12, "last level");
+        /* the table (title, header, a row per level) and the JSON, every level */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        mbs_converge_print(cv, m);
+        fclose(m);
+        const char *ln = buf;
+        for (int k = 0; k < 2 + levels; k++, ln = strchr(ln, '\n') + 1)
+            if (k >= 2)
+                assert_rel(strtod(ln, NULL), 0.1 / pow(ratio, k - 2), 1e-3, "row's h");
+        ck_assert_msg(strncmp(ln, "order q ", 8) == 0 || strncmp(ln, "reference: ", 11) == 0,
+                      "after the %d levels: %s", levels, ln);
+        free(buf);
+        char *js = mbs_converge_json(cv);
+        json_t *o = json_loads(js, 0, NULL);
+        ck_assert_int_eq(json_array_size(json_object_get(o, "levels")), levels);
+        json_decref(o);
+        free(js);
         mbs_converge_free(cv);
     }
     free(cv);
     return rc;
+}
+
+static int converge_with(int levels, double ratio, char *err, size_t errlen)
+{
+    return converge_on("meter-probe", levels, ratio, err, errlen);
 }
 
 /* The run's input bounds (mbs_run_check, harness/run.c: the documented ranges of
@@ -1377,6 +1400,9 @@ START_TEST(converge_input_bounds)
     char err[256];
     ck_assert_int_eq(converge_with(2, 2.0, err, sizeof err), MBS_OK);
     ck_assert_int_eq(converge_with(MBS_MAX_LEVELS, 1.25, err, sizeof err), MBS_OK);
+    /* 40 levels without a reference: each against the next, the last against a 41st */
+    ck_assert_int_eq(converge_on("meter-probe-ref", MBS_MAX_LEVELS, 1.25, err, sizeof err),
+                     MBS_OK);
     ck_assert_int_eq(converge_with(1, 2.0, err, sizeof err), MBS_BAD_INPUT);
     ck_assert_str_eq(err, "--levels 1 must lie in [2, 40]");
     ck_assert_int_eq(converge_with(MBS_MAX_LEVELS + 1, 1.25, err, sizeof err), MBS_BAD_INPUT);
@@ -1573,6 +1599,57 @@ START_TEST(roundoff_limited_by_hand)
     unsetenv("MBSBENCH_REFDIR");
     mbs_test_remove_tree(dir);
     free(dir);
+}
+END_TEST
+
+/* The table, the JSON and the floor's line say exactly which levels and groups are
+ * marked round-off-limited, whichever they are: the marks of a three-level study set
+ * by hand, one level and one group at a time (the first level, the last) and none. */
+START_TEST(roundoff_marks_printed_as_held)
+{
+    const char *gname[3] = {"q", "v", "lambda"};
+    mbs_converge *cv = roundoff_study("meter-probe", 2, 0.0, 1e-3, 1.0);
+    for (int k = 0; k < 7; k++) { /* k < 6: level (k / 3) * 2, group k % 3; 6: none */
+        int lv = k < 6 ? (k / 3) * 2 : -1, gr = k % 3;
+        memset(cv->roundoff_limited, 0, sizeof cv->roundoff_limited);
+        memset(cv->ref_limited, 0, sizeof cv->ref_limited);
+        if (lv >= 0)
+            cv->roundoff_limited[lv][gr] = 1;
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        mbs_converge_print(cv, m);
+        fclose(m);
+        const char *ln = strchr(strchr(buf, '\n') + 1, '\n') + 1;
+        for (int i = 0; i < 3; i++) {
+            const char *end = strchr(ln, '\n');
+            char tail[64] = "", row[512];
+            snprintf(row, sizeof row, "%.*s", (int)(end - ln), ln);
+            if (i == lv)
+                snprintf(tail, sizeof tail, "  round-off-limited: %s", gname[gr]);
+            size_t tl = strlen(tail), rl = strlen(row);
+            ck_assert_msg(i == lv ? rl > tl && strcmp(row + rl - tl, tail) == 0
+                                  : strstr(row, "limited") == NULL,
+                          "marks %d row %d: %s", k, i, row);
+            ln = end + 1;
+        }
+        ck_assert_msg((strstr(buf, "round-off-limited: error at or below") != NULL) == (lv >= 0),
+                      "marks %d: the floor's line:\n%s", k, buf);
+        free(buf);
+        char *js = mbs_converge_json(cv);
+        json_t *o = json_loads(js, 0, NULL);
+        json_t *levels = json_object_get(o, "levels");
+        for (int i = 0; i < 3; i++) {
+            json_t *a = json_object_get(json_array_get(levels, i), "roundoff_limited");
+            ck_assert_int_eq(json_array_size(a), i == lv);
+            if (i == lv)
+                ck_assert_str_eq(json_string_value(json_array_get(a, 0)), gname[gr]);
+        }
+        json_decref(o);
+        free(js);
+    }
+    mbs_converge_free(cv);
+    free(cv);
 }
 END_TEST
 
@@ -3020,6 +3097,7 @@ Suite *mbs_suite_meter(void)
     tcase_add_test(tc, run_input_bounds);
     tcase_add_test(tc, reference_limited_boundary);
     tcase_add_test(tc, roundoff_limited_by_hand);
+    tcase_add_test(tc, roundoff_marks_printed_as_held);
     tcase_add_test(tc, tolerance_exponent_and_self_reference);
     tcase_add_test(tc, global_tolerance_levels_boundary);
     tcase_add_test(tc, compare_error_tiers_boundary);
