@@ -1257,8 +1257,16 @@ static int converge_on(const char *problem, int levels, double ratio, char *err,
     def.variant = &sc;
     mbs_run_spec base = {.problem = problem, .method = "meter/probe", .t_end = NAN,
                          .measure = 1, .method_def = &def};
-    mbs_converge *cv = malloc(sizeof *cv);
+    /* the study writes nothing past its mbs_converge: 4096 guard bytes follow it */
+    enum { GUARD = 4096 };
+    unsigned char *mem = malloc(sizeof(mbs_converge) + GUARD);
+    ck_assert_ptr_nonnull(mem);
+    memset(mem + sizeof(mbs_converge), 0xa5, GUARD);
+    mbs_converge *cv = (mbs_converge *)mem;
     int rc = mbs_converge_run(&base, 0.1, levels, ratio, cv, err, errlen);
+    for (size_t k = 0; k < GUARD; k++)
+        ck_assert_msg(mem[sizeof(mbs_converge) + k] == 0xa5, "%d levels: byte %zu past the study "
+                      "written", levels, k);
     if (rc == MBS_OK) {
         ck_assert_int_eq(cv->levels, levels);
         assert_rel(cv->x[levels - 1], 0.1 / pow(ratio, levels - 1), 1e-12, "last level");
