@@ -103,6 +103,10 @@ typedef struct mbs_extension {
      * Norsett & Wanner 1993 [hairer1993solving] Sect. II.6). */
     int (*switches)(const mbs_problem *pb, double t, const double *y, double *sw);
     size_t n_switch;
+    /* Optional (NULL: forward differences of rhs by the integrator): dF/dy
+     * (ny x ny, rows and columns in the order of y), exact or by differences
+     * the problem organises itself (e.g. recomputing only what a column moves). */
+    int (*jac)(const mbs_problem *pb, double t, const double *y, gsl_matrix *J);
 } mbs_extension;
 
 /* Contract extension for problems flagged MBS_PB_LIEGROUP (set by the definition

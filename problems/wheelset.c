@@ -44,6 +44,7 @@
  * available (MBS_UNSUPPORTED: the creep forces need lambda and x).
  * Published order (17): p, v, beta, psi_N, xi_N, psi_P, xi_P, lambda_pub,P,
  * lambda_pub,N; the Test Set scores scd on all 17 (Sect. 7). */
+#include <float.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_odeiv2.h>
@@ -137,6 +138,12 @@ static void angles_of(const double *p, angles *a)
     a->sph = sin(p[4]);
 }
 
+/* g1_s of a side whose geometry is computed (p[1] enters nothing else of it). */
+static double side_g1(const double *p, const angles *an, const side *s)
+{
+    return s->G - p[1] - s->xi * an->sph + s->R * an->cph * s->cps;
+}
+
 static int geometry(const double *p, const angles *an, double psi, double xi, side *s)
 {
     double cth = an->cth, sth = an->sth, cph = an->cph, sph = an->sph;
@@ -165,36 +172,56 @@ static int geometry(const double *p, const angles *an, double psi, double xi, si
     s->b[2] = 0.0;
     s->b[3] = Gp * (R * (-cth * sps - cps * sph * sth) - xi * cph * sth);
     s->b[4] = -R * cps * sph - xi * cph + Gp * (R * cph * cps * cth - xi * cth * sph);
-    s->g1 = s->G - p[1] - xi * sph + R * cph * cps;
+    s->g1 = side_g1(p, an, s);
     s->h[0] = Gp * (Rp * sph + cph * cps) + Rp * cth * cph - cth * sph * cps + sth * sps;
     s->h[1] = Rp * sth * cph - sth * sph * cps - cth * sps;
     return MBS_OK;
 }
 
 /* Creep forces of one side in the track frame and their moments (Sect. 4.3, 4.5),
- * with cd, sd the cosine and sine of the contact-plane angle delta.
+ * with cd, sd the cosine and sine of the contact-plane angle delta and k from
+ * creep_prepare.
  * left = 1 for side P (the Fortran's "left" formulas), 0 for N.  *sw (when not
  * NULL) = (Tx^2 + Ty^2) / W_T^2 - 1 of the tanh-limited forces before the
  * saturation: positive where they are scaled back to |T| = mu N.  The forces are
  * continuous across sw = 0 but not differentiable there (the saturated side
  * drops the radial derivative of T), so sw is a switching function of the
  * right-hand side (mbs_extension.switches).  T = NULL: sw only (T, E untouched). */
-static void creep(const double *p, const angles *an, const double *v, double beta,
-                  const side *s, double cd, double sd, double N, int left, double T[3],
-                  double E[3], double *sw)
+typedef struct creep_in {
+    double c, S, K; /* contact-ellipse half axis, sin and cos of theta / cos(delta) */
+} creep_in;
+
+/* The contact ellipse's half axis c of one side (from its geometry and normal
+ * force N; Sect. 4.3). */
+static double creep_ellipse(const side *s, double N)
 {
-    double th = p[3], thd = v[3], phd = v[4];
-    double cph = an->cph, sph = an->sph, cth = an->cth, sth = an->sth;
-    double cps = s->cps, sps = s->sps, xi = s->xi, R = s->R, Rp = s->Rp;
-    double Om = OMEGA0 + beta;
-    /* Contact ellipse. */
+    double R = s->R, Rp = s->Rp;
     double RR = R * sqrt(1.0 + Rp * Rp);
     double rhoG = -s->Gpp / pow(1.0 + s->Gp * s->Gp, 1.5), rhoR = 0.0;
     double A = 0.5 / RR, Bc = 0.5 * (rhoG + rhoR);
-    double c = cbrt(3.0 * fabs(N) * (1.0 - SIGMA) * EE /
-                    (2.0 * PI_CREEP * (A + Bc) * GM * sqrt(GG)));
+    return cbrt(3.0 * fabs(N) * (1.0 - SIGMA) * EE /
+                (2.0 * PI_CREEP * (A + Bc) * GM * sqrt(GG)));
+}
+
+/* What creep() takes from the configuration and the normal force of a side,
+ * i.e. everything it does not take from v and beta. */
+static void creep_prepare(const double *p, const side *s, double cd, double N, creep_in *k)
+{
+    k->c = creep_ellipse(s, N);
     /* The yaw angle enters the creep routine as theta / cos(delta) (Sect. 4.3). */
-    double S = sin(th / cd), K = cos(th / cd);
+    k->S = sin(p[3] / cd);
+    k->K = cos(p[3] / cd);
+}
+
+static void creep(const angles *an, const double *v, double beta, const side *s,
+                  const creep_in *k, double cd, double sd, double N, int left, double T[3],
+                  double E[3], double *sw)
+{
+    double thd = v[3], phd = v[4];
+    double cph = an->cph, sph = an->sph, cth = an->cth, sth = an->sth;
+    double cps = s->cps, sps = s->sps, xi = s->xi, R = s->R;
+    double Om = OMEGA0 + beta;
+    double c = k->c, S = k->S, K = k->K;
     double w1 = -Om * R * (S * cps + K * sph * sps) + v[0] -
                 thd * (R * (S * sph * cps + K * sps) + xi * S * cph) -
                 phd * K * (xi * sph - R * cph * cps);
@@ -266,15 +293,36 @@ typedef struct contact {
     angles an;
     side P, N;
     double cdP, sdP, cdN, sdN, NP, NN, LP, LN;
+    creep_in kP, kN;
 } contact;
 
-static int contact_state(const double *y, contact *c)
+/* The normal forces N_s from the multipliers (contact planes computed), then
+ * the creep inputs of both sides. */
+static int contact_normal(const double *y, contact *c)
 {
-    const double *p = y;
-    angles_of(p, &c->an);
-    if (geometry(p, &c->an, y[IPSP], y[IXIP], &c->P) != MBS_OK ||
-        geometry(p, &c->an, y[IPSN], y[IXIN], &c->N) != MBS_OK)
+    const side *sP = &c->P, *sN = &c->N;
+    /* Normal forces from the physical multipliers Lambda_s = -lambda_s. */
+    double cdP = c->cdP, sdP = c->sdP, cdN = c->cdN, sdN = c->sdN;
+    double LP = -y[ILP], LN = -y[ILN];
+    double D = -sdP * cdN - sdN * cdP;
+    if (fabs(D) < TOL_D)
         return MBS_CALLBACK_FAILED;
+    double W1 = sP->b[0] * LP + sN->b[0] * LN, W2 = sP->b[1] * LP + sN->b[1] * LN;
+    c->NP = (cdN * W1 - sdN * W2) / D;
+    c->NN = (-cdP * W1 - sdP * W2) / D;
+    c->LP = LP;
+    c->LN = LN;
+    if (c->NP == 0.0 || c->NN == 0.0)
+        return MBS_CALLBACK_FAILED;
+    creep_prepare(y, sP, c->cdP, c->NP, &c->kP);
+    creep_prepare(y, sN, c->cdN, c->NN, &c->kN);
+    return MBS_OK;
+}
+
+/* The contact planes and what follows from them, both sides' geometry
+ * computed. */
+static int contact_planes(const double *y, contact *c)
+{
     const side *sP = &c->P, *sN = &c->N;
     double cph = c->an.cph, sph = c->an.sph, cth = c->an.cth, sth = c->an.sth;
     /* Contact-plane angles: principal-value arctangent of the quotient. */
@@ -289,20 +337,22 @@ static int contact_state(const double *y, contact *c)
     c->sdP = sin(dP);
     c->cdN = cos(dN);
     c->sdN = sin(dN);
-    /* Normal forces from the physical multipliers Lambda_s = -lambda_s. */
-    double cdP = c->cdP, sdP = c->sdP, cdN = c->cdN, sdN = c->sdN;
-    double LP = -y[ILP], LN = -y[ILN];
-    double D = -sdP * cdN - sdN * cdP;
-    if (fabs(D) < TOL_D)
+    return contact_normal(y, c);
+}
+
+/* Both sides' geometry (angles computed) and what follows from it. */
+static int contact_sides(const double *y, contact *c)
+{
+    if (geometry(y, &c->an, y[IPSP], y[IXIP], &c->P) != MBS_OK ||
+        geometry(y, &c->an, y[IPSN], y[IXIN], &c->N) != MBS_OK)
         return MBS_CALLBACK_FAILED;
-    double W1 = sP->b[0] * LP + sN->b[0] * LN, W2 = sP->b[1] * LP + sN->b[1] * LN;
-    c->NP = (cdN * W1 - sdN * W2) / D;
-    c->NN = (-cdP * W1 - sdP * W2) / D;
-    c->LP = LP;
-    c->LN = LN;
-    if (c->NP == 0.0 || c->NN == 0.0)
-        return MBS_CALLBACK_FAILED;
-    return MBS_OK;
+    return contact_planes(y, c);
+}
+
+static int contact_state(const double *y, contact *c)
+{
+    angles_of(y, &c->an);
+    return contact_sides(y, c);
 }
 
 /* F(y) of E(y) y' = F(y), rows in the order of y (problem.h): p' rows, v' rows
@@ -310,20 +360,17 @@ static int contact_state(const double *y, contact *c)
  * conditions h of N, then P (Sect. 4.2); form=ggl: then the position rows
  * g1_s - c_s (P, N), and p' = v - b_P^T mu_P - b_N^T mu_N ([arnold2016dae] Eq. (92a) with
  * G = dg1/dp = B: dg1_s/ds = 0 where the contact conditions hold). */
-static int ext_rhs(const mbs_problem *pb, double t, const double *y, double *F)
+/* F(y) from the contact state ct of y (contact_state). */
+static int rhs_of(const mbs_problem *pb, const double *y, const contact *ct, double *F)
 {
-    (void)t;
     const double *p = y, *v = y + IV;
-    contact ct;
-    if (contact_state(y, &ct) != MBS_OK)
-        return MBS_CALLBACK_FAILED;
-    const side sP = ct.P, sN = ct.N;
+    const side sP = ct->P, sN = ct->N;
     double th = p[3], thd = v[3], phd = v[4], beta = y[IBETA];
-    double cph = ct.an.cph, sph = ct.an.sph;
-    double LP = ct.LP, LN = ct.LN;
+    double cph = ct->an.cph, sph = ct->an.sph;
+    double LP = ct->LP, LN = ct->LN;
     double TP[3], TN[3], EP[3], EN[3];
-    creep(p, &ct.an, v, beta, &sP, ct.cdP, ct.sdP, ct.NP, 1, TP, EP, NULL);
-    creep(p, &ct.an, v, beta, &sN, ct.cdN, ct.sdN, ct.NN, 0, TN, EN, NULL);
+    creep(&ct->an, v, beta, &sP, &ct->kP, ct->cdP, ct->sdP, ct->NP, 1, TP, EP, NULL);
+    creep(&ct->an, v, beta, &sN, &ct->kN, ct->cdN, ct->sdN, ct->NN, 0, TN, EN, NULL);
     double Om = OMEGA0 + beta;
     double M2 = -2.0 * XL * XL * CZ * th; /* wagon-body moment (Sect. 4.4) */
     for (int i = 0; i < 5; i++)
@@ -366,6 +413,79 @@ static int ext_rhs(const mbs_problem *pb, double t, const double *y, double *F)
     return MBS_OK;
 }
 
+static int ext_rhs(const mbs_problem *pb, double t, const double *y, double *F)
+{
+    (void)t;
+    contact ct;
+    if (contact_state(y, &ct) != MBS_OK)
+        return MBS_CALLBACK_FAILED;
+    return rhs_of(pb, y, &ct, F);
+}
+
+/* The contact state of y + d e_j from ct, that of y: what column j moves, recomputed
+ * from there on (the same operations as contact_state, so the same values).  The
+ * geometry depends on x, theta, phi (p[0], p[3], p[4]) and s, the normal forces
+ * on lambda; y (p[1]) enters only g1, and z, v, beta and mu none of it. */
+static int contact_column(const double *y, size_t j, contact *ct)
+{
+    switch (j) {
+    case 0:
+        return contact_sides(y, ct);
+    case 1:
+        ct->P.g1 = side_g1(y, &ct->an, &ct->P);
+        ct->N.g1 = side_g1(y, &ct->an, &ct->N);
+        return MBS_OK;
+    case 3:
+    case 4:
+        return contact_state(y, ct);
+    case ILP:
+    case ILN:
+        return contact_normal(y, ct);
+    case IPSN:
+    case IXIN:
+        if (geometry(y, &ct->an, y[IPSN], y[IXIN], &ct->N) != MBS_OK)
+            return MBS_CALLBACK_FAILED;
+        return contact_planes(y, ct);
+    case IPSP:
+    case IXIP:
+        if (geometry(y, &ct->an, y[IPSP], y[IXIP], &ct->P) != MBS_OK)
+            return MBS_CALLBACK_FAILED;
+        return contact_planes(y, ct);
+    default:
+        return MBS_OK;
+    }
+}
+
+/* dF/dy (mbs_extension.jac) by forward differences with the step of
+ * methods/formulations/dae_form.h (sqrt(eps) max(1, |y_j|)), column j from
+ * F(y + d e_j) with only what y_j moves recomputed (contact_column): the same
+ * columns as differences of ext_rhs, at about half its cost per column. */
+static int ext_jac(const mbs_problem *pb, double t, const double *y, gsl_matrix *J)
+{
+    (void)t;
+    const size_t n = FORM(pb) == F_GGL ? NYG : NY;
+    double yp[NYG], F0[NYG], F1[NYG];
+    contact c0, ct;
+    if (contact_state(y, &c0) != MBS_OK || rhs_of(pb, y, &c0, F0) != MBS_OK)
+        return MBS_CALLBACK_FAILED;
+    memcpy(yp, y, n * sizeof(double));
+    for (size_t j = 0; j < n; j++) {
+        double d = sqrt(DBL_EPSILON) * fmax(1.0, fabs(y[j]));
+        yp[j] = y[j] + d;
+        d = yp[j] - y[j];
+        ct = c0;
+        int s = contact_column(yp, j, &ct);
+        if (s == MBS_OK)
+            s = rhs_of(pb, yp, &ct, F1);
+        yp[j] = y[j];
+        if (s != MBS_OK)
+            return MBS_CALLBACK_FAILED;
+        for (size_t i = 0; i < n; i++)
+            gsl_matrix_set(J, i, j, (F1[i] - F0[i]) / d);
+    }
+    return MBS_OK;
+}
+
 /* Switching functions (mbs_extension.switches): sw_P, sw_N of creep() for the
  * two sides, zero where the creep force of that side enters or leaves the
  * saturation |T| = mu N. */
@@ -375,8 +495,8 @@ static int ext_switches(const mbs_problem *pb, double t, const double *y, double
     contact ct;
     if (contact_state(y, &ct) != MBS_OK)
         return MBS_CALLBACK_FAILED;
-    creep(y, &ct.an, y + IV, y[IBETA], &ct.P, ct.cdP, ct.sdP, ct.NP, 1, NULL, NULL, &sw[0]);
-    creep(y, &ct.an, y + IV, y[IBETA], &ct.N, ct.cdN, ct.sdN, ct.NN, 0, NULL, NULL, &sw[1]);
+    creep(&ct.an, y + IV, y[IBETA], &ct.P, &ct.kP, ct.cdP, ct.sdP, ct.NP, 1, NULL, NULL, &sw[0]);
+    creep(&ct.an, y + IV, y[IBETA], &ct.N, &ct.kN, ct.cdN, ct.sdN, ct.NN, 0, NULL, NULL, &sw[1]);
     return MBS_OK;
 }
 
@@ -800,6 +920,7 @@ static const mbs_extension extension = {
     .rhs = ext_rhs,
     .switches = ext_switches,
     .n_switch = 2,
+    .jac = ext_jac,
 };
 
 const mbs_problem_def mbs_problem_wheelset = {

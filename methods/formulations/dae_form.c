@@ -414,10 +414,13 @@ int mbs_dae_form_jac(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y, g
                             f->baumgarte_C);
         return mbs_dae_form_jac_deriv(f, ctx, t, y, J);
     }
+    /* Extended problem: the problem's own dF/dy, else forward differences of
+     * its F in every column. */
+    if (f->nx && mbs_ext_has_jac(ctx))
+        return mbs_ext_jac(ctx, t, y, J);
     if ((s = mbs_dae_form_rhs(f, ctx, t, y, f->F0)) != MBS_OK)
         return s;
     memcpy(f->yp, y, n * sizeof(double));
-    /* Extended problem: forward differences of the problem's F in every column. */
     if (f->nx)
         return fd_columns(f, ctx, t, y, J, n);
     /* q columns: finite differences of the whole F (f_q, (B^T lambda)_q, (H v)_q,

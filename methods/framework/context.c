@@ -198,6 +198,21 @@ int mbs_ext_rhs(mbs_ctx *ctx, double t, const double *y, double *F)
     return callback(ctx, ctx->pb->def->ext->rhs(ctx->pb, t, y, F), t, "extended rhs");
 }
 
+int mbs_ext_has_jac(const mbs_ctx *ctx)
+{
+    const mbs_extension *e = ctx->pb->def->ext;
+    return e && e->jac;
+}
+
+int mbs_ext_jac(mbs_ctx *ctx, double t, const double *y, gsl_matrix *J)
+{
+    ctx->cnt.deriv_evals++;
+    if (!mbs_ext_has_jac(ctx))
+        return mbs_fail(ctx, MBS_UNSUPPORTED, t, "%s has no extended Jacobian",
+                        ctx->pb->def->name);
+    return callback(ctx, ctx->pb->def->ext->jac(ctx->pb, t, y, J), t, "extended jac");
+}
+
 size_t mbs_ext_n_switch(const mbs_ctx *ctx)
 {
     const mbs_extension *e = ctx->pb->def->ext;

@@ -41,8 +41,8 @@ typedef struct mbs_counters {
     long jacobians;      /* iteration-matrix Jacobians dF/dy assembled (implicit
                             methods on methods/formulations/dae_form.h, index1/radau5, the genalpha
                             family; 0 for methods that build none) */
-    long deriv_evals;    /* analytic derivative callbacks (problem.h: force_q, force_v,
-                            gtlambda_q, gw_q) */
+    long deriv_evals;    /* derivative callbacks (problem.h: force_q, force_v,
+                            gtlambda_q, gw_q, ext->jac) */
 } mbs_counters;
 
 /* Called after every accepted step; vdot may be NULL when the method does not
@@ -186,6 +186,10 @@ int mbs_lie_exp(mbs_ctx *ctx, const double *q, const double *w, double *q1);
  * and a force evaluation. */
 int mbs_ext_mass(mbs_ctx *ctx, double t, const double *y, gsl_matrix *E);
 int mbs_ext_rhs(mbs_ctx *ctx, double t, const double *y, double *F);
+/* dF/dy of an extended problem that gives it (mbs_extension.jac; 1 from
+ * mbs_ext_has_jac), counted as a derivative evaluation. */
+int mbs_ext_has_jac(const mbs_ctx *ctx);
+int mbs_ext_jac(mbs_ctx *ctx, double t, const double *y, gsl_matrix *J);
 /* Switching functions of an extended problem (mbs_extension.switches): their
  * number (0: none) and their values at (t, y), counted as a force evaluation. */
 size_t mbs_ext_n_switch(const mbs_ctx *ctx);
