@@ -113,7 +113,7 @@ static double time_one(size_t n, int cplx, int which, long reps, double *check)
 
 int mbs_bench_small(FILE *out)
 {
-    static const size_t ns[] = {2, 3, 5, 8, 16, 32};
+    static const size_t ns[] = {2, 3, 5, 8, 16, 17, 24, 32};
     static const char *kinds[] = {"real", "complex", "chol"};
     fprintf(out, "== tiny dense LU (methods/linsol/dense_small.h) vs GSL: factor + 2 solves, "
                  "min of %d ==\n",

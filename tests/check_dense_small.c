@@ -15,7 +15,7 @@
 #include "../methods/linsol/dense_small.h"
 #include "testutil.h"
 
-enum { NMAX = 12, TRIALS = 40 };
+enum { NMAX = 24, TRIALS = 40 };
 
 static double rel(double a, double b)
 {

@@ -25,12 +25,18 @@
 #include <math.h>
 #include <stddef.h>
 
-/* Largest order for which the kernel is used: bench section `small` (factor
- * + 2 solves) measured 0.21 / 0.50 (n = 3), 0.50 / 0.61 (8), 0.78 / 0.76
- * (16) and 1.12 / 0.82 (32) of GSL's time, real / complex, before the
- * per-order instances below (after them, at load 8: 0.27 / 0.47 (3), 0.27 /
- * 0.62 (8)); above it GSL's (same numbers, the better cache use). */
-enum { MBS_SMALL_NMAX = 16 };
+/* Largest order for which the kernel is used: GSL 2.7's crossover from its
+ * Level-2 to its recursive LU and Cholesky (CROSSOVER_LU, _CHOLESKY = 24 in
+ * its linalg), up to which the kernel's numbers are GSL's.  Bench section
+ * `small` (factor + 2 solves) measured 0.21 / 0.50 (n = 3), 0.50 / 0.61 (8),
+ * 0.78 / 0.76 (16) and 1.12 / 0.82 (32) of GSL's time, real / complex, before
+ * the per-order instances below (after them, at load 8: 0.27 / 0.47 (3), 0.27 /
+ * 0.62 (8)); 0.60 / 0.79 (17) and 0.71 / 0.81 (24) at load 10, the same
+ * sums.  Up to 16 before 2026-11-26: at order 17 (the wheelset's Radau
+ * blocks, not reduced) one integration of index2/radau5 at tol 1e-7 took
+ * 1.168e9 instructions with GSL's LU and solves, 1.022e9 with the kernel
+ * (callgrind), with the same final state bit for bit. */
+enum { MBS_SMALL_NMAX = 24 };
 
 /* Orders up to MBS_SMALL_FIXED run an instance of the kernel compiled for
  * that constant order (the same operations in the same order, so the same
