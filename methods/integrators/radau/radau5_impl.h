@@ -14,6 +14,7 @@
 #include "../../formulations/dae_form.h"
 #include "../../formulations/index1.h"
 #include "../../formulations/projection.h"
+#include "../../linsol/dense_small.h"
 
 /* Values of the parameter `linsol`. */
 enum { RADAU_LS_FULL = 0, RADAU_LS_LU = 1, RADAU_LS_UMFPACK = 2, RADAU_LS_CHOLMOD = 3,
@@ -81,6 +82,8 @@ typedef struct radau_state {
     double cont_c[RADAU_SMAX];
     gsl_matrix *E0, *J0, *Es, *T1;
     gsl_matrix_complex *Tc[3];
+    double zdg[3][3 * MBS_SMALL_NMAX]; /* the complex factors' diagonals for the solves
+                                          (mbs_small_zlu_diag; orders <= MBS_SMALL_NMAX) */
     gsl_permutation *pc[3], *p1;
     gsl_permutation *pcr[3], *p1r; /* order n - n_q: the reduced systems (radau_reducible) */
     int red;                       /* the factors are of the reduced systems */

@@ -153,6 +153,12 @@ int mbs_radau_reducible(const radau_state *st)
     const size_t n = st->n, nq = st->form->nq;
     if (!st->p1r || nq == 0 || 2 * nq > n || st->form->nx)
         return 0;
+    /* dF/dy from the derivative callbacks (H = I, dae_form_deriv.c) sets the q
+     * rows of J to exactly (0 I 0) in every form but GGL, and E =
+     * diag(I, M, 0) (mbs_dae_form_mass): reducible by construction, without
+     * the test below (the index-1 ODE's Jacobian is a finite difference) */
+    if (!st->ix && st->form->deriv && st->form->kind != MBS_FORM_GGL)
+        return 1;
     const double *E = st->E0->data, *J = st->J0->data;
     const size_t te = st->E0->tda, tj = st->J0->tda;
     for (size_t k = 0; k < nq; k++) { /* q rows: E (e_k, 0), J (0, e_k, 0) */
@@ -174,10 +180,16 @@ int mbs_radau_reducible(const radau_state *st)
  * lda): the tiny dense kernel of methods/linsol/dense_small.h up to
  * MBS_SMALL_NMAX (GSL's arithmetic without its per-call allocation and
  * checks), GSL's LU above; 1 for a zero or non-finite pivot. */
-static int radau_lu(size_t m, double *a, size_t lda, int cplx, gsl_permutation *p)
+static int radau_lu(size_t m, double *a, size_t lda, int cplx, gsl_permutation *p, double *zd)
 {
+    if (m <= MBS_SMALL_NMAX && cplx) {
+        if (mbs_small_zlu(m, a, lda, p->data))
+            return 1;
+        mbs_small_zlu_diag(m, a, lda, zd);
+        return 0;
+    }
     if (m <= MBS_SMALL_NMAX)
-        return cplx ? mbs_small_zlu(m, a, lda, p->data) : mbs_small_lu(m, a, lda, p->data);
+        return mbs_small_lu(m, a, lda, p->data);
     int sign;
     if (!cplx) {
         gsl_matrix A = {.size1 = m, .size2 = m, .tda = lda, .data = a, .block = NULL, .owner = 0};
@@ -193,12 +205,13 @@ static int radau_lu(size_t m, double *a, size_t lda, int cplx, gsl_permutation *
     return 0;
 }
 
-/* x = U^-1 L^-1 x on the factors of radau_lu (x permuted, complex: interleaved). */
-static void radau_lu_solve(size_t m, double *a, size_t lda, int cplx, double *x)
+/* x = U^-1 L^-1 x on the factors of radau_lu (x permuted, complex: interleaved;
+ * zd: the diagonal's factors radau_lu took). */
+static void radau_lu_solve(size_t m, double *a, size_t lda, int cplx, const double *zd, double *x)
 {
     if (m <= MBS_SMALL_NMAX) {
         if (cplx)
-            mbs_small_zlu_solve(m, a, lda, x);
+            mbs_small_zlu_solve_d(m, a, lda, zd, x);
         else
             mbs_small_lu_solve(m, a, lda, x);
         return;
@@ -328,10 +341,10 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
         }
     }
     mbs_count_factorization(ctx);
-    int bad = radau_lu(m, T1.data, t1, 0, p1);
+    int bad = radau_lu(m, T1.data, t1, 0, p1, NULL);
     for (int p = 0; p < np && !bad; p++) {
         mbs_count_factorization(ctx);
-        bad = radau_lu(m, tc[p], tt[p], 1, st->red ? st->pcr[p] : st->pc[p]);
+        bad = radau_lu(m, tc[p], tt[p], 1, st->red ? st->pcr[p] : st->pc[p], st->zdg[p]);
     }
     if (bad)
         return mbs_fail(ctx, MBS_SINGULAR_MATRIX, t,
@@ -370,7 +383,7 @@ static inline MBS_SMALL_INLINE void radau_solve_real_m(size_t m, radau_state *st
             b[k] = rs[o + i] * (sign * (rhs[o + i] + sum * ig1));
         }
     }
-    radau_lu_solve(m, st->T1->data, st->T1->tda, 0, b);
+    radau_lu_solve(m, st->T1->data, st->T1->tda, 0, NULL, b);
     if (!st->red) {
         MBS_SMALL_UNROLL
         for (size_t k = 0; k < m; k++)
@@ -427,7 +440,7 @@ static inline MBS_SMALL_INLINE void radau_solve_complex_m(size_t m, radau_state 
             b[2 * k + 1] = rs[o + i] * -(Wi[o + i] + (sr * gi + si * gr));
         }
     }
-    radau_lu_solve(m, st->Tc[p]->data, st->Tc[p]->tda, 1, b);
+    radau_lu_solve(m, st->Tc[p]->data, st->Tc[p]->tda, 1, st->zdg[p], b);
     if (!st->red) {
         MBS_SMALL_UNROLL
         for (size_t k = 0; k < m; k++) {
@@ -457,6 +470,9 @@ static void radau_solve_complex(radau_state *st, int p, const double *Wr, const 
     const size_t m = st->n - (st->red ? st->form->nq : 0);
     MBS_SMALL_DISPATCH(, radau_solve_complex_m, m, st, p, Wr, Wi, wr, wi)
 }
+
+static void radau_kron_any(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, size_t len,
+                           const double *x, double d, double *y, double *yadd);
 
 /* dZ = (T (x) I) w and Z += dZ for s = 3 in one pass over the components
  * (radau_kron3's sums, then the Newton update of radau_add: the same numbers);
@@ -526,43 +542,69 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t, double *Zadd
         radau_back3_add_any(n, co->Tm, w, st->dZ, Zadd);
         return MBS_OK;
     }
-    mbs_radau_kron(co->Tm, co->s, n, n, w, 1.0, st->dZ);
-    if (Zadd)
-        for (size_t i = 0; i < (size_t)co->s * n; i++)
-            Zadd[i] += st->dZ[i];
+    if (co->s == 3) /* no Zadd */
+        mbs_radau_kron(co->Tm, 3, n, n, w, 1.0, st->dZ);
+    else
+        radau_kron_any(co->Tm, co->s, n, n, w, 1.0, st->dZ, Zadd);
     return MBS_OK;
 }
 
 /* s = 5, 7: one pass over k, the s entries x_j[k] loaded once for all i;
  * each entry summed in the order ((0 + M_i0 x_0) + M_i1 x_1) + ... of a loop
- * over j (the same numbers); for s = 5, 7 (inlined with a constant s) the
- * sums are written out. */
-static inline void radau_kron_pass(const double M[RADAU_SMAX][RADAU_SMAX], size_t s, size_t n,
-                                   size_t len, const double *x, double d, double *y)
+ * over j (the same numbers).  Forced inline with a constant s (5, 7), so the
+ * loops over i and j are unrolled and x_j[k] stay in registers; yadd (or
+ * NULL) += y in the same pass (the Newton update Z += dZ of
+ * mbs_radau_solve_stages, the same numbers as a second loop). */
+static inline MBS_SMALL_INLINE void radau_kron_pass(const double M[RADAU_SMAX][RADAU_SMAX],
+                                                    size_t s, size_t n, size_t len,
+                                                    const double *restrict x, double d,
+                                                    double *restrict y, double *restrict yadd)
 {
+    const int div = d != 1.0;
     for (size_t k = 0; k < len; k++) {
         double xk[RADAU_SMAX];
+        MBS_SMALL_UNROLL
         for (size_t j = 0; j < s; j++)
             xk[j] = x[j * n + k];
+        MBS_SMALL_UNROLL
         for (size_t i = 0; i < s; i++) {
-            const double *Mi = M[i];
             double sum = 0.0;
-            if (s == 5 || s == 7) { /* written out: no loop overhead per term */
-                sum += Mi[0] * xk[0];
-                sum += Mi[1] * xk[1];
-                sum += Mi[2] * xk[2];
-                sum += Mi[3] * xk[3];
-                sum += Mi[4] * xk[4];
-                if (s == 7) {
-                    sum += Mi[5] * xk[5];
-                    sum += Mi[6] * xk[6];
-                }
-            } else {
-                for (size_t j = 0; j < s; j++)
-                    sum += Mi[j] * xk[j];
-            }
-            y[i * n + k] = d != 1.0 ? sum / d : sum;
+            MBS_SMALL_UNROLL
+            for (size_t j = 0; j < s; j++)
+                sum += M[i][j] * xk[j];
+            if (div)
+                sum = sum / d;
+            y[i * n + k] = sum;
+            if (yadd)
+                yadd[i * n + k] += sum;
         }
+    }
+}
+
+/* radau_kron_pass for s = 5, 7 (constant s) or any other s; yadd as there. */
+static void radau_kron_any(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, size_t len,
+                           const double *x, double d, double *y, double *yadd)
+{
+    if (s == 5) {
+        if (yadd)
+            radau_kron_pass(M, 5, n, len, x, d, y, yadd);
+        else
+            radau_kron_pass(M, 5, n, len, x, d, y, NULL);
+    } else if (s == 7) {
+        if (yadd)
+            radau_kron_pass(M, 7, n, len, x, d, y, yadd);
+        else
+            radau_kron_pass(M, 7, n, len, x, d, y, NULL);
+    } else { /* not reached: s is 3, 5 or 7 (kept for any s) */
+        for (size_t k = 0; k < len; k++)
+            for (size_t i = 0; i < (size_t)s; i++) {
+                double sum = 0.0;
+                for (size_t j = 0; j < (size_t)s; j++)
+                    sum += M[i][j] * x[j * n + k];
+                y[i * n + k] = d != 1.0 ? sum / d : sum;
+                if (yadd)
+                    yadd[i * n + k] += y[i * n + k];
+            }
     }
 }
 
@@ -610,12 +652,7 @@ void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, siz
         radau_kron3_any(M, n, len, x, d, y);
         return;
     }
-    if (s == 5)
-        radau_kron_pass(M, 5, n, len, x, d, y);
-    else if (s == 7)
-        radau_kron_pass(M, 7, n, len, x, d, y);
-    else
-        radau_kron_pass(M, (size_t)s, n, len, x, d, y);
+    radau_kron_any(M, s, n, len, x, d, y, NULL);
 }
 
 /* err = (u1/h E0 - J0)^-1 rhs, through the scaled system. */

@@ -260,51 +260,75 @@ int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int fi
  * x (cont_1 + (x - (c_(s-1) - 1)) (cont_2 + ... (x - (c_1 - 1)) cont_s)). */
 static inline MBS_SMALL_INLINE void radau_update_solution_n(size_t n, radau_state *st)
 {
-    const int s = st->co->s;
+    /* s = 3: RADAU5's closed form (kept: radau5 bit for bit) */
     const double *c = st->co->c;
-    st->cont_ns = s;
+    st->cont_ns = 3;
     memcpy(st->cont_c, c, sizeof st->cont_c);
-    if (s == 3) { /* RADAU5's closed form (kept: radau5 bit for bit) */
-        const double c1 = c[0], c2 = c[1], c1m1 = c1 - 1.0, c2m1 = c2 - 1.0, c1mc2 = c1 - c2;
-        MBS_SMALL_UNROLL
-        for (size_t k = 0; k < n; k++) {
-            double z1 = st->Z[k], z2 = st->Z[n + k], z3 = st->Z[2 * n + k];
-            st->y[k] += z3;
-            double c1k = (z2 - z3) / c2m1;
-            double ak = (z1 - z2) / c1mc2;
-            double acont3 = (ak - z1 / c1) / c2;
-            double c2k = (ak - c1k) / c1m1;
-            st->cont[k] = c1k;
-            st->cont[n + k] = c2k;
-            st->cont[2 * n + k] = c2k - acont3;
-        }
-        return;
-    }
-    /* node x_m (m = 0..s): 0, c_(s-1) - 1, ..., c_1 - 1, -1 with values
-     * Z_s, Z_(s-1), ..., Z_1, 0; Newton divided differences over x_0..x_m
-     * divided by (x_m - 0) after the first: cont_m = f[x_0..x_m] (m >= 1) */
-    double x[RADAU_SMAX + 1], d[RADAU_SMAX + 1];
-    for (int m = 0; m < s; m++)
-        x[m] = c[s - 1 - m] - 1.0;
-    x[s] = -1.0;
+    const double c1 = c[0], c2 = c[1], c1m1 = c1 - 1.0, c2m1 = c2 - 1.0, c1mc2 = c1 - c2;
     MBS_SMALL_UNROLL
     for (size_t k = 0; k < n; k++) {
-        for (int m = 0; m < s; m++)
-            d[m] = st->Z[(size_t)(s - 1 - m) * n + k];
+        double z1 = st->Z[k], z2 = st->Z[n + k], z3 = st->Z[2 * n + k];
+        st->y[k] += z3;
+        double c1k = (z2 - z3) / c2m1;
+        double ak = (z1 - z2) / c1mc2;
+        double acont3 = (ak - z1 / c1) / c2;
+        double c2k = (ak - c1k) / c1m1;
+        st->cont[k] = c1k;
+        st->cont[n + k] = c2k;
+        st->cont[2 * n + k] = c2k - acont3;
+    }
+}
+
+/* s = 5, 7 of the update above: node x_m (m = 0..s): 0, c_(s-1) - 1, ...,
+ * c_1 - 1, -1 with values Z_s, Z_(s-1), ..., Z_1, 0; Newton divided
+ * differences over x_0..x_m divided by (x_m - 0) after the first: cont_m =
+ * f[x_0..x_m] (m >= 1).  Forced inline with a constant s, the node
+ * differences x_m - x_(m-j) taken once (the same values in every component). */
+static inline MBS_SMALL_INLINE void radau_update_dd(size_t s, radau_state *st)
+{
+    const size_t n = st->n;
+    const double *c = st->co->c;
+    double x[RADAU_SMAX + 1], dx[RADAU_SMAX + 1][RADAU_SMAX + 1];
+    for (size_t m = 0; m < s; m++)
+        x[m] = c[s - 1 - m] - 1.0;
+    x[s] = -1.0;
+    for (size_t j = 1; j <= s; j++)
+        for (size_t m = j; m <= s; m++)
+            dx[j][m] = x[m] - x[m - j];
+    for (size_t k = 0; k < n; k++) {
+        double d[RADAU_SMAX + 1];
+        MBS_SMALL_UNROLL
+        for (size_t m = 0; m < s; m++)
+            d[m] = st->Z[(s - 1 - m) * n + k];
         d[s] = 0.0;
         st->y[k] += d[0];
-        for (int j = 1; j <= s; j++)
-            for (int m = s; m >= j; m--)
-                d[m] = (d[m] - d[m - 1]) / (x[m] - x[m - j]);
-        for (int m = 1; m <= s; m++)
-            st->cont[(size_t)(m - 1) * n + k] = d[m];
+        MBS_SMALL_UNROLL
+        for (size_t j = 1; j <= s; j++)
+            MBS_SMALL_UNROLL
+            for (size_t m = s; m >= j; m--)
+                d[m] = (d[m] - d[m - 1]) / dx[j][m];
+        MBS_SMALL_UNROLL
+        for (size_t m = 1; m <= s; m++)
+            st->cont[(m - 1) * n + k] = d[m];
     }
 }
 
 /* Instantiated per n up to MBS_SMALL_FIXED (dense_small.h). */
 void mbs_radau_update_solution(radau_state *st)
 {
-    MBS_SMALL_DISPATCH(, radau_update_solution_n, st->n, st)
+    const int s = st->co->s;
+    if (s == 3) {
+        MBS_SMALL_DISPATCH(, radau_update_solution_n, st->n, st)
+        return;
+    }
+    st->cont_ns = s;
+    memcpy(st->cont_c, st->co->c, sizeof st->cont_c);
+    if (s == 5)
+        radau_update_dd(5, st);
+    else if (s == 7)
+        radau_update_dd(7, st);
+    else
+        radau_update_dd((size_t)s, st);
 }
 
 /* y'(t_n) of the differential components from E0 y' = F0 (q' = F0_q,
@@ -358,36 +382,60 @@ static inline MBS_SMALL_INLINE void radau_start_values_n(size_t n, radau_state *
                 st->Z[i * n + k] = st->co->c[i] * h * st->yd0[k];
         return;
     }
-    const int sc = st->cont_ns;
+    /* from a polynomial of 3 stages (mbs_radau_start_values): RADAU5's form
+     * (radau5 bit for bit) */
     const double *cc = st->cont_c, c3q = h / hold;
-    if (sc == 3) { /* RADAU5's form (radau5 bit for bit) */
-        const double c1m1 = cc[0] - 1.0, c2m1 = cc[1] - 1.0;
-        for (size_t i = 0; i < s; i++) {
-            double cq = st->co->c[i] * c3q;
-            MBS_SMALL_UNROLL
-            for (size_t k = 0; k < n; k++)
-                st->Z[i * n + k] =
-                    cq * (st->cont[k] +
-                          (cq - c2m1) * (st->cont[n + k] + (cq - c1m1) * st->cont[2 * n + k]));
-        }
-        return;
-    }
+    const double c1m1 = cc[0] - 1.0, c2m1 = cc[1] - 1.0;
     for (size_t i = 0; i < s; i++) {
         double cq = st->co->c[i] * c3q;
         MBS_SMALL_UNROLL
+        for (size_t k = 0; k < n; k++)
+            st->Z[i * n + k] =
+                cq * (st->cont[k] +
+                      (cq - c2m1) * (st->cont[n + k] + (cq - c1m1) * st->cont[2 * n + k]));
+    }
+}
+
+/* The extrapolation above from a polynomial of sc = 5, 7 stages (forced
+ * inline with a constant sc): Z_i = cq val, val by Horner's scheme in the
+ * factors cq - (c_(sc-1-l) - 1) of the nodes, taken once per stage (the same
+ * values in every component). */
+static inline MBS_SMALL_INLINE void radau_start_poly(size_t sc, radau_state *st, double c3q)
+{
+    const size_t n = st->n, s = (size_t)st->co->s;
+    const double *cc = st->cont_c;
+    for (size_t i = 0; i < s; i++) {
+        const double cq = st->co->c[i] * c3q;
+        double fac[RADAU_SMAX];
+        for (size_t l = 0; l + 1 < sc; l++) /* node of factor l + 1: c_(s-1-l) - 1 */
+            fac[l] = cq - (cc[sc - 2 - l] - 1.0);
+        double *Zi = st->Z + i * n;
         for (size_t k = 0; k < n; k++) {
-            double val = st->cont[(size_t)(sc - 1) * n + k];
-            for (int l = sc - 2; l >= 0; l--) /* node of factor l + 1: c_(s-1-l) - 1 */
-                val = st->cont[(size_t)l * n + k] + (cq - (cc[sc - 2 - l] - 1.0)) * val;
-            st->Z[i * n + k] = cq * val;
+            double val = st->cont[(sc - 1) * n + k];
+            MBS_SMALL_UNROLL
+            for (size_t l = sc - 1; l-- > 0;)
+                val = st->cont[l * n + k] + fac[l] * val;
+            Zi[k] = cq * val;
         }
     }
 }
 
-/* Instantiated per n up to MBS_SMALL_FIXED (dense_small.h). */
+/* Instantiated per n up to MBS_SMALL_FIXED (dense_small.h); from a polynomial
+ * of 5 or 7 stages per sc. */
 void mbs_radau_start_values(radau_state *st, int first, double h, double hold)
 {
-    MBS_SMALL_DISPATCH(, radau_start_values_n, st->n, st, first, h, hold)
+    const int sc = st->cont_ns;
+    if (first || sc == 0 || sc == 3) {
+        MBS_SMALL_DISPATCH(, radau_start_values_n, st->n, st, first, h, hold)
+        return;
+    }
+    const double c3q = h / hold;
+    if (sc == 5)
+        radau_start_poly(5, st, c3q);
+    else if (sc == 7)
+        radau_start_poly(7, st, c3q);
+    else
+        radau_start_poly((size_t)sc, st, c3q);
 }
 
 /* Error weights: atol + rtol |y_i|, divided by h^(index_i - 1) (RADAU5's
