@@ -1493,6 +1493,16 @@ END_TEST
  * first, 0 at the last: 3 + 3.5e-4 eps M rounds to 3).  Against a stored reference stating 14 digits (accurate
  * to 3e-14, 2e-14, 4e-14 in q, v, lambda), a q error of 0 and the last level's
  * lambda error are reference-limited, not round-off-limited. */
+/* The names of the groups marked in m (q v lambda), space-separated, into out. */
+static void marked_groups(const unsigned char m[3], char *out, size_t len)
+{
+    const char *gname[3] = {"q", "v", "lambda"};
+    *out = '\0';
+    for (int g = 0; g < 3; g++)
+        if (m[g])
+            snprintf(out + strlen(out), len - strlen(out), "%s%s", *out ? " " : "", gname[g]);
+}
+
 static mbs_converge *roundoff_study(const char *problem, int n, double a_q, double a_v,
                                     double c_l)
 {
@@ -1517,7 +1527,6 @@ static mbs_converge *roundoff_study(const char *problem, int n, double a_q, doub
 
 START_TEST(roundoff_limited_by_hand)
 {
-    const char *gname[3] = {"q", "v", "lambda"};
     /* case 0 and 1: exact solution, 2 and 1500 steps; case 2: stored reference, 2 steps */
     const int steps[3] = {2, 1500, 2};
     /* the expected marks, level by level: round-off-limited and reference-limited */
@@ -1549,15 +1558,9 @@ START_TEST(roundoff_limited_by_hand)
                 assert_rel(cv->roundoff[i][g], DBL_EPSILON * (1.0 + ymax[g]) * M, 1e-12,
                            "round-off floor");
             ck_assert_double_eq(cv->roundoff[i][1], 2.0 * DBL_EPSILON * M); /* exact */
-            char ro[32] = "", rf[32] = "";
-            for (int g = 0; g < 3; g++) {
-                if (cv->roundoff_limited[i][g])
-                    snprintf(ro + strlen(ro), sizeof ro - strlen(ro), "%s%s", *ro ? " " : "",
-                             gname[g]);
-                if (cv->ref_limited[i][g])
-                    snprintf(rf + strlen(rf), sizeof rf - strlen(rf), "%s%s", *rf ? " " : "",
-                             gname[g]);
-            }
+            char ro[32], rf[32];
+            marked_groups(cv->roundoff_limited[i], ro, sizeof ro);
+            marked_groups(cv->ref_limited[i], rf, sizeof rf);
             ck_assert_msg(strcmp(ro, want_ro[c][i]) == 0, "case %d level %d round-off: %s", c,
                           i, ro);
             ck_assert_msg(strcmp(rf, want_ref[c][i]) == 0, "case %d level %d reference: %s", c,
