@@ -11,11 +11,13 @@
  * changed signature or meaning.  A field added at the end of a contract struct
  * changes its size; the loader also compares the sizes of the contract structs
  * (harness/plugin.h, mbs_plugin_abi), so such a plugin is refused even when the
- * number was not bumped. */
+ * number was not bumped.  A field added to mbs_plugin_abi itself needs the bump (a
+ * plugin built before it has no such field to read).  Version 2: mbs_extension gained
+ * jac and mbs_plugin_abi its size. */
 #ifndef MBS_VERSION_H
 #define MBS_VERSION_H
 
-#define MBS_API_VERSION 1
+#define MBS_API_VERSION 2
 
 /* The API version of the library actually linked or running (core/param.c). */
 int mbs_api_version(void);

@@ -100,7 +100,8 @@ static int abi_check(const mbs_plugin_abi *p, const char *path, char *err, size_
              {"mbs_counters", p->counters, ours.counters},
              {"mbs_params", p->params, ours.params},
              {"mbs_param_def", p->param_def, ours.param_def},
-             {"mbs_tableau", p->tableau, ours.tableau}};
+             {"mbs_tableau", p->tableau, ours.tableau},
+             {"mbs_extension", p->extension, ours.extension}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].plugin != f[i].here) {
             snprintf(err, errlen,

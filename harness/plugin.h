@@ -43,7 +43,7 @@
 typedef struct mbs_plugin_abi {
     int version; /* MBS_API_VERSION */
     size_t problem_def, problem, method_def, method_ops, ctx, settings, counters, params,
-        param_def, tableau;
+        param_def, tableau, extension;
 } mbs_plugin_abi;
 
 #define MBS_PLUGIN_ABI_CURRENT                                                               \
@@ -51,7 +51,7 @@ typedef struct mbs_plugin_abi {
         MBS_API_VERSION, sizeof(mbs_problem_def), sizeof(mbs_problem),                       \
             sizeof(mbs_method_def), sizeof(mbs_method_ops), sizeof(mbs_ctx),                 \
             sizeof(mbs_settings), sizeof(mbs_counters), sizeof(mbs_params),                  \
-            sizeof(mbs_param_def), sizeof(mbs_tableau)                                       \
+            sizeof(mbs_param_def), sizeof(mbs_tableau), sizeof(mbs_extension)                \
     }
 
 /* The symbols a plugin defines (names for dlsym). */

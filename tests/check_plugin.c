@@ -226,13 +226,16 @@ END_TEST
 /* Bad plugins: exit 2, exactly one line naming the plugin and the bad value. */
 START_TEST(bad_plugins)
 {
-    char path[1024], args[2048], out[1024], fb2[64];
-    static const struct {
+    char path[1024], args[2048], out[1024], fb2[64], vers[128];
+    snprintf(vers, sizeof vers, "built for mbsbench API version %d, this mbsbench has API version %d",
+             MBS_API_VERSION + 1, MBS_API_VERSION);
+    const struct {
         const char *name, *want;
     } c[] = {
         {"noinit", "defines no mbs_plugin_init()"},
-        {"badversion", "built for mbsbench API version 2, this mbsbench has API version 1"},
+        {"badversion", vers},
         {"badlayout", "sizeof(mbs_problem_def) = "},
+        {"badext", "sizeof(mbs_extension) = "},
         {"clash", "problem 'pendulum' is already registered (built-in)"},
     };
     for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
