@@ -12,7 +12,8 @@
  * Jacobians and LU factorisations (record counters).  Targets
  * on the pendulum and the chain: best implicit method of ours <= 0.15
  * IDA's time on the same formulation (index2/ or ggl/; the target line names
- * the row, a default or the order-9 rows radau:nsmin=5), radau5's f-evals per
+ * the row, a default, the order-9 rows radau:nsmin=5 or the rows with the
+ * Jacobian at mid-step, jpoint=0.5), radau5's f-evals per
  * step <= 14 (pendulum), <= 20 (chain); andrews, crank and wheelset show the
  * ratio for information.  The table also goes to results/bench-<date>/peers.txt.
  * Nothing here is asserted. */
@@ -39,6 +40,7 @@ static const bmethod methods[] = {
     {"ggl/radau5", C_IMPL},         {"index3/radau5", C_IMPL},     {"index3/genalpha", C_IMPL},
     {"index2/radau", C_IMPL},       {"ggl/radau", C_IMPL},
     {"index2/radau:nsmin=5", C_IMPL}, {"ggl/radau:nsmin=5", C_IMPL},
+    {"index2/radau:jpoint=0.5", C_IMPL}, {"index2/radau:nsmin=5,jpoint=0.5", C_IMPL},
     {"index1/gsl-rk8pd", C_PEER},   {"index1/gsl-rkck", C_PEER},   {"index1/gsl-msadams", C_PEER},
     {"index1/gsl-msbdf", C_PEER},   {"index1/gsl-bsimp", C_PEER},  {"index1/cvode-bdf", C_PEER},
     {"index1/cvode-adams", C_PEER}, {"index1/arkode-dp5", C_PEER}, {"index1/ida", C_PEER},

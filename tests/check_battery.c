@@ -237,6 +237,15 @@ static void load_default(mbs_battery *b)
     ck_assert_msg(mbs_battery_load(path, b, err, sizeof err) == MBS_OK, "%s", err);
 }
 
+/* One pair of the battery b, which must run (its outcome is the caller's). */
+static void run_pair(const mbs_battery *b, const char *problem, const char *method,
+                     mbs_battery_result *r)
+{
+    char err[512];
+    ck_assert_msg(mbs_battery_pair(b, problem, method, r, err, sizeof err) == MBS_OK, "%s",
+                  err);
+}
+
 /* The data file names every built-in problem once, with h0 and tol0. */
 START_TEST(battery_data_file)
 {
@@ -431,10 +440,7 @@ START_TEST(battery_stability_bound)
     mbs_battery b;
     load_default(&b);
     mbs_battery_result r;
-    char err[512];
-    ck_assert_msg(mbs_battery_pair(&b, "twomass", "index1/rk8pd", &r, err, sizeof err) ==
-                      MBS_OK,
-                  "%s", err);
+    run_pair(&b, "twomass", "index1/rk8pd", &r);
     char *js = mbs_battery_result_json(&r);
     ck_assert_msg(r.stability_bound && r.outcome == MBS_BAT_LIMITED, "%s", js);
     long lo = r.steps[0], hi = r.steps[0];
@@ -472,19 +478,14 @@ START_TEST(battery_study_interval)
             tp = &b.pb[i];
     ck_assert(tp && tp->t_end == 0.5);
     mbs_battery_result r;
-    char err[512];
-    ck_assert_msg(mbs_battery_pair(&b, "twomass", "index2/radau5", &r, err, sizeof err) ==
-                      MBS_OK,
-                  "%s", err);
+    run_pair(&b, "twomass", "index2/radau5", &r);
     char *js = mbs_battery_result_json(&r);
     ck_assert_msg(r.outcome == MBS_BAT_PASS && r.t_end == 0.5 && r.g[0].p > 0.6 &&
                       r.g[1].p > 0.6 && r.g[0].usable == 5,
                   "%s", js);
     free(js);
     tp->t_end = NAN; /* the problem's t_end */
-    ck_assert_msg(mbs_battery_pair(&b, "twomass", "index2/radau5", &r, err, sizeof err) ==
-                      MBS_OK,
-                  "%s", err);
+    run_pair(&b, "twomass", "index2/radau5", &r);
     js = mbs_battery_result_json(&r);
     ck_assert_msg(r.outcome == MBS_BAT_FINDING && isnan(r.t_end) && r.g[0].p < 0.5, "%s", js);
     free(js);
@@ -698,10 +699,7 @@ START_TEST(battery_nan_state_observed)
         }
     ck_assert(found);
     mbs_battery_result r;
-    char err[512];
-    ck_assert_msg(mbs_battery_pair(&b, "twomass", "index1/hedopri5-fixed", &r, err,
-                                   sizeof err) == MBS_OK,
-                  "%s", err);
+    run_pair(&b, "twomass", "index1/hedopri5-fixed", &r);
     char *js = mbs_battery_result_json(&r);
     ck_assert_msg(r.outcome == MBS_BAT_FAILED && r.fail_status == MBS_NAN_STATE &&
                       strcmp(r.check, "observed") == 0,

@@ -231,6 +231,18 @@ START_TEST(test_wheelset_fig12_13)
         "tol_factors = 0.9 x\npublished = 1\nrelation = >\n",
         "tol_factors =\npublished = 1\nrelation = >\n",
         "tol_factors = 1 1 1 1 1 1 1 1 1 1\npublished = 1\nrelation = >\n", /* ten */
+        /* nine factors in a 553-character line: refused by the ini reader (line
+         * longer than it reads), not cut to its first 511 characters */
+        "tol_factors = 1.000000000000000000000000000000000000000000000000000000000"
+        " 1.000000000000000000000000000000000000000000000000000000000"
+        " 1.000000000000000000000000000000000000000000000000000000000"
+        " 1.000000000000000000000000000000000000000000000000000000000"
+        " 1.000000000000000000000000000000000000000000000000000000000"
+        " 1.000000000000000000000000000000000000000000000000000000000"
+        " 1.000000000000000000000000000000000000000000000000000000000"
+        " 1.000000000000000000000000000000000000000000000000000000000"
+        " 1.000000000000000000000000000000000000000000000000000000000\n"
+        "published = 1\nrelation = >\n",
         "tol_factors = 0.9 1\nwith = wheelset index2/radau5:kappa=1e-5 tol=1e-6\n"
         "combine = spread\npublished = 1\nrelation = >\n",
     };

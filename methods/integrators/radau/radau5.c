@@ -174,6 +174,8 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     st->kappa = kappa;
     st->kappa_set = (prm->set_mask >> RADAU_P_KAPPA) & 1u;
     st->nit = (int)prm->val[RADAU_P_NIT];
+    int ij = mbs_params_find(prm, "jpoint");
+    st->jpoint = ij >= 0 && !var->fixed ? prm->val[ij] : 0.0;
     st->nsmin = st->nsmax = var->stages;
     if (var->stages == 0) { /* variable order (RADAU): NSMIN, NSMAX */
         int i0 = mbs_params_find(prm, "nsmin"), i1 = mbs_params_find(prm, "nsmax");
@@ -282,20 +284,49 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
  * every component (the multipliers too); mbs_radau_update_solution built cont.
  * index1/radau5 integrates (q, v) only: q and v (MBS_DENSE_QV), its multipliers
  * are those of the KKT solve at the accepted point. */
-static int radau_dense(void *p, double t, double *ystate)
+static void radau_poly_at(const radau_state *st, double x, double *out)
 {
-    radau_state *st = p;
     const size_t n = st->n;
     const int s = st->cont_ns;
-    const double x = (t - st->t_dense) / st->h_dense;
     for (size_t k = 0; k < n; k++) {
         double val = st->cont[(size_t)(s - 1) * n + k];
         for (int l = s - 2; l >= 0; l--)
             val = st->cont[(size_t)l * n + k] + (x - (st->cont_c[s - 2 - l] - 1.0)) * val;
-        st->ydense[k] = st->y[k] + x * val;
+        out[k] = st->y[k] + x * val;
     }
+}
+
+static int radau_dense(void *p, double t, double *ystate)
+{
+    radau_state *st = p;
+    radau_poly_at(st, (t - st->t_dense) / st->h_dense, st->ydense);
     mbs_radau_form_to_state(st, st->ydense, ystate);
     return st->ix ? MBS_DENSE_QV : 0;
+}
+
+/* The point (t_j, y_j) of the dense iteration matrix's dF/dy and E.  RADAU5 and
+ * RADAU take (t_n, y_n).  The simplified Newton iteration contracts by about
+ * the distance between that Jacobian and those at the stage values (Hairer and
+ * Wanner 1996 [hairer1996solving], Sect. IV.8, the convergence rate theta),
+ * which is largest at the far end of the step: where the forces depend strongly
+ * on the state (the Test Set's Andrews mechanism: velocity-squared forces,
+ * v' ~ 1e5), its rate theta was 0.05-0.6 at every step, the steps were set by
+ * Newton rejections instead of the error estimate, and the order never rose.
+ * jpoint = c takes the Jacobian at t_n + c h on the previous step's collocation
+ * polynomial (extrapolated, as the starting values), nearer to the stages on
+ * average.  The collocation solution is the same (only the iteration matrix
+ * changes); the error estimate then forms E(y_n) afresh (e0_current 0).  The
+ * first step, without a polynomial, takes y_n.  Returns 1 when y_j != y_n. */
+static int radau_jac_point(radau_state *st, double t, double h, double *tj, const double **yj)
+{
+    *tj = t;
+    *yj = st->y;
+    if (!(st->jpoint > 0.0) || st->cont_ns == 0)
+        return 0;
+    radau_poly_at(st, st->jpoint * h / st->h_dense, st->Ys);
+    *tj = t + st->jpoint * h;
+    *yj = st->Ys;
+    return 1;
 }
 
 /* Fixed-step mode: the round-off floor of the Newton increments in the norm of
@@ -518,6 +549,8 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
      * same t, y): the Jacobian evaluation then does not repeat it (F does
      * not depend on h in these forms) */
     int f0_current = 0;
+    /* the iteration matrix's dF/dy and E are not at y_n (radau_jac_point) */
+    int jac_moved = 0;
     /* stalled-estimate guard: consecutive steps on a kept Jacobian whose
      * scaled error stays within 10% of the previous one in [0.5, 2] */
     double err_prev = 0.0;
@@ -565,8 +598,11 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             if (first)
                 mbs_radau_first_derivative(st, ctx, t);
         } else if (need_jac || fixed) {
-            if ((s = mbs_radau_form_mass(st, ctx, t, st->y, st->E0)) != MBS_OK ||
-                (s = mbs_radau_form_jac(st, ctx, t, st->y, st->J0)) != MBS_OK ||
+            double tj = t;
+            const double *yj = st->y;
+            jac_moved = !first && radau_jac_point(st, t, h, &tj, &yj);
+            if ((s = mbs_radau_form_mass(st, ctx, tj, yj, st->E0)) != MBS_OK ||
+                (s = mbs_radau_form_jac(st, ctx, tj, yj, st->J0)) != MBS_OK ||
                 (!f0_current && (s = mbs_radau_form_rhs(st, ctx, t, st->y, st->F0)) != MBS_OK))
                 goto failed_eval;
             f0_current = 1;
@@ -745,7 +781,8 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
 
         /* Error estimate and step-size control (RADAU5). */
         double errn;
-        if ((s = mbs_radau_estimate(st, ctx, t, h, first || reject, jac_current, &errn)) != MBS_OK)
+        if ((s = mbs_radau_estimate(st, ctx, t, h, first || reject, jac_current && !jac_moved,
+                                    &errn)) != MBS_OK)
             goto failed_eval;
         /* A scaled error that sits near 1 with the same value step after step
          * while the Jacobian (and E) are kept is the signature of a stale

@@ -75,6 +75,7 @@ typedef struct radau_state {
     size_t n, N; /* N = ns n, the current stage vector length */
     double kappa;
     int kappa_set, nit;
+    double jpoint; /* parameter jpoint of the variable-order family (0: at y_n) */
     radau_coeffs tab[3];   /* s = 3, 5, 7 (those in [nsmin, nsmax]) */
     const radau_coeffs *co; /* the current stage count co->s */
     int nsmin, nsmax;

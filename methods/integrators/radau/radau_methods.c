@@ -39,11 +39,17 @@
                      "+10 at s = 7)",                                                       \
                      NULL, 1}
 
-/* The variable-order family: RADAU's NSMIN and NSMAX (IWORK(11), (12)). */
+/* The variable-order family: RADAU's NSMIN and NSMAX (IWORK(11), (12)), and
+ * where the iteration matrix takes its Jacobian (radau5.c, radau_jac_point). */
 #define RADAU_NS_PARAMS                                                                     \
     {"nsmin", 0, 0, 2, "fewest stages: 3, 5 or 7 (orders 5, 9, 13; RADAU NSMIN)", "3,5,7", 1}, \
     {"nsmax", 2, 0, 2, "most stages: 3, 5 or 7, not below nsmin (RADAU NSMAX); the run "      \
-                       "starts with nsmin", "3,5,7", 1}
+                       "starts with nsmin", "3,5,7", 1},                                      \
+    {"jpoint", 0.0, 0.0, 1.0,                                                               \
+     "where in the step the dense iteration matrix takes dF/dy and E: 0 (default) at "      \
+     "(t_n, y_n) as RADAU; c in (0, 1] at t_n + c h on the previous step's collocation "    \
+     "polynomial, extrapolated (the structured KKT path has no dF/dy: unaffected)",         \
+     NULL, 0}
 
 static const mbs_param_def radau5_newton_params[] = {RADAU5_NEWTON_PARAMS};
 static const mbs_param_def radau_var_newton_params[] = {RADAU_VAR_NEWTON_PARAMS};
