@@ -489,9 +489,9 @@ int mbs_dca_stats_get(void *ws, mbs_dca_stats *st)
     st->levels = w->nlev;
     for (size_t l = 0; l < w->nlev; l++) {
         double mx = 0.0;
-        for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++) {
-            st->work += w->nd[k].work;
-            mx = fmax(mx, w->nd[k].work);
+        for (size_t i = w->lvl_ptr[l]; i < w->lvl_ptr[l + 1]; i++) {
+            st->work += w->nd[w->lvl_node[i]].work;
+            mx = fmax(mx, w->nd[w->lvl_node[i]].work);
         }
         st->span += mx;
     }
@@ -505,9 +505,9 @@ int mbs_dca_level(void *ws, size_t l, size_t *nodes, double *work, double *maxwo
         return -1;
     *nodes = w->lvl_ptr[l + 1] - w->lvl_ptr[l];
     *work = *maxwork = 0.0;
-    for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++) {
-        *work += w->nd[k].work;
-        *maxwork = fmax(*maxwork, w->nd[k].work);
+    for (size_t i = w->lvl_ptr[l]; i < w->lvl_ptr[l + 1]; i++) {
+        *work += w->nd[w->lvl_node[i]].work;
+        *maxwork = fmax(*maxwork, w->nd[w->lvl_node[i]].work);
     }
     return 0;
 }

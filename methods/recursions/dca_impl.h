@@ -14,9 +14,10 @@
 #include "../framework/method.h"
 #include "../../problems/triplets.h"
 
-/* A node of the binary tree.  Its index arrays and numbers live in the
- * workspace's pools (ipool, dpool), node after node in level order, so a level
- * is one contiguous stretch of memory. */
+/* A node of the binary tree as the analysis builds it.  Its index arrays and
+ * numbers live in the workspace's pools (ipool, dpool), node after node in
+ * postorder (children before their parent, a subtree one contiguous stretch).
+ * The passes read the compact dpn below instead. */
 typedef struct dnode {
     int leaf;          /* body index, or -1 */
     int child[2];
@@ -49,6 +50,18 @@ typedef struct dnode {
     double *cJ, *EJ;   /* nJ, nJ x no (internal) */
     double work;       /* multiply-adds of one assembly + disassembly of this node */
 } dnode;
+
+/* What the passes read of a node (dca_pass.c), one cache line: the counts and
+ * the offsets of its arrays in ipool (h, then o at h + nh; up; J, then jsrc
+ * at J + nJ; jb, hsrc, hb) and in dpool (L, Phi, b, cJ, then E_J at cJ + nJ); the
+ * meaning of each as in dnode.  The passes over 1e5 bodies stream the node
+ * records from memory, and dnode (176 bytes) took 2.75 cache lines a node. */
+typedef struct dpn {
+    int leaf, child[2];
+    int nh, no, nJ;
+    int h, up, J, jb, hsrc, hb;
+    int L, Phi, b, cJ;
+} dpn;
 
 /* Per-thread scratch of the passes: the right-hand sides X (maxJ x maxcols,
  * column-major). */
@@ -85,19 +98,24 @@ typedef struct dca_ws {
     int *bmap;          /* B triplet -> CSR position */
     int *rnode;         /* node where the row is eliminated (-1: touches no coordinate) */
     int *leafnode;      /* node of each body's leaf */
-    /* the tree, numbered level by level (level 0 = leaves first); level l holds
-     * the nodes lvl_ptr[l] .. lvl_ptr[l + 1] - 1 */
+    /* the tree, numbered in postorder (the assembly runs the nodes in
+     * ascending order, the disassembly in descending order); pn[k] is what the
+     * passes read of node k; level l (height, leaves 0) holds the nodes
+     * lvl_node[lvl_ptr[l] .. lvl_ptr[l + 1] - 1] (statistics) */
     dnode *nd;
+    dpn *pn;            /* in pn_mem, on a 64-byte boundary */
+    void *pn_mem;
     size_t nn;
     int root;
     size_t nlev;
     size_t *lvl_ptr;
+    int *lvl_node;
     /* Split for nthreads > 1 (dca_tree.c, decompose): nsub disjoint subtrees
-     * below the top nodes, each run by one thread from its leaves up; subtree s
-     * holds the nodes sub_lo[s * nlev + l] .. sub_hi[s * nlev + l] - 1 of level l
-     * (contiguous: a level is numbered left to right).  The ntop top nodes (the
-     * ancestors of the subtrees, ascending = level order) run on one thread.
-     * nsub = 0: the passes run sequentially (tree too small, or one thread). */
+     * below the top nodes, each run by one thread; subtree s holds the nodes
+     * sub_lo[s] .. sub_hi[s] - 1 (contiguous in postorder).  The ntop top
+     * nodes (the ancestors of the subtrees, ascending = children first) run on
+     * one thread.  nsub = 0: the passes run sequentially (tree too small, or
+     * one thread). */
     size_t nsub, ntop;
     size_t *sub_lo, *sub_hi;
     int *top;

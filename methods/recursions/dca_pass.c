@@ -59,17 +59,35 @@ static int small_chol(double *D, size_t n)
     return gsl_linalg_cholesky_decomp1(&A.matrix) == GSL_SUCCESS ? MBS_OK : MBS_SINGULAR_MATRIX;
 }
 
+/* The arrays of node n (dpn: offsets into the pools). */
+static inline const int *n_h(const dca_ws *w, const dpn *n)
+{
+    return w->ipool + n->h;
+}
+
+static inline const int *n_o(const dca_ws *w, const dpn *n)
+{
+    return w->ipool + n->h + n->nh;
+}
+
+
+static inline double *n_EJ(const dca_ws *w, const dpn *n)
+{
+    return w->dpool + n->cJ + n->nJ;
+}
+
 /* Leaf (body b, local rows L, open rows O):
  *   (M_b + alpha B_L^T B_L) v_b' = f_b - B_L^T (lambda*_L - alpha gamma_L) - B_O^T lambda_O,
  * so v_b' = Phi_b lambda_O + b_b ([dca_augmented_lagrangian] Eqs. (9), (10)).
  * The right-hand side f~ of b_b into X (length d). */
-static void leaf_rhs(const dca_ws *w, const dnode *n, double *X)
+static void leaf_rhs(const dca_ws *w, const dpn *n, double *X)
 {
     double al = w->alpha;
-    for (size_t i = 0; i < n->nh; i++)
-        X[i] = w->f[n->h[i]];
-    for (size_t l = 0; l < n->nJ; l++) {
-        int r = n->J[l];
+    const int *h = n_h(w, n), *J = w->ipool + n->J;
+    for (size_t i = 0; i < (size_t)n->nh; i++)
+        X[i] = w->f[h[i]];
+    for (size_t l = 0; l < (size_t)n->nJ; l++) {
+        int r = J[l];
         double coef = w->lamstar[r] - al * w->gam[r];
         for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++) {
             size_t i = (size_t)w->bidx[w->rcrd[p]];
@@ -78,12 +96,14 @@ static void leaf_rhs(const dca_ws *w, const dnode *n, double *X)
     }
 }
 
-/* The whole leaf: factor of A = M_b + alpha B_L^T B_L (kept in n->L), Phi_b and
+/* The whole leaf: factor of A = M_b + alpha B_L^T B_L (kept in L), Phi_b and
  * b_b. */
-static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
+static int assemble_leaf(const dca_ws *w, const dpn *n, dca_scratch *sc)
 {
-    size_t d = n->nh, no = n->no;
-    double al = w->alpha, *D = n->L, *X = sc->X;
+    size_t d = (size_t)n->nh, no = (size_t)n->no, nJ = (size_t)n->nJ;
+    double al = w->alpha, *D = w->dpool + n->L, *X = sc->X;
+    double *Phi = w->dpool + n->Phi, *b = w->dpool + n->b;
+    const int *J = w->ipool + n->J, *o = n_o(w, n);
     const double *Mb = w->Mblk + w->boff[n->leaf];
     /* A into D; right-hand sides [f~ | -B_O^T] into X */
     for (size_t i = 0; i < d; i++) {
@@ -93,8 +113,8 @@ static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
             X[(a + 1) * d + i] = 0.0;
     }
     leaf_rhs(w, n, X);
-    for (size_t l = 0; l < n->nJ; l++) {
-        int r = n->J[l];
+    for (size_t l = 0; l < nJ; l++) {
+        int r = J[l];
         for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++) {
             size_t i = (size_t)w->bidx[w->rcrd[p]];
             for (int p2 = w->rptr[r]; p2 < w->rptr[r + 1]; p2++) {
@@ -104,7 +124,7 @@ static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
         }
     }
     for (size_t a = 0; a < no; a++) {
-        int r = n->o[a];
+        int r = o[a];
         for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++)
             if (w->body[w->rcrd[p]] == n->leaf) {
                 size_t i = (size_t)w->bidx[w->rcrd[p]];
@@ -116,18 +136,19 @@ static int assemble_leaf(const dca_ws *w, dnode *n, dca_scratch *sc)
     for (size_t j = 0; j <= no; j++)
         mbs_small_chol_solve(d, D, d, X + j * d);
     for (size_t i = 0; i < d; i++) {
-        n->b[i] = X[i];
+        b[i] = X[i];
         for (size_t a = 0; a < no; a++)
-            n->Phi[i * no + a] = X[(a + 1) * d + i];
+            Phi[i * no + a] = X[(a + 1) * d + i];
     }
     return MBS_OK;
 }
 
 /* A later iteration at a leaf: only b_b, from the kept factor (in place). */
-static void rhs_leaf(const dca_ws *w, dnode *n)
+static void rhs_leaf(const dca_ws *w, const dpn *n)
 {
-    leaf_rhs(w, n, n->b);
-    mbs_small_chol_solve(n->nh, n->L, n->nh, n->b);
+    double *b = w->dpool + n->b;
+    leaf_rhs(w, n, b);
+    mbs_small_chol_solve((size_t)n->nh, w->dpool + n->L, (size_t)n->nh, b);
 }
 
 /* Node (children 1, 2 joined by rows J, open rows O):
@@ -135,12 +156,12 @@ static void rhs_leaf(const dca_ws *w, dnode *n)
  *   D = I / alpha - sum_k B_Jk Phi_kJ (the matrix C of [dca_augmented_lagrangian] Eq. (20)),
  * lambda_J = c_J + E_J lambda_O, and the handle relations of the union
  * (Eqs. (21)-(32)).  The right-hand side of c_J into X (length nJ). */
-static void node_rhs(const dca_ws *w, const dnode *n, double *X)
+static void node_rhs(const dca_ws *w, const dpn *n, double *X)
 {
     const double *dp = w->dpool, al = w->alpha;
-    const int *jb = n->jb;
-    for (size_t i = 0; i < n->nJ; i++) {
-        int r = n->J[i];
+    const int *jb = w->ipool + n->jb, *J = w->ipool + n->J;
+    for (size_t i = 0; i < (size_t)n->nJ; i++) {
+        int r = J[i];
         double x = w->lamstar[r] / al - w->gam[r];
         for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++)
             x = x + w->rval[p] * dp[*jb++];
@@ -150,25 +171,28 @@ static void node_rhs(const dca_ws *w, const dnode *n, double *X)
 
 /* b of the union's handles from the children's b and c_J (the constant part
  * of the handle relations). */
-static void node_handles_b(const dca_ws *w, dnode *n)
+static void node_handles_b(const dca_ws *w, const dpn *n)
 {
-    const double *dp = w->dpool;
-    const int *bsrc = n->hb + n->nh + 1, *pr = bsrc + n->nh;
-    for (size_t hh = 0; hh < n->nh; hh++) {
+    const double *dp = w->dpool, *cJ = w->dpool + n->cJ;
+    double *b = w->dpool + n->b;
+    const int *hb = w->ipool + n->hb, *bsrc = hb + n->nh + 1, *pr = bsrc + n->nh;
+    for (size_t hh = 0; hh < (size_t)n->nh; hh++) {
         double bb = dp[bsrc[hh]];
-        for (int k = n->hb[hh]; k < n->hb[hh + 1]; k++)
-            bb += dp[pr[2 * k]] * n->cJ[pr[2 * k + 1]];
-        n->b[hh] = bb;
+        for (int k = hb[hh]; k < hb[hh + 1]; k++)
+            bb += dp[pr[2 * k]] * cJ[pr[2 * k + 1]];
+        b[hh] = bb;
     }
 }
 
-/* The whole node: factor of D (kept in n->L), c_J, E_J and the handle
+/* The whole node: factor of D (kept in L), c_J, E_J and the handle
  * relations. */
-static int assemble_node(const dca_ws *w, dnode *n, dca_scratch *sc)
+static int assemble_node(const dca_ws *w, const dpn *n, dca_scratch *sc)
 {
-    size_t nJ = n->nJ, no = n->no;
-    double al = w->alpha, *D = n->L, *X = sc->X;
-    const dnode *ch[2] = {&w->nd[n->child[0]], &w->nd[n->child[1]]};
+    size_t nJ = (size_t)n->nJ, no = (size_t)n->no, nh = (size_t)n->nh;
+    double al = w->alpha, *D = w->dpool + n->L, *X = sc->X;
+    double *cJ = w->dpool + n->cJ, *EJ = n_EJ(w, n), *Phi = w->dpool + n->Phi;
+    const int *J = w->ipool + n->J, *jsrc = w->ipool + n->J + n->nJ, *hsrc = w->ipool + n->hsrc;
+    const dpn *ch[2] = {&w->pn[n->child[0]], &w->pn[n->child[1]]};
     /* D = I/alpha - sum_k B_Jk Phi_kJ; X = [rhs0 | E] (column-major) */
     for (size_t i = 0; i < nJ; i++) {
         for (size_t j = 0; j < nJ; j++)
@@ -179,15 +203,16 @@ static int assemble_node(const dca_ws *w, dnode *n, dca_scratch *sc)
     node_rhs(w, n, X);
     size_t e = 0;
     for (size_t i = 0; i < nJ; i++) {
-        int r = n->J[i];
+        int r = J[i];
         for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++, e++) {
             double bv = w->rval[p];
-            int s = n->jsrc[e];
-            const dnode *c = ch[s < 0];
-            size_t hh = (size_t)(s < 0 ? -s - 1 : s);
-            const double *ph = c->Phi + hh * c->no;
-            for (size_t a = 0; a < c->no; a++) {
-                size_t q = (size_t)c->up[a];
+            int s = jsrc[e];
+            const dpn *c = ch[s < 0];
+            size_t hh = (size_t)(s < 0 ? -s - 1 : s), cno = (size_t)c->no;
+            const double *ph = w->dpool + c->Phi + hh * cno;
+            const int *up = w->ipool + c->up;
+            for (size_t a = 0; a < cno; a++) {
+                size_t q = (size_t)up[a];
                 if (q < nJ)
                     D[i * nJ + q] = D[i * nJ + q] - bv * ph[a];
                 else
@@ -202,25 +227,26 @@ static int assemble_node(const dca_ws *w, dnode *n, dca_scratch *sc)
             mbs_small_chol_solve(nJ, D, nJ, X + j * nJ);
     }
     for (size_t i = 0; i < nJ; i++) {
-        n->cJ[i] = X[i];
+        cJ[i] = X[i];
         for (size_t a = 0; a < no; a++)
-            n->EJ[i * no + a] = X[(a + 1) * nJ + i];
+            EJ[i * no + a] = X[(a + 1) * nJ + i];
     }
     /* handle relations of the union */
     node_handles_b(w, n);
-    for (size_t hh = 0; hh < n->nh; hh++) {
-        int src = n->hsrc[hh];
-        const dnode *c = ch[src < 0];
-        size_t ch_h = (size_t)(src < 0 ? -src - 1 : src);
-        const double *ph = c->Phi + ch_h * c->no;
-        double *out = n->Phi + hh * no;
+    for (size_t hh = 0; hh < nh; hh++) {
+        int src = hsrc[hh];
+        const dpn *c = ch[src < 0];
+        size_t ch_h = (size_t)(src < 0 ? -src - 1 : src), cno = (size_t)c->no;
+        const double *ph = w->dpool + c->Phi + ch_h * cno;
+        const int *up = w->ipool + c->up;
+        double *out = Phi + hh * no;
         for (size_t a = 0; a < no; a++)
             out[a] = 0.0;
-        for (size_t a = 0; a < c->no; a++) {
-            size_t p = (size_t)c->up[a];
+        for (size_t a = 0; a < cno; a++) {
+            size_t p = (size_t)up[a];
             if (p < nJ) {
                 for (size_t k = 0; k < no; k++)
-                    out[k] += ph[a] * n->EJ[p * no + k];
+                    out[k] += ph[a] * EJ[p * no + k];
             } else {
                 out[p - nJ] += ph[a];
             }
@@ -231,19 +257,20 @@ static int assemble_node(const dca_ws *w, dnode *n, dca_scratch *sc)
 
 /* A later iteration at a node: only c_J (in place) and the handles' b, from
  * the kept factor and E_J. */
-static void rhs_node(const dca_ws *w, dnode *n)
+static void rhs_node(const dca_ws *w, const dpn *n)
 {
-    size_t nJ = n->nJ;
+    size_t nJ = (size_t)n->nJ;
     if (nJ > 0) {
-        node_rhs(w, n, n->cJ);
-        mbs_small_chol_solve(nJ, n->L, nJ, n->cJ);
+        double *cJ = w->dpool + n->cJ;
+        node_rhs(w, n, cJ);
+        mbs_small_chol_solve(nJ, w->dpool + n->L, nJ, cJ);
     }
     node_handles_b(w, n);
 }
 
 /* One node of the assembly: the whole of it when M or B changed (full), else
  * the right-hand sides only. */
-static int assemble_one(const dca_ws *w, dnode *n, dca_scratch *sc, int full)
+static int assemble_one(const dca_ws *w, const dpn *n, dca_scratch *sc, int full)
 {
     if (full)
         return n->leaf >= 0 ? assemble_leaf(w, n, sc) : assemble_node(w, n, sc);
@@ -257,17 +284,21 @@ static int assemble_one(const dca_ws *w, dnode *n, dca_scratch *sc, int full)
 /* Disassembly of one node: its multipliers from its open ones (set by its
  * ancestors); at a leaf, v' and the local rows' multipliers
  * lambda = lambda* + alpha (B v' - gamma) ([dca_augmented_lagrangian] Sect. 2.3). */
-static void disassemble_one(dca_ws *w, const dnode *n)
+static void disassemble_one(dca_ws *w, const dpn *n)
 {
+    size_t no = (size_t)n->no, nJ = (size_t)n->nJ;
+    const int *o = n_o(w, n), *J = w->ipool + n->J;
     if (n->leaf >= 0) {
-        for (size_t i = 0; i < n->nh; i++) {
-            double a = n->b[i];
-            for (size_t e = 0; e < n->no; e++)
-                a += n->Phi[i * n->no + e] * w->lam[n->o[e]];
-            w->acc[n->h[i]] = a;
+        const int *h = n_h(w, n);
+        const double *b = w->dpool + n->b, *Phi = w->dpool + n->Phi;
+        for (size_t i = 0; i < (size_t)n->nh; i++) {
+            double a = b[i];
+            for (size_t e = 0; e < no; e++)
+                a += Phi[i * no + e] * w->lam[o[e]];
+            w->acc[h[i]] = a;
         }
-        for (size_t l = 0; l < n->nJ; l++) {
-            int r = n->J[l];
+        for (size_t l = 0; l < nJ; l++) {
+            int r = J[l];
             double bv = -w->gam[r];
             for (int p = w->rptr[r]; p < w->rptr[r + 1]; p++)
                 bv += w->rval[p] * w->acc[w->rcrd[p]];
@@ -275,11 +306,12 @@ static void disassemble_one(dca_ws *w, const dnode *n)
         }
         return;
     }
-    for (size_t i = 0; i < n->nJ; i++) {
-        double l = n->cJ[i];
-        for (size_t e = 0; e < n->no; e++)
-            l += n->EJ[i * n->no + e] * w->lam[n->o[e]];
-        w->lam[n->J[i]] = l;
+    const double *cJ = w->dpool + n->cJ, *EJ = n_EJ(w, n);
+    for (size_t i = 0; i < nJ; i++) {
+        double l = cJ[i];
+        for (size_t e = 0; e < no; e++)
+            l += EJ[i * no + e] * w->lam[o[e]];
+        w->lam[J[i]] = l;
     }
 }
 
@@ -315,45 +347,65 @@ static double row_after(dca_ws *w, int r, double *mag)
     return fabs(bv);
 }
 
-/* The maximum of |B v' - gamma| over rows r0 .. r1 - 1 (and of the terms' size
- * into *mag). */
-static double rows_after(dca_ws *w, size_t r0, size_t r1, double *mag)
+/* Sum of (B v' - gamma)^2 over the rows in row order (the same for any
+ * thread count). */
+static double rows_ss(const dca_ws *w)
 {
-    double res = 0.0;
-    for (size_t r = r0; r < r1; r++)
+    double sum = 0.0;
+    for (size_t r = 0; r < w->nl; r++)
+        sum += w->rres[r] * w->rres[r];
+    return sum;
+}
+
+/* The maximum of |B v' - gamma| over all rows (and of the terms' size into
+ * *mag), with rows_ss in the same sweep (*ss). */
+static double rows_after(dca_ws *w, double *mag, double *ss)
+{
+    double res = 0.0, sum = 0.0;
+    for (size_t r = 0; r < w->nl; r++) {
         res = max_nn(res, row_after(w, (int)r, mag));
+        sum += w->rres[r] * w->rres[r];
+    }
+    *ss = sum;
     return res;
 }
 
 /* The passes on one thread (nthreads = 1: no OpenMP team at all). */
-static int passes_seq(dca_ws *w, double *res, double *mag, int full)
+static int passes_seq(dca_ws *w, double *res, double *mag, double *ss, int full)
 {
-    for (size_t l = 0; l < w->nlev; l++)
-        for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++)
-            if (assemble_one(w, &w->nd[k], &w->scr[0], full) != MBS_OK)
+    const dpn *pn = w->pn;
+    if (full) { /* postorder: children first */
+        for (size_t k = 0; k < w->nn; k++)
+            if ((pn[k].leaf >= 0 ? assemble_leaf(w, &pn[k], &w->scr[0])
+                                 : assemble_node(w, &pn[k], &w->scr[0])) != MBS_OK)
                 return MBS_SINGULAR_MATRIX;
-    for (size_t l = w->nlev; l-- > 0;)
-        for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++)
-            disassemble_one(w, &w->nd[k]);
+    } else {
+        for (size_t k = 0; k < w->nn; k++)
+            if (pn[k].leaf >= 0)
+                rhs_leaf(w, &pn[k]);
+            else
+                rhs_node(w, &pn[k]);
+    }
+    for (size_t k = w->nn; k-- > 0;)
+        disassemble_one(w, &pn[k]);
     *mag = 0.0;
-    *res = rows_after(w, 0, w->nl, mag);
+    *res = rows_after(w, mag, ss);
     return MBS_OK;
 }
 
 #ifdef _OPENMP
 /* The passes on the team (one parallel region, three synchronisations):
- * assembly of the subtrees (each by one thread, its levels bottom-up), the top
+ * assembly of the subtrees (each by one thread, its nodes in postorder), the top
  * nodes on one thread (assembly, then disassembly), disassembly of the
  * subtrees, each followed by the rows eliminated inside it (their coordinates
  * are all its own), then after the region the few rows of the top nodes.  A
  * level-synchronous
  * schedule would need a barrier per level and pass, and on a loaded machine
  * every barrier waits for the slowest thread's time slice. */
-static int passes_par(dca_ws *w, double *res, double *mag, int full)
+static int passes_par(dca_ws *w, double *res, double *mag, double *ss, int full)
 {
     int bad = 0, nt = w->nthreads;
     long nsub = (long)w->nsub;
-    size_t nlev = w->nlev;
     for (int t = 0; t < nt; t++)
         w->scr[t].res = w->scr[t].mag = 0.0;
 #pragma omp parallel num_threads(nt)
@@ -361,25 +413,23 @@ static int passes_par(dca_ws *w, double *res, double *mag, int full)
         dca_scratch *sc = &w->scr[thread_id()];
 #pragma omp for schedule(dynamic, 1) reduction(| : bad)
         for (long s = 0; s < nsub; s++)
-            for (size_t l = 0; l < nlev && !bad; l++)
-                for (size_t k = w->sub_lo[s * nlev + l]; k < w->sub_hi[s * nlev + l]; k++)
-                    if (assemble_one(w, &w->nd[k], sc, full) != MBS_OK) {
-                        bad = 1;
-                        break;
-                    }
+            for (size_t k = w->sub_lo[s]; k < w->sub_hi[s]; k++)
+                if (assemble_one(w, &w->pn[k], sc, full) != MBS_OK) {
+                    bad = 1;
+                    break;
+                }
 #pragma omp single
         {
             for (size_t i = 0; i < w->ntop && !bad; i++)
-                bad = assemble_one(w, &w->nd[w->top[i]], sc, full) != MBS_OK;
+                bad = assemble_one(w, &w->pn[w->top[i]], sc, full) != MBS_OK;
             for (size_t i = w->ntop; i-- > 0 && !bad;)
-                disassemble_one(w, &w->nd[w->top[i]]);
+                disassemble_one(w, &w->pn[w->top[i]]);
         }
         if (!bad) {
 #pragma omp for schedule(dynamic, 1) nowait
             for (long s = 0; s < nsub; s++) {
-                for (size_t l = nlev; l-- > 0;)
-                    for (size_t k = w->sub_lo[s * nlev + l]; k < w->sub_hi[s * nlev + l]; k++)
-                        disassemble_one(w, &w->nd[k]);
+                for (size_t k = w->sub_hi[s]; k-- > w->sub_lo[s];)
+                    disassemble_one(w, &w->pn[k]);
                 for (size_t i = w->srow_ptr[s]; i < w->srow_ptr[s + 1]; i++)
                     sc->res = max_nn(sc->res, row_after(w, w->srow[i], &sc->mag));
             }
@@ -396,6 +446,7 @@ static int passes_par(dca_ws *w, double *res, double *mag, int full)
         r = fmax(r, row_after(w, w->xrow[i], &m));
     *res = r;
     *mag = m;
+    *ss = rows_ss(w);
     return MBS_OK;
 }
 #endif
@@ -407,15 +458,11 @@ int mbs_dca_passes(dca_ws *w, double *res, double *mag, double *ss)
     int s, full = !w->factored;
 #ifdef _OPENMP
     if (w->nsub > 0)
-        s = passes_par(w, res, mag, full);
+        s = passes_par(w, res, mag, ss, full);
     else
 #endif
-        s = passes_seq(w, res, mag, full);
+        s = passes_seq(w, res, mag, ss, full);
     w->factored = s == MBS_OK;
-    double sum = 0.0; /* in row order, whichever thread computed the rows */
-    for (size_t r = 0; s == MBS_OK && r < w->nl; r++)
-        sum += w->rres[r] * w->rres[r];
-    *ss = sum;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     w->pass_wall += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     w->passes++;

@@ -4,15 +4,18 @@
  * B is eliminated, the open rows and handle coordinates of every node, and the
  * index maps the passes use.
  *
- * Layout for the parallel passes: nodes are renumbered level by level
- * (level = height, leaves first, left to right within a level), and their arrays
- * are packed into two pools in that order, so a level is one contiguous stretch
- * of memory that a thread team splits into contiguous chunks.  Every index map
+ * Layout for the passes: nodes are renumbered in postorder and their arrays
+ * packed into two pools in that order, with a compact record per node (dpn,
+ * one cache line), so a pass streams through memory once and finds a node's
+ * children's numbers still in the cache (a level-by-level order touched every
+ * level's numbers again one level later: at 1e5 bodies from memory), and a
+ * subtree, what one thread runs, is one contiguous stretch.  Every index map
  * a pass needs (the parent's position of a child's open row, the child handle
  * of every row entry and of every handle) is fixed here, so a pass writes only
  * its own node's numbers and its thread's scratch.  The work of every node is
  * counted from the same trip counts as the loops of dca_pass.c (dca.h). */
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +46,12 @@ void mbs_dca_free_tree(dca_ws *w)
     free(w->dpool);
     w->ipool = NULL;
     w->dpool = NULL;
+    free(w->pn_mem);
+    w->pn_mem = NULL;
+    w->pn = NULL;
     free(w->lvl_ptr);
+    free(w->lvl_node);
+    w->lvl_node = NULL;
     free(w->sub_lo);
     free(w->sub_hi);
     free(w->top);
@@ -531,7 +539,18 @@ static void node_sources(const dca_ws *w, const dnode *nd, dnode *n)
     }
 }
 
-/* Renumber the nodes level by level and pack their arrays into the pools. */
+/* Postorder numbers (children 0 then 1, then the node) from node k on. */
+static void postorder(const dnode *nd, int k, int *newid, int *next)
+{
+    if (nd[k].leaf < 0) {
+        postorder(nd, nd[k].child[0], newid, next);
+        postorder(nd, nd[k].child[1], newid, next);
+    }
+    newid[k] = (*next)++;
+}
+
+/* Renumber the nodes in postorder, pack their arrays into the pools in that
+ * order and list the nodes of each level (lvl_node, for the statistics). */
 static int analyse_layout(dca_ws *w)
 {
     size_t nn = w->nn;
@@ -546,26 +565,31 @@ static int analyse_layout(dca_ws *w)
     }
     w->nlev = (size_t)w->nd[w->root].level + 1;
     w->lvl_ptr = calloc(w->nlev + 1, sizeof *w->lvl_ptr);
+    w->lvl_node = malloc(nn * sizeof *w->lvl_node);
+    /* pn on a 64-byte boundary, one record per cache line (malloc, which the
+     * allocation-failure runner intercepts, and the offset by hand) */
+    w->pn_mem = malloc(nn * sizeof *w->pn + 63);
+    w->pn = w->pn_mem ? (dpn *)(void *)((char *)w->pn_mem + (64 - (uintptr_t)w->pn_mem % 64) % 64) : NULL;
     int *newid = malloc(nn * sizeof *newid);
     dnode *nd2 = calloc(nn, sizeof *nd2);
-    if (!w->lvl_ptr || !newid || !nd2) {
+    size_t *fill = malloc((w->nlev ? w->nlev : 1) * sizeof *fill);
+    if (!w->lvl_ptr || !w->lvl_node || !w->pn || !newid || !nd2 || !fill) {
         free(newid);
         free(nd2);
+        free(fill);
         return MBS_NO_MEMORY;
     }
+    int next = 0;
+    postorder(w->nd, w->root, newid, &next);
     for (size_t k = 0; k < nn; k++)
         w->lvl_ptr[w->nd[k].level + 1]++;
     for (size_t l = 0; l < w->nlev; l++)
         w->lvl_ptr[l + 1] += w->lvl_ptr[l];
-    size_t *fill = malloc((w->nlev ? w->nlev : 1) * sizeof *fill);
-    if (!fill) {
-        free(newid);
-        free(nd2);
-        return MBS_NO_MEMORY;
-    }
     memcpy(fill, w->lvl_ptr, w->nlev * sizeof *fill);
-    for (size_t k = 0; k < nn; k++) /* stable: left to right within a level */
-        newid[k] = (int)fill[w->nd[k].level]++;
+    for (size_t k = 0; k < nn; k++)
+        nd2[newid[k]].level = w->nd[k].level;
+    for (size_t k = 0; k < nn; k++) /* ascending postorder: left to right within a level */
+        w->lvl_node[fill[nd2[k].level]++] = (int)k;
     free(fill);
     size_t ni = 0, ndbl = 0;
     for (size_t k = 0; k < nn; k++) {
@@ -638,8 +662,27 @@ static int analyse_layout(dca_ws *w)
         }
     }
 #undef MOVE_INTS
-    for (size_t k = 0; k < nn; k++)
+    for (size_t k = 0; k < nn; k++) {
+        const dnode *n = &nd2[k];
         node_sources(w, nd2, &nd2[k]);
+        dpn *p = &w->pn[k];
+        p->leaf = n->leaf;
+        p->child[0] = n->child[0];
+        p->child[1] = n->child[1];
+        p->nh = (int)n->nh;
+        p->no = (int)n->no;
+        p->nJ = (int)n->nJ;
+        p->h = (int)(n->h - w->ipool);
+        p->up = (int)(n->up - w->ipool);
+        p->J = (int)(n->J - w->ipool);
+        p->jb = n->leaf < 0 ? (int)(n->jb - w->ipool) : 0;
+        p->hsrc = n->leaf < 0 ? (int)(n->hsrc - w->ipool) : 0;
+        p->hb = n->leaf < 0 ? (int)(n->hb - w->ipool) : 0;
+        p->L = (int)(n->L - w->dpool);
+        p->Phi = (int)(n->Phi - w->dpool);
+        p->b = (int)(n->b - w->dpool);
+        p->cJ = n->leaf < 0 ? (int)(n->cJ - w->dpool) : 0;
+    }
     free(w->nd);
     w->nd = nd2;
     return MBS_OK;
@@ -661,7 +704,7 @@ static int decompose(dca_ws *w)
     int D = 0;
     while ((1L << D) < (long)DCA_SUBTREES_PER_THREAD * w->nthreads)
         D++;
-    size_t nn = w->nn, nlev = w->nlev;
+    size_t nn = w->nn;
     int *depth = malloc(nn * sizeof *depth), *sub = malloc(nn * sizeof *sub);
     if (!depth || !sub) {
         free(depth);
@@ -680,8 +723,8 @@ static int decompose(dca_ws *w)
             sub[k] = sub[n->parent];
     }
     free(depth);
-    w->sub_lo = calloc(nsub * nlev, sizeof *w->sub_lo);
-    w->sub_hi = calloc(nsub * nlev, sizeof *w->sub_hi);
+    w->sub_lo = calloc(nsub, sizeof *w->sub_lo);
+    w->sub_hi = calloc(nsub, sizeof *w->sub_hi);
     w->top = malloc((ntop ? ntop : 1) * sizeof *w->top);
     size_t nlc = w->nl ? w->nl : 1;
     w->srow_ptr = calloc(nsub + 1, sizeof *w->srow_ptr);
@@ -709,17 +752,16 @@ static int decompose(dca_ws *w)
         w->srow_ptr[s] = w->srow_ptr[s - 1];
     w->srow_ptr[0] = 0;
     size_t t = 0;
-    for (size_t l = 0; l < nlev; l++)
-        for (size_t k = w->lvl_ptr[l]; k < w->lvl_ptr[l + 1]; k++) {
-            if (sub[k] < 0) {
-                w->top[t++] = (int)k;
-                continue;
-            }
-            size_t i = (size_t)sub[k] * nlev + l;
-            if (w->sub_hi[i] == 0)
-                w->sub_lo[i] = k;
-            w->sub_hi[i] = k + 1;
+    for (size_t k = 0; k < nn; k++) { /* postorder: a subtree is a contiguous range */
+        if (sub[k] < 0) {
+            w->top[t++] = (int)k;
+            continue;
         }
+        size_t i = (size_t)sub[k];
+        if (w->sub_hi[i] == 0)
+            w->sub_lo[i] = k;
+        w->sub_hi[i] = k + 1;
+    }
     free(sub);
     w->nsub = nsub;
     w->ntop = ntop;
