@@ -25,10 +25,16 @@ enum { NMETH = 2 };
 
 static const char *const methods[NMETH] = {"dca/rk4:threads=1", "index1/rk4:linsol=cholmod"};
 static const size_t Ns[] = {1000, 10000, 100000};
-/* steps of the shorter run (about 0.02 s of CPU per timing run of dca at
- * N = 1e3 and 1e4, 0.5 s at 1e5) and timing runs after the warm-up */
-static const long Ks[] = {16, 2, 1};
-static const int Reps[] = {3, 3, 1};
+/* Steps K of the shorter run and timing runs after the warm-up, the same for
+ * both methods.  The per-step cost is a difference of two CPU times, each the
+ * minimum over the runs (the warm-up run among them, slower by the tree
+ * analysis of dca and CHOLMOD's symbolic analysis: 0.6 s of CHOLMOD at
+ * N = 1e5, not repeated in later runs), so K and the runs are chosen to make the difference
+ * large against the jitter of one run: at N = 1e5 runs of 4 and 8 steps, 3
+ * timings each (before: 1 and 2 steps, one timing each, and the ratio moved
+ * 4.3 .. 6.6 between two runs on a quiet machine). */
+static const long Ks[] = {32, 8, 4};
+static const int Reps[] = {3, 3, 3};
 static const double H = 1e-3, GOAL = 5.0;
 
 /* Minimum CPU over reps timing runs of steps steps (plus a warm-up run); the
