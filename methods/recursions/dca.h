@@ -10,9 +10,9 @@
 /* The critical path of the passes, counted from the analysed tree.
  * Work is counted in multiply-adds of one assembly plus one disassembly pass
  * (the loops' trip counts; a Cholesky factorisation of order n as n^3/6 + n^2/2,
- * one pair of triangular solves as n^2).  The passes run level by level (level
- * = height in the tree, leaves 0), every node of a level independent of the
- * others, so a pass on P threads takes at least max(work / P, span) and at most
+ * one pair of triangular solves as n^2).  Every node of a level (level =
+ * height in the tree, leaves 0) is independent of the others, so a pass
+ * scheduled level by level on P threads takes at least max(work / P, span) and at most
  * about work / P + span (Brent), span = sum over levels of the largest node. */
 typedef struct mbs_dca_stats {
     size_t bodies, nodes, levels;

@@ -1,9 +1,9 @@
 /* Private to methods/dca*.c: the divide-and-conquer workspace,
  * shared by dca.c (method glue: workspace, matrices, augmented-Lagrangian
  * iteration, projections, registration), dca_tree.c (structure analysis: bodies,
- * binary tree, row assignment, handles, level layout, work counts) and
- * dca_pass.c (the assembly and disassembly passes, level by level, in parallel
- * with OpenMP).  The mathematics is described at the top of dca.c. */
+ * binary tree, row assignment, handles, postorder layout, work counts) and
+ * dca_pass.c (the assembly and disassembly passes, subtrees in parallel with
+ * OpenMP).  The mathematics is described at the top of dca.c. */
 #ifndef MBS_DCA_IMPL_H
 #define MBS_DCA_IMPL_H
 

@@ -1,10 +1,11 @@
 /* The assembly and disassembly passes of the divide-and-conquer formulation
  * ([dca_augmented_lagrangian] Sects. 2.2-2.3, Eqs. (9)-(32) in the compliance form described at
- * the top of dca.c), run level by level over the tree of dca_tree.c:
- * assembly from the leaves (level 0) up to the root, disassembly from the root
- * down.  The nodes of one level are independent (none is an ancestor of
- * another), so with w->nthreads > 1 a level's nodes are split over an OpenMP
- * team ([dca_augmented_lagrangian] Sect. 4.4: O(k log2 n) on O(n) processors).
+ * the top of dca.c), over the tree of dca_tree.c: assembly from the leaves up
+ * to the root (the nodes in postorder, each right after its children),
+ * disassembly from the root down (in reverse postorder).  Nodes of which none
+ * is an ancestor of another are independent, so with w->nthreads > 1 disjoint
+ * subtrees run on the threads of an OpenMP team ([dca_augmented_lagrangian]
+ * Sect. 4.4: O(k log2 n) on O(n) processors, level by level).
  *
  * Results do not depend on the thread count, bit for bit: every node reads only
  * its children's (assembly) or its ancestors' (disassembly) numbers and writes
