@@ -2,6 +2,7 @@
  * ([arnold2016dae] Section 4.2, [pennestri_coordinate_reduction] Section 4): observed orders against
  * the nominal ones, drift-off exponents ([arnold2016dae] Fig. 14), the projection's
  * invariants, the Example 9 non-convergence of lambda, and parameter errors. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,33 @@ START_TEST(projection_keeps_constraints)
         ck_assert_int_gt(r.cnt.newton_iters, 0);
         mbs_record_free(&r);
     }
+}
+END_TEST
+
+START_TEST(projection_every_step_keeps_order)
+{
+    /* The default eps_g projects at every step.  With eps_g = 1e-10 the steps
+     * whose drift stayed below it were not projected, which steps projected
+     * changed with h, and the error was not smooth in h: heavytop-nc q
+     * 3.7e-8, 8.1e-9, 3.9e-10, 2.5e-11 at h = 5e-3 .. 6.25e-4 (pairwise 2.21,
+     * 4.36, 3.98: no order).  Projecting every step: 3.8e-8 .. 1.3e-11,
+     * pairwise 3.73, 3.89, 3.94 (dca-proj/rk4, an independent projection to
+     * 1e-14, gives the same errors to 3 digits). */
+    mbs_test_study_order("heavytop-nc", "proj-index1/rk4", 0.005, 4, 4.0, 0.3);
+}
+END_TEST
+
+START_TEST(projection_stops_at_round_off)
+{
+    /* A 10 m pendulum: g = x^2 + y^2 - l^2 has terms of 100, so ||g|| cannot
+     * fall below about 1.4e-14 = eps_g; the simplified Newton iteration stops
+     * when its correction is at the rounding of q instead of failing with
+     * "||g|| = 1.42e-14 > eps_g = 1e-14 after 10 iterations". */
+    mbs_record r;
+    mbs_test_run("pendulum:l=10", "proj-index1/rk4:eps_g=1e-14", 0.01, NAN, 10.0, &r);
+    ck_assert_msg(r.status == MBS_OK, "%s", r.reason);
+    ck_assert_double_le(r.res_pos_max, 64 * DBL_EPSILON * 100.0);
+    mbs_record_free(&r);
 }
 END_TEST
 
@@ -456,6 +484,8 @@ Suite *mbs_suite_halfexp(void)
     tcase_add_test(tc, index1_drift_is_quadratic);
     tcase_add_test(tc, index2_drift_is_linear);
     tcase_add_test(tc, projection_keeps_constraints);
+    tcase_add_test(tc, projection_every_step_keeps_order);
+    tcase_add_test(tc, projection_stops_at_round_off);
     tcase_add_test(tc, baumgarte_stops_drift);
     tcase_add_test(tc, projection_is_mass_orthogonal);
     tcase_add_test(tc, hedopri5_is_dopri5_on_index1);

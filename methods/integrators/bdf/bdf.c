@@ -516,7 +516,7 @@ static int bdf_alloc(const mbs_method_def *m, const mbs_params *p, mbs_ctx *ctx,
     st->order = (int)param_or(p, "order", 2);
     st->newton_tol = param_or(p, "newton_tol", 1e-15);
     st->lsk = (int)param_or(p, "linsol", BDF_LS_FULL);
-    double C = param_or(p, "C", 1.0), eps_g = param_or(p, "eps_g", 1e-10);
+    double C = param_or(p, "C", 1.0), eps_g = param_or(p, "eps_g", 1e-14);
     int s = MBS_OK;
     if (!(st->kappa > 0.0 && st->kappa <= 1.0))
         s = mbs_fail(ctx, MBS_BAD_INPUT, pb->t0, "%s: kappa=%g must lie in (0, 1]", m->name,
