@@ -72,7 +72,11 @@
  * (t_n, q_n, v_n) into the state (one extra KKT solve per step; second order
  * for EP); lambda=mid the raw mid-step values of the last step.
  *
- * Newton: simplified Newton on the step equations (iteration matrix with the
+ * Newton: simplified Newton on the step equations for the increments
+ * q_f - q_i (and q_j - q_i), from which the velocities are formed (q_f is
+ * rounded to eps |q|, and (q_f - q_i) / h would carry that rounding times 1 / h
+ * into v: twomass over [0, 5] at h = 1.25e-4, ed/tdg v 1.8e-10 that way, 1.6e-14
+ * from the increments) (iteration matrix with the
  * mass matrix, the discrete gradients, the constraint Jacobian at q_f and, with
  * fjac, force derivatives by finite differences at the predicted midpoint once
  * per step; the curvature of the constraints is neglected, which costs O(h^2)
@@ -145,6 +149,7 @@ static void ws_free(void *state)
     double *arr[] = {w->qi, w->vi, w->qf, w->vf, w->qj, w->vj, w->lam, w->lam0,
                      w->qm, w->vm, w->dq, w->zero, w->fg, w->fh, w->ga, w->gb,
                      w->gc, w->gd, w->ag, w->gf, w->tmp, w->acc, w->lend, w->fi, w->fj,
+                     w->pf, w->pj, w->dvf, w->dvj,
                      w->f0, w->f1, w->qx, w->vx, w->adiag};
     for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++)
         free(arr[i]);
@@ -204,7 +209,8 @@ static int ws_alloc(const mbs_method_def *m, const mbs_params *params, mbs_ctx *
                !w->dx || (!w->ed && (!w->Jg || !w->pg || !w->rg || !w->dg));
     double **nv_arr[] = {&w->qi, &w->vi, &w->qf, &w->vf, &w->qj, &w->vj, &w->qm,
                          &w->vm, &w->dq, &w->zero, &w->fg, &w->fh, &w->tmp, &w->acc,
-                         &w->fi, &w->fj, &w->f0, &w->f1, &w->qx, &w->vx};
+                         &w->fi, &w->fj, &w->f0, &w->f1, &w->qx, &w->vx,
+                         &w->pf, &w->pj, &w->dvf, &w->dvj};
     for (size_t i = 0; i < sizeof nv_arr / sizeof nv_arr[0]; i++)
         fail |= !(*nv_arr[i] = calloc(n, sizeof(double)));
     double **nl_arr[] = {&w->lam, &w->lam0, &w->ga, &w->gb, &w->gc, &w->gd,
@@ -315,13 +321,24 @@ static int energy_converged(energy_ws *w, mbs_ctx *ctx, double t, double h, doub
     return MBS_OK;
 }
 
+/* Eq. (5) in increments: the Newton unknown is pf = q_f - q_i, and
+ * v_f = v_i + 2 (pf - h v_i) / h, q_f = q_i + pf (see ed_velocities below). */
+static void ep_velocities(energy_ws *w, double h)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        w->dvf[i] = 2.0 * (w->pf[i] - h * w->vi[i]) / h;
+        w->qf[i] = w->qi[i] + w->pf[i];
+        w->vf[i] = w->vi[i] + w->dvf[i];
+    }
+}
+
 /* One EP step from (w->qi, w->vi) at t; result in w->qf, w->vf, w->lam. */
 static int ep_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
 {
     size_t n = w->n, nl = w->nl;
     double tf = t + h, tm = t + 0.5 * h, c = 0.5 * h * h;
     for (size_t i = 0; i < n; i++) {
-        w->qf[i] = w->qi[i] + h * w->vi[i];
+        w->pf[i] = h * w->vi[i];
         w->qm[i] = w->qi[i] + 0.5 * h * w->vi[i];
     }
     int s0, refresh = 1;
@@ -334,8 +351,7 @@ static int ep_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
                             "Newton did not converge in %ld iterations (step h=%g)", w->maxit, h);
         mbs_count_newton(ctx);
         int s;
-        for (size_t i = 0; i < n; i++)
-            w->vf[i] = 2.0 * (w->qf[i] - w->qi[i]) / h - w->vi[i];
+        ep_velocities(w, h);
         if ((s = mbs_energy_dgrad(w, ctx, t, w->qi, tf, w->qf, w->Bg, w->ag, w->gf)) != MBS_OK ||
             (s = mbs_energy_fbar(w, ctx, tm, w->qi, w->vi, w->qf, w->vf, w->fg)) != MBS_OK)
             return s;
@@ -349,7 +365,7 @@ static int ep_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
         for (size_t i = 0; i < n; i++) {
             double r = -c * w->fg[i];
             for (size_t j = 0; j < n; j++)
-                r += gsl_matrix_get(w->M, i, j) * (w->qf[j] - w->qi[j] - h * w->vi[j]);
+                r += gsl_matrix_get(w->M, i, j) * (w->pf[j] - h * w->vi[j]);
             for (size_t k = 0; k < nl; k++)
                 r += c * gsl_matrix_get(w->Bg, k, i) * w->lam[k];
             gsl_vector_set(w->r, i, -r);
@@ -384,8 +400,8 @@ static int ep_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
             return s;
         double dqn = 0.0, dln = 0.0;
         for (size_t i = 0; i < n; i++) {
-            w->qf[i] += gsl_vector_get(w->dx, i);
-            dqn = fmax(dqn, fabs(gsl_vector_get(w->dx, i)) / (1.0 + fabs(w->qf[i])));
+            w->pf[i] += gsl_vector_get(w->dx, i);
+            dqn = fmax(dqn, fabs(gsl_vector_get(w->dx, i)) / (1.0 + fabs(w->qi[i] + w->pf[i])));
         }
         for (size_t k = 0; k < nl; k++) {
             w->lam[k] += gsl_vector_get(w->dx, n + k);
@@ -405,32 +421,37 @@ static int ep_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
         refresh = dn > 0.25 * prev;
         prev = dn;
     }
-    for (size_t i = 0; i < n; i++)
-        w->vf[i] = 2.0 * (w->qf[i] - w->qi[i]) / h - w->vi[i];
+    ep_velocities(w, h);
     return MBS_OK;
 }
 
-/* Velocities of the ED scheme from Eqs. (25), (26): p = q_f - q_i, s = q_j - q_i. */
+/* Velocities of the ED scheme from Eqs. (25), (26) in increments: pf = q_f - q_i,
+ * pj = q_j - q_i (the Newton unknowns) give dvj = v_j - v_i, dvf = v_f - v_i, and
+ * q_f = q_i + pf, q_j = q_i + pj for the evaluations.  Formed from the increments,
+ * not from the rounded q_f, q_j: (q_f - q_i) / h would carry their rounding eps |q|
+ * times 1 / h into the velocities (a floor that grows as h falls). */
 static void ed_velocities(energy_ws *w, double h)
 {
     double a = w->a;
     for (size_t i = 0; i < w->n; i++) {
-        double p = w->qf[i] - w->qi[i], s = w->qj[i] - w->qi[i];
-        double dvj = (2.0 * p / h - 2.0 * w->vi[i] + 6.0 * s / h) / (1.0 + a);
-        double dvf = 2.0 * p / h - 2.0 * w->vi[i] - dvj;
-        w->vj[i] = w->vi[i] + dvj;
-        w->vf[i] = w->vi[i] + dvf;
+        double u = 2.0 * (w->pf[i] - h * w->vi[i]) / h;
+        w->dvj[i] = (u + 6.0 * w->pj[i] / h) / (1.0 + a);
+        w->dvf[i] = u - w->dvj[i];
+        w->qf[i] = w->qi[i] + w->pf[i];
+        w->qj[i] = w->qi[i] + w->pj[i];
+        w->vj[i] = w->vi[i] + w->dvj[i];
+        w->vf[i] = w->vi[i] + w->dvf[i];
     }
 }
 
-/* One ED step; unknowns x = (q_f, q_j, lambda_g). */
+/* One ED step; unknowns x = (q_f - q_i, q_j - q_i, lambda_g). */
 static int ed_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
 {
     size_t n = w->n, nl = w->nl;
     double tf = t + h, tm = t + 0.5 * h, c = 0.5 * h * h, a = w->a;
     for (size_t i = 0; i < n; i++) {
-        w->qf[i] = w->qi[i] + h * w->vi[i];
-        w->qj[i] = w->qi[i];
+        w->pf[i] = h * w->vi[i];
+        w->pj[i] = 0.0;
     }
     int s0;
     if (a > 0.0 && (s0 = mbs_force(ctx, t, w->qi, w->vi, w->fi)) != MBS_OK)
@@ -473,8 +494,8 @@ static int ed_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
             double r1 = -c * w->fg[i], r2 = -c * w->fh[i];
             for (size_t j = 0; j < n; j++) {
                 double mij = gsl_matrix_get(w->M, i, j);
-                r1 += 0.5 * h * mij * (w->vf[j] - w->vi[j]);
-                r2 += 0.5 * h * mij * (w->vj[j] - w->vi[j]);
+                r1 += 0.5 * h * mij * w->dvf[j];
+                r2 += 0.5 * h * mij * w->dvj[j];
             }
             for (size_t k = 0; k < nl; k++) {
                 double bg = gsl_matrix_get(w->Bg, k, i), bh = gsl_matrix_get(w->Bh, k, i);
@@ -491,7 +512,7 @@ static int ed_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
         for (size_t k = 0; k < nl; k++) {
             double rk = w->gf[k];
             for (size_t j = 0; k >= nh0 && j < n; j++)
-                rk += gsl_matrix_get(w->Bh, k, j) * (w->qj[j] - w->qi[j]);
+                rk += gsl_matrix_get(w->Bh, k, j) * w->pj[j];
             gsl_vector_set(w->r, 2 * n + k, -rk);
         }
         if (refresh) {
@@ -535,10 +556,11 @@ static int ed_step(energy_ws *w, mbs_ctx *ctx, double t, double h)
             return s;
         double dqn = 0.0, dln = 0.0;
         for (size_t i = 0; i < n; i++) {
-            w->qf[i] += gsl_vector_get(w->dx, i);
-            w->qj[i] += gsl_vector_get(w->dx, n + i);
-            dqn = fmax(dqn, fmax(fabs(gsl_vector_get(w->dx, i)) / (1.0 + fabs(w->qf[i])),
-                                 fabs(gsl_vector_get(w->dx, n + i)) / (1.0 + fabs(w->qj[i]))));
+            w->pf[i] += gsl_vector_get(w->dx, i);
+            w->pj[i] += gsl_vector_get(w->dx, n + i);
+            double qf = w->qi[i] + w->pf[i], qj = w->qi[i] + w->pj[i];
+            dqn = fmax(dqn, fmax(fabs(gsl_vector_get(w->dx, i)) / (1.0 + fabs(qf)),
+                                 fabs(gsl_vector_get(w->dx, n + i)) / (1.0 + fabs(qj))));
         }
         for (size_t k = 0; k < nl; k++) {
             w->lam[k] += gsl_vector_get(w->dx, 2 * n + k);

@@ -31,6 +31,11 @@ typedef struct energy_ws {
     gsl_permutation *perm;
     gsl_vector *r, *dx;
     double *qi, *vi, *qf, *vf, *qj, *vj, *lam, *lam0;
+    /* The Newton unknowns as increments, pf = q_f - q_i and pj = q_j - q_i, and the
+     * velocity increments dvf = v_f - v_i, dvj = v_j - v_i formed from them: q_f, q_j
+     * are rounded to eps |q|, and a velocity 2 (q_f - q_i) / h - v_i formed from them
+     * would carry that rounding times 2 / h. */
+    double *pf, *pj, *dvf, *dvj;
     double *qm, *vm, *dq, *zero, *fg, *fh, *ga, *gb, *gc, *gd, *ag, *gf, *tmp;
     mbs_index1 *ix;     /* lambda=end: index-1 multipliers at the step ends */
     double *acc, *lend; /* v' and lambda of the index-1 system at the step end */
