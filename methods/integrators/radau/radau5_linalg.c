@@ -142,16 +142,14 @@ int mbs_radau_lu_singular(const gsl_matrix *LU)
  * has x_q = (b_q + x_v)/gamma, and x_2 solves the system of order n - n_q
  *     (A_22 - J_2q [I 0]/gamma) x_2 = b_2 + J_2q b_q / gamma,
  * the same solution in exact arithmetic with an LU of order n - n_q (3 instead
- * of 5 on the pendulum).  Not for extended problems (their E, F are the
- * problem's own; the wheelset keeps its results: its errors at TOL 1e-6 swing
- * 3.6e-6 .. 5.7e-5 under 2% changes of TOL, so round-off-level changes would
- * move the [arnold2016dae] Fig. 13 comparisons of reproductions/wheelset-fig12-13).  Checked on E0, J0 (exact zeros and ones, as the
- * forms set them) after every Jacobian evaluation (st->red, radau5.c); 0 keeps
- * the full system. */
+ * of 5 on the pendulum; 12 instead of 17 on the wheelset, an extended problem
+ * whose E and dF/dy have these q rows too).  Checked on E0, J0 (exact zeros and
+ * ones, as the forms set them) after every Jacobian evaluation (st->red,
+ * radau5.c); 0 keeps the full system. */
 int mbs_radau_reducible(const radau_state *st)
 {
     const size_t n = st->n, nq = st->form->nq;
-    if (!st->p1r || nq == 0 || 2 * nq > n || st->form->nx)
+    if (!st->p1r || nq == 0 || 2 * nq > n)
         return 0;
     /* dF/dy from the derivative callbacks (H = I, dae_form_deriv.c) sets the q
      * rows of J to exactly (0 I 0) in every form but GGL, and E =
