@@ -197,7 +197,8 @@ static double creep_ellipse(const side *s, double N)
 {
     double R = s->R, Rp = s->Rp;
     double RR = R * sqrt(1.0 + Rp * Rp);
-    double rhoG = -s->Gpp / pow(1.0 + s->Gp * s->Gp, 1.5), rhoR = 0.0;
+    double g = 1.0 + s->Gp * s->Gp;
+    double rhoG = -s->Gpp / (g * sqrt(g)), rhoR = 0.0; /* -G'' / (1 + G'^2)^(3/2) */
     double A = 0.5 / RR, Bc = 0.5 * (rhoG + rhoR);
     return cbrt(3.0 * fabs(N) * (1.0 - SIGMA) * EE /
                 (2.0 * PI_CREEP * (A + Bc) * GM * sqrt(GG)));
@@ -209,8 +210,9 @@ static void creep_prepare(const double *p, const side *s, double cd, double N, c
 {
     k->c = creep_ellipse(s, N);
     /* The yaw angle enters the creep routine as theta / cos(delta) (Sect. 4.3). */
-    k->S = sin(p[3] / cd);
-    k->K = cos(p[3] / cd);
+    const double u = p[3] / cd; /* one quotient: sin and cos of it in one sincos */
+    k->S = sin(u);
+    k->K = cos(u);
 }
 
 static void creep(const angles *an, const double *v, double beta, const side *s,
@@ -325,18 +327,20 @@ static int contact_planes(const double *y, contact *c)
 {
     const side *sP = &c->P, *sN = &c->N;
     double cph = c->an.cph, sph = c->an.sph, cth = c->an.cth, sth = c->an.sth;
-    /* Contact-plane angles: principal-value arctangent of the quotient. */
-    double num, den;
+    /* Contact-plane angles delta: the principal-value arctangent of the
+     * quotient q, so cos delta = 1/sqrt(1 + q^2) > 0 and sin delta = q cos delta
+     * (no atan, sin, cos). */
+    double num, den, q;
     num = (sP->Rp * cph - sph * sP->cps) * cth + sP->sps * sth;
     den = -sP->Rp * sph - sP->cps * cph;
-    double dP = atan(num / den);
+    q = num / den;
+    c->cdP = 1.0 / sqrt(1.0 + q * q);
+    c->sdP = q * c->cdP;
     num = (sN->Rp * cph - sph * sN->cps) * cth + sN->sps * sth;
     den = sN->Rp * sph + sN->cps * cph;
-    double dN = atan(num / den);
-    c->cdP = cos(dP);
-    c->sdP = sin(dP);
-    c->cdN = cos(dN);
-    c->sdN = sin(dN);
+    q = num / den;
+    c->cdN = 1.0 / sqrt(1.0 + q * q);
+    c->sdN = q * c->cdN;
     return contact_normal(y, c);
 }
 
