@@ -147,12 +147,14 @@ END_TEST
  * structure of our index-3 form), Table II.17.2 ([testset24],
  * caraxis): rtol = atol = h0 = 1e-4: 98 steps (97 accepted), mescd 1.34;
  * 1e-7: 289 steps (288 accepted), mescd 3.73.  Measured here: 98 (97) with
- * mescd 1.35 and 290 (289) with mescd 3.74. */
+ * mescd 1.35 and 290 (289) with mescd 3.74, with RADAU5's Newton stop
+ * (nstop=radau5; the default also stops on the unweighted increments: 301
+ * steps at 1e-7). */
 START_TEST(testset_caraxis)
 {
     static const double tol[2] = {1e-4, 1e-7}, steps[2] = {98, 289}, mescd[2] = {1.34, 3.73};
     mbs_record rec;
-    mbs_test_run("caraxis", "index3/radau5", tol[_i], tol[_i], NAN, &rec);
+    mbs_test_run("caraxis", "index3/radau5:nstop=radau5", tol[_i], tol[_i], NAN, &rec);
     ck_assert_msg(rec.status == MBS_OK, "caraxis: %s", rec.reason);
     double total = (double)(rec.cnt.steps + rec.cnt.rejected);
     ck_assert_msg(fabs(total - steps[_i]) <= 0.03 * steps[_i] + 1.0,
@@ -394,6 +396,25 @@ START_TEST(fixed_stagnation_at_roundoff)
 }
 END_TEST
 
+/* Index-3 form: the Newton iteration stops only when its increment also meets
+ * RADAU5's test unweighted (v and lambda not divided by h, h^2; radau5.c
+ * radau_newton_index3).  simple-pendulum over 10 s at tol 1e-10, q error
+ * against the exact solution: 6.5e-7 with RADAU5's index-weighted test alone
+ * (the tangential velocity's iteration error fnewt atol'/h per step
+ * accumulated: 6.5e3 tol), 1.3e-8 now (1524 steps both); index3/radau 7.7e-8
+ * -> 7.0e-11; ujoint at 1e-10 (against index1/rk8pd at 1e-13): 2.8e-7 -> 1.4e-9. */
+START_TEST(index3_newton_unweighted_stop)
+{
+    static const char *meth[2] = {"index3/radau5", "index3/radau"};
+    mbs_record rec;
+    mbs_test_run("simple-pendulum", meth[_i], NAN, 1e-10, 10.0, &rec);
+    ck_assert_msg(rec.status == MBS_OK, "%s: %s", meth[_i], rec.reason);
+    ck_assert_msg(rec.have_ref && rec.err.q <= 5e-8, "simple-pendulum %s tol 1e-10: err_q %.3g",
+                  meth[_i], rec.err.q);
+    mbs_record_free(&rec);
+}
+END_TEST
+
 Suite *mbs_suite_radau(void)
 {
     Suite *s = suite_create("radau");
@@ -411,6 +432,7 @@ Suite *mbs_suite_radau(void)
     tcase_add_loop_test(tc, index3_unconstrained_velocities, 0, 2);
     tcase_add_loop_test(tc, index3_consistent_estimate, 0, 6);
     tcase_add_test(tc, fixed_stagnation_at_roundoff);
+    tcase_add_loop_test(tc, index3_newton_unweighted_stop, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -167,11 +167,11 @@ START_TEST(test_wheelset_fig12_13)
         const char *run, *extract, *tail;
         int expect;
     } c[] = {
-        {"wheelset:form=index3 index3/radau5 tol=1e-6", "relerr_q:0",
+        {"wheelset:form=index3 index3/radau5:nstop=radau5 tol=1e-6", "relerr_q:0",
          "published = 1e-3\nrelation = >\n", 0},
-        {"wheelset:form=index3 index3/radau5 tol=1e-6", "relerr_q:0",
+        {"wheelset:form=index3 index3/radau5:nstop=radau5 tol=1e-6", "relerr_q:0",
          "published = 1e-3\nrelation = <\n", 1},
-        {"wheelset:form=index3 index3/radau5 tol=1e-6", "relerr_q:0",
+        {"wheelset:form=index3 index3/radau5:nstop=radau5 tol=1e-6", "relerr_q:0",
          "published = 1.84e-2\nrtol = 0.2\n", 0},
         {"wheelset index2/radau5 tol=1e-6", "relerr_q:0", "published = 1e-4\nrelation = <\n", 0},
         {"wheelset index2/radau5 tol=1e-6", "relerr_q:5", "published = 1\nrelation = <\n", 1},

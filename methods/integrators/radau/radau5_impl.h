@@ -93,6 +93,10 @@ typedef struct radau_state {
     gsl_vector_complex *bc; /* of the complex solves */
     double *W; /* transformed residual (ns n) */
     double *y, *Z, *dZ, *R, *Yd, *F0, *F1, *F2, *cont, *scal, *rs, *cs, *err, *Ys, *Es_w;
+    /* Index-3 form (adaptive): the weights atol + rtol |y_i| without the index
+     * division, for the Newton iteration's second stop (radau_newton_index3);
+     * NULL otherwise */
+    double *scal1;
     double *yd0; /* y'(t_n) of the differential components (first-step predictor) */
     gsl_matrix *Mw;
     gsl_permutation *pm;

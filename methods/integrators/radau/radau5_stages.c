@@ -471,6 +471,8 @@ void mbs_radau_set_scal(radau_state *st, double rtol, double atol, double h, int
     const mbs_dae_form *f = st->form;
     for (size_t k = 0; k < st->n; k++) {
         double sc = atol + rtol * fabs(st->y[k]);
+        if (st->scal1)
+            st->scal1[k] = sc;
         int idx = f->var_index[k];
         if (f->kind == MBS_FORM_INDEX3 && f->nl > 0 && k >= f->nq && k < f->nq + f->nv)
             idx = st->v_index2[k - f->nq] ? 2 : 1;

@@ -41,10 +41,20 @@
 
 /* The variable-order family: RADAU's NSMIN and NSMAX (IWORK(11), (12)), and
  * where the iteration matrix takes its Jacobian (radau5.c, radau_jac_point). */
+/* The index-3 form's Newton stop (radau5.c, radau_newton_index3); the
+ * adaptive methods only, ignored on the other forms. */
+#define RADAU_NSTOP_PARAM                                                                   \
+    {"nstop", 1, 0, 1,                                                                      \
+     "index-3 form: where the Newton iteration stops: radau5 (RADAU5's test in its error "  \
+     "weights, v and lambda divided by h and h^2) or unweighted (default: that test, then "  \
+     "the same test without the division, until met or the increments stop falling); "     \
+     "other forms: RADAU5's test", "radau5,unweighted", 1}
+
 #define RADAU_NS_PARAMS                                                                     \
     {"nsmin", 0, 0, 2, "fewest stages: 3, 5 or 7 (orders 5, 9, 13; RADAU NSMIN)", "3,5,7", 1}, \
     {"nsmax", 2, 0, 2, "most stages: 3, 5 or 7, not below nsmin (RADAU NSMAX); the run "      \
                        "starts with nsmin", "3,5,7", 1},                                      \
+    RADAU_NSTOP_PARAM,                                                                      \
     {"jpoint", 0.0, 0.0, 1.0,                                                               \
      "where in the step the dense iteration matrix takes dF/dy and E: 0 (default) at "      \
      "(t_n, y_n) as RADAU; c in (0, 1] at t_n + c h on the previous step's collocation "    \
@@ -59,6 +69,7 @@ static const mbs_param_def radau_var_newton_params[] = {RADAU_VAR_NEWTON_PARAMS}
  * PEERS.md, the index-1 ODE Jacobian is dense). */
 static const mbs_param_def radau_linsol_params[] = {RADAU_LINSOL_PARAM};
 static const mbs_param_def radau_ns_params[] = {RADAU_NS_PARAMS};
+static const mbs_param_def radau_nstop_params[] = {RADAU_NSTOP_PARAM};
 
 #define RADAU_CITE                                                                          \
     "Hairer & Wanner, Solving ODEs II, Sect. IV.8 (RADAU5) and VII.4; Hairer, Lubich, Roche " \
@@ -101,6 +112,7 @@ const mbs_dae_integrator mbs_dae_integrators_radau[] = {
         .order = RADAU_ORDERS(5, 3),
         .params = MBS_PARAM_LIST(radau5_newton_params),
         .form_params = MBS_PARAM_LIST(radau_linsol_params),
+        .tail_params = MBS_PARAM_LIST(radau_nstop_params),
         .ops = &mbs_radau_ops,
         .variant = &(const radau_integrator){.stages = 3, .code = "RADAU5"},
         .summary = "Radau IIA order 5, adaptive",
