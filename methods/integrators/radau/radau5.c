@@ -827,14 +827,23 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
 
         /* A switching function changed sign over the attempt: redo it to end
          * on the first root (radau_switch.c); Jacobian and iteration matrix
-         * are kept, the factorisation follows the new h. */
+         * are kept, the factorisation follows the new h.  A landing attempt
+         * whose own root is off its end is redone to that root (a stretch
+         * only within [t, t_end)); h_cut stays the first cut attempt's. */
         if (st->nsw) {
             double th;
             int k;
             if ((s = mbs_radau_switch_find(st, ctx, t, h, &th, &k)) != MBS_OK)
                 goto failed_eval;
+            if (k >= 0 && th > 1.0 && !(t + th * h < t_end))
+                k = -1;
             if (k >= 0) {
-                h_cut = h;
+                if (st->sw_land < 0) {
+                    h_cut = h;
+                    st->sw_redo = 0;
+                } else {
+                    st->sw_redo++;
+                }
                 h *= th;
                 mbs_radau_switch_restrict(st, th);
                 st->sw_land = k;

@@ -112,11 +112,12 @@ typedef struct radau_state {
      * modes only): their number (0: none), values at t_n (sw0) and at the end
      * of the current attempt (sw1), the side (+1, -1) of the piece the
      * solution is on (swsg), the function the current attempt was cut to land
-     * on (sw_land, -1: none), work (swy: a polynomial value, n). */
+     * on (sw_land, -1: none), work (swy: a polynomial value, n), and how
+     * often the landing attempt was redone to its own root (sw_redo). */
     size_t nsw;
     double *sw0, *sw1, *swy;
     int *swsg;
-    int sw_land;
+    int sw_land, sw_redo;
 } radau_state;
 
 int mbs_radau_tableau(radau_coeffs *k);
@@ -156,7 +157,9 @@ void mbs_radau_set_scal(radau_state *st, double rtol, double atol, double h, int
  * alloc: st->nsw and the work arrays (MBS_NO_MEMORY); start: their sides at
  * (t, st->y); find: after an attempt's Newton iteration converged, the first
  * root theta in (0, 1) of a function that changed sign over the attempt, on
- * its collocation polynomial (*which = -1, *theta = 1: none to land on);
+ * its collocation polynomial (*which = -1, *theta = 1: none to land on); on a
+ * landing attempt, *which = sw_land with theta near 1 (above 1 too: stretch)
+ * where that attempt's own root is off its end;
  * accept: the sides after an accepted attempt. */
 int mbs_radau_switch_alloc(radau_state *st, mbs_ctx *ctx);
 void mbs_radau_switch_free(radau_state *st);

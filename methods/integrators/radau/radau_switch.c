@@ -28,6 +28,18 @@
  * Excursions that do not bend the samples that way, and a root closer to t_n
  * than RADAU_SW_MIN h (the solution touching the switch again right after a
  * landing), are stepped over.
+ * The root is that of the cut attempt's polynomial, which straddled the
+ * switch and so carries the O(J tau^2) error above: the landing attempt's own
+ * solution crossed up to 1e-3 of its step before or after its end (wheelset,
+ * tol 1e-10: sw at the end -2.4e-5 and -1.0e-4 where the search had left the
+ * root to 1e-10 h, or +7e-5 short of it), i.e. it straddled the switch by
+ * that much and left errors of 1e-9 in v and 1e-8 in beta (index2/radau: 1.4e-9
+ * mixed error at t = 0.02 with two such landings, 8e-11 when they end on
+ * their own root).  So the function landed on is searched on the landing
+ * attempt too (redo_landing): across before its end, the attempt is cut to its
+ * own root; short of the switch, stretched to the secant root through the last
+ * sample and the end; until the root is within RADAU_SW_REDO h of the end (one
+ * or two redos, each of a few Newton iterations from the restricted stages).
  * Not in the index-3 form: there the error is set by the index-3 weights (v
  * and lambda errors accepted up to TOL/h and TOL/h^2), landings gained
  * nothing (wheelset, index3/radau5 at tol 1e-12: 1.5e-6 with, 5.6e-7
@@ -43,6 +55,11 @@
  * step shorter than this times h), and the width of the final bracket in
  * theta. */
 static const double RADAU_SW_MIN = 1e-3, RADAU_SW_TOL = 1e-10;
+/* A landing attempt is redone (cut or stretched) while its own root of the
+ * function it lands on is more than RADAU_SW_REDO h from its end, at most
+ * RADAU_SW_REDO_MAX times (radau5_impl.h, sw_redo). */
+static const double RADAU_SW_REDO = 1e-6;
+enum { RADAU_SW_REDO_MAX = 3 };
 
 int mbs_radau_switch_alloc(radau_state *st, mbs_ctx *ctx)
 {
@@ -159,6 +176,86 @@ static int near_miss(radau_state *st, mbs_ctx *ctx, double t, double h, size_t j
     return MBS_OK;
 }
 
+/* Illinois regula falsi for the root of function j on the attempt's
+ * polynomial in [lo, hi] (sw(lo) on side g, sw(hi) across), to a bracket of
+ * RADAU_SW_TOL; *root = its end across.  fs: scratch for one evaluation. */
+static int illinois(radau_state *st, mbs_ctx *ctx, double t, double h, size_t j, double lo,
+                    double flo, double hi, double fhi, double *fs, double *root)
+{
+    const int g = st->swsg[j];
+    int kept = 0;
+    for (int it = 0; it < 60 && hi - lo > RADAU_SW_TOL; it++) {
+        double xm = (lo * fhi - hi * flo) / (fhi - flo);
+        if (!(xm > lo && xm < hi))
+            xm = 0.5 * (lo + hi);
+        poly_value(st, xm);
+        int s = mbs_ext_switches(ctx, t + xm * h, st->swy, fs);
+        if (s != MBS_OK)
+            return s;
+        double fx = fs[j];
+        if (fx * g > 0.0) {
+            lo = xm, flo = fx;
+            if (kept == 1)
+                fhi *= 0.5;
+            kept = 1;
+        } else {
+            hi = xm, fhi = fx;
+            if (kept == -1)
+                flo *= 0.5;
+            kept = -1;
+        }
+    }
+    *root = hi;
+    return MBS_OK;
+}
+
+/* The landing attempt on function j: theta of its own root of j when that is
+ * more than RADAU_SW_REDO from the end, else 1.  Across at the end: the root
+ * of the bracket below the first sample across (Illinois, as in
+ * mbs_radau_switch_find).  Short of it: the secant through the last interior
+ * sample and the end, taken where it stays within 10% of the attempt (a root
+ * further out is left to the next step, as before).
+ * fs: scratch for one evaluation of the functions. */
+static int redo_landing(radau_state *st, mbs_ctx *ctx, double t, double h, size_t j,
+                        const double *x, int np, double *fs, double *theta)
+{
+    const size_t nsw = st->nsw;
+    const int g = st->swsg[j];
+    const double *smp = st->sw1 + nsw;
+    *theta = 1.0;
+    if (st->sw_redo >= RADAU_SW_REDO_MAX)
+        return MBS_OK;
+    double end = st->sw1[j], prev = smp[(size_t)(np - 2) * nsw + j];
+    if (g * end > 0.0) {
+        /* short: the end still on side g, approaching the switch */
+        if (!(g * prev > g * end))
+            return MBS_OK;
+        double th = 1.0 + (1.0 - x[np - 2]) * end / (prev - end);
+        if (th - 1.0 > RADAU_SW_REDO && th < 1.1)
+            *theta = th;
+        return MBS_OK;
+    }
+    double lo = 0.0, flo = st->sw0[j], hi = 1.0, fhi = end;
+    for (int i = 0; i + 1 < np; i++) {
+        double v = smp[(size_t)i * nsw + j];
+        if (g * v < 0.0) {
+            hi = x[i], fhi = v;
+            break;
+        }
+        lo = x[i], flo = v;
+    }
+    if (!(g * flo > 0.0))
+        return MBS_OK;
+    int rc = illinois(st, ctx, t, h, j, lo, flo, hi, fhi, fs, &hi);
+    if (rc != MBS_OK)
+        return rc;
+    /* a root well inside (the solution came back across) is no offset of
+     * the landing: left as before */
+    if (hi > 0.9 && 1.0 - hi > RADAU_SW_REDO)
+        *theta = hi;
+    return MBS_OK;
+}
+
 int mbs_radau_switch_find(radau_state *st, mbs_ctx *ctx, double t, double h, double *theta,
                           int *which)
 {
@@ -194,7 +291,12 @@ int mbs_radau_switch_find(radau_state *st, mbs_ctx *ctx, double t, double h, dou
         if (s != MBS_OK)
             return s;
     }
-    double best = 1.0;
+    double best = 1.0, redo = 1.0;
+    if (st->sw_land >= 0) {
+        int s = redo_landing(st, ctx, t, h, (size_t)st->sw_land, x, np, fs, &redo);
+        if (s != MBS_OK)
+            return s;
+    }
     for (size_t j = 0; j < nsw; j++) {
         const int g = st->swsg[j];
         if ((int)j == st->sw_land)
@@ -225,33 +327,18 @@ int mbs_radau_switch_find(radau_state *st, mbs_ctx *ctx, double t, double h, dou
         }
         if (!(flo * g > 0.0) || hi > best)
             continue; /* none, or back across right at a landing (stepped over) */
-        /* Illinois: sw(lo) on side g, sw(hi) across */
-        int kept = 0;
-        for (int it = 0; it < 60 && hi - lo > RADAU_SW_TOL; it++) {
-            double xm = (lo * fhi - hi * flo) / (fhi - flo);
-            if (!(xm > lo && xm < hi))
-                xm = 0.5 * (lo + hi);
-            poly_value(st, xm);
-            int s = mbs_ext_switches(ctx, t + xm * h, st->swy, fs);
-            if (s != MBS_OK)
-                return s;
-            double fx = fs[j];
-            if (fx * g > 0.0) {
-                lo = xm, flo = fx;
-                if (kept == 1)
-                    fhi *= 0.5;
-                kept = 1;
-            } else {
-                hi = xm, fhi = fx;
-                if (kept == -1)
-                    flo *= 0.5;
-                kept = -1;
-            }
-        }
+        int s = illinois(st, ctx, t, h, j, lo, flo, hi, fhi, fs, &hi);
+        if (s != MBS_OK)
+            return s;
         if (hi < best && hi >= RADAU_SW_MIN) {
             best = hi;
             *which = (int)j;
         }
+    }
+    if (*which < 0 && redo != 1.0) {
+        /* no other function crossed: redo the landing to its own root */
+        best = redo;
+        *which = st->sw_land;
     }
     *theta = best;
     return MBS_OK;
@@ -259,7 +346,8 @@ int mbs_radau_switch_find(radau_state *st, mbs_ctx *ctx, double t, double h, dou
 
 void mbs_radau_switch_restrict(radau_state *st, double theta)
 {
-    /* Z_i of the attempt ending at theta: the polynomial at c_i theta */
+    /* Z_i of the attempt ending at theta: the polynomial at c_i theta
+     * (extrapolated for theta > 1, a landing stretched to its root) */
     const size_t n = st->n;
     const int s = st->co->s;
     double *Znew = st->dZ; /* free between attempts */
