@@ -237,6 +237,31 @@ START_TEST(jacobian_mid_step)
 }
 END_TEST
 
+/* The wheelset (Test Set 2.4; switching functions, docs/problems.md) at tol
+ * 1e-12: the mixed error at t_end over q, v from the stored reference,
+ * geometric mean over tol x 0.9, 1, 1.1 (single tolerances scatter by the
+ * phase of the hunting limit cycle), within 250 tol, as index2/radau5's
+ * (about 1e-10 at 25800 steps).  Measured 7.7e-11 in 4040-4070 steps; with
+ * RADAU's tolerance exponent (s+1)/(2s) for the orders 9 and 13 7.0e-10
+ * (1.4e-9, 1.8e-9, 1.3e-10): the order-13 steps' error followed their
+ * estimate, not its power 2s/(s+1) (radau5.c, radau_order_constants). */
+START_TEST(wheelset_tolerance_proportional)
+{
+    static const double fac[3] = {0.9, 1.0, 1.1};
+    double lsum = 0.0;
+    for (int i = 0; i < 3; i++) {
+        mbs_record r;
+        mbs_test_run("wheelset", "index2/radau", NAN, fac[i] * 1e-12, NAN, &r);
+        ck_assert_msg(r.status == MBS_OK && r.have_ref, "tol %g: %s", fac[i] * 1e-12, r.reason);
+        lsum += log(r.err_mixed_qv);
+        mbs_record_free(&r);
+    }
+    double gm = exp(lsum / 3.0);
+    ck_assert_msg(gm <= 2.5e-10, "wheelset index2/radau tol 1e-12: mixed error %.3g (bound 2.5e-10)",
+                  gm);
+}
+END_TEST
+
 Suite *mbs_suite_radau_var(void)
 {
     Suite *s = suite_create("radau_var");
@@ -250,6 +275,7 @@ Suite *mbs_suite_radau_var(void)
     tcase_add_loop_test(tc, bad_stage_bounds, 0, 2);
     tcase_add_test(tc, stage_bounds_out_of_order);
     tcase_add_loop_test(tc, jacobian_mid_step, 0, 2);
+    tcase_add_test(tc, wheelset_tolerance_proportional);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -34,7 +34,7 @@
  * tol 1e-10: sw at the end -2.4e-5 and -1.0e-4 where the search had left the
  * root to 1e-10 h, or +7e-5 short of it), i.e. it straddled the switch by
  * that much and left errors of 1e-9 in v and 1e-8 in beta (index2/radau: 1.4e-9
- * mixed error at t = 0.02 with two such landings, 8e-11 when they end on
+ * mixed error at t = 0.02 with two such landings, 9.3e-11 when they end on
  * their own root).  So the function landed on is searched on the landing
  * attempt too (redo_landing): across before its end, the attempt is cut to its
  * own root; short of the switch, stretched to the secant root through the last
