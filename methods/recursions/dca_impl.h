@@ -75,6 +75,9 @@ typedef struct dca_ws {
     size_t nv, nl;
     int proj;
     double alpha, eps_a, rtol_a;
+    double last_rres;         /* max |B v' - gamma| over its terms after the last solve */
+    double alpha0, alpha_min; /* the parameter's penalty and the floor of its lowering (dca_eval) */
+    int redundant;            /* the problem has redundant rows (MBS_PB_REDUNDANT) */
     int maxit;
     int nthreads;          /* threads of the passes (1: sequential, no OpenMP team) */
     double mu, omega;      /* stabilisation of the multiplier approximation (0: none) */
