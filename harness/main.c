@@ -186,7 +186,7 @@ static int cmd_list(int argc, char **argv)
     if (strcmp(what, "problems") == 0) {
         static const char *const fl[] = {"exact",     "conservative", "sparse",  "redundant",
                                          "singular-M", "rheonomic",   "singular-config",
-                                         "extended"};
+                                         "extended",  "nonholonomic", "liegroup", "constant-M"};
         printf("%-16s %4s %4s %4s %5s  %-30s %s\n", "problem", "n_q", "n_v", "n_l", "index",
                "flags", "title");
         for (size_t i = 0; i < mbs_problem_count(); i++) {
@@ -197,7 +197,7 @@ static int cmd_list(int argc, char **argv)
                 printf("%-16s (cannot open: %s)\n", d->name, err);
                 continue;
             }
-            flag_names(pb.flags, fl, 8, flags, sizeof flags);
+            flag_names(pb.flags, fl, sizeof fl / sizeof fl[0], flags, sizeof flags);
             printf("%-16s %4zu %4zu %4zu %5d  %-30s %s\n", d->name, pb.nq, pb.nv, pb.nl,
                    d->index, flags, d->title);
             if (longform)

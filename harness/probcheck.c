@@ -428,6 +428,60 @@ done:
            minq);
 }
 
+/* MBS_PB_CONSTANT_MASS (problem.h): M at t0, q0 against M at four other times and
+ * configurations far from q0 (q0 + 0.3 max(1, |q0|) p, the pattern shifted per
+ * point); a flagged problem whose M moves by more than round-off (1e-15
+ * max |M|) is refused.  Unflagged: a skip line saying whether M moved. */
+static void check_constant_mass(inst *s)
+{
+    const int flagged = (s->pb.flags & MBS_PB_CONSTANT_MASS) != 0;
+    double t0 = s->pb.t0, span = s->pb.t_end - s->pb.t0, worst = 0.0, scale = 0.0;
+    double sq = fmax(1.0, inf_norm(s->q, s->nq));
+    gsl_matrix *M1 = gsl_matrix_alloc(s->nv, s->nv);
+    if (!M1) {
+        violation(s, "out of memory");
+        goto done;
+    }
+    if (cb(s, mbs_mass(&s->ctx, t0, s->q, s->M), "mass", t0))
+        goto done;
+    scale = fmax(1.0, mat_norm(s->M));
+    for (size_t k = 1; k <= 4; k++) {
+        double t = t0 + 0.23 * (double)k * span;
+        for (size_t i = 0; i < s->nq; i++)
+            s->qs[i] = s->q[i] + 0.3 * sq * pattern(i + 11 * k);
+        if (cb(s, mbs_mass(&s->ctx, t, s->qs, M1), "mass", t))
+            goto done;
+        for (size_t i = 0; i < s->nv; i++)
+            for (size_t j = 0; j < s->nv; j++) {
+                double d = fabs(gsl_matrix_get(M1, i, j) - gsl_matrix_get(s->M, i, j)) / scale;
+                if (d > worst && d > 1e-15 && flagged)
+                    violation(s, "flagged MBS_PB_CONSTANT_MASS, but M[%zu][%zu] = %.10g at t0, "
+                              "q0 and %.10g at t = %g, q perturbed by 0.3", i, j,
+                              gsl_matrix_get(s->M, i, j), gsl_matrix_get(M1, i, j), t);
+                worst = fmax(worst, d);
+            }
+    }
+done:
+    gsl_matrix_free(M1);
+    if (flagged) {
+        report(s, "const-M", "M equal at t0, q0 and four perturbed t, q (max relative "
+               "difference %.1e)", worst);
+        return;
+    }
+    if (s->why[0]) { /* a callback failed: as a failed check */
+        report(s, "const-M", "-");
+        return;
+    }
+    char why[160];
+    if (worst > 0.0)
+        snprintf(why, sizeof why, "not flagged MBS_PB_CONSTANT_MASS (M changes with t, q: max "
+                 "relative difference %.1e)", worst);
+    else
+        snprintf(why, sizeof why, "not flagged MBS_PB_CONSTANT_MASS (M equal at the five "
+                 "sample points: flag it if M never changes)");
+    skip(s, "const-M", why);
+}
+
 /* Sum triplets into the dense D (rows x cols); 0, or 1 with a violation. */
 static int add_triplets(inst *s, const mbs_triplets *T, gsl_matrix *D, const char *what)
 {
@@ -675,6 +729,7 @@ int mbs_problem_check(const char *spec, FILE *out, char *err, size_t errlen)
         check_gamma_fd(&s, "at t0", s.pb.t0, s.q, s.v);
         check_gamma_fd(&s, "off q0", t1, q1, v1);
         check_mass(&s, s.pb.t0, s.q);
+        check_constant_mass(&s);
         check_sparse(&s, t1, q1);
         check_derivs(&s);
         check_exact(&s);

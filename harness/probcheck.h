@@ -12,6 +12,8 @@
  *             (gamma = -(B v)_q H v - 2 B_t v - g_tt, problems/problem.h)
  *   M         symmetric, positive semi-definite, positive definite on ker B unless
  *             flagged singular-M
+ *   const-M   M at t0, q0 equal to M at four perturbed t, q to 1e-15 (flagged
+ *             constant-M; unflagged problems get a skip line saying whether M moved)
  *   sparse    triplet callbacks equal to the dense ones (flagged sparse)
  *   deriv     each analytic derivative the problem gives (force_q, force_v,
  *             gtlambda_q, gw_q) against central differences of force and jacobian

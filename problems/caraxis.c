@@ -219,7 +219,7 @@ const mbs_problem_def mbs_problem_caraxis = {
                 "Mazzia & Magherini 2008 [testset24]",
     .reference = "problems/ref/caraxis.ref (index1/rk8pd vs index1/dopri5, tol 1e-13, see its "
                  "provenance); agrees with the Test Set's GAMD reference to scd 9.2",
-    .flags = MBS_PB_RHEONOMIC,
+    .flags = MBS_PB_RHEONOMIC | MBS_PB_CONSTANT_MASS,
     .index = 3,
     .t0 = 0.0,
     .t_end = 3.0,

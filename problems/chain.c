@@ -421,7 +421,7 @@ const mbs_problem_def mbs_problem_chain = {
     .citation = "Arnold 2016 [arnold2016dae], Example 2, Eq. (7)",
     .reference = "stored: minimal angle coordinates (GSL rk8pd) vs index1/rk8pd, "
                  "problems/ref/chain.ref (for the parameters stored there)",
-    .flags = MBS_PB_CONSERVATIVE | MBS_PB_SPARSE,
+    .flags = MBS_PB_CONSERVATIVE | MBS_PB_SPARSE | MBS_PB_CONSTANT_MASS,
     .index = 3,
     .t0 = 0.0,
     .t_end = 5.0,
@@ -452,7 +452,7 @@ const mbs_problem_def mbs_problem_double_pendulum = {
     .citation = "Arnold 2016 [arnold2016dae], Examples 2-3 (alpha1 = 5 deg, alpha2 = 0)",
     .reference = "stored: minimal angle coordinates (Arnold 2016 [arnold2016dae] Ex. 3, GSL rk8pd) vs "
                  "index1/rk8pd, problems/ref/double-pendulum.ref",
-    .flags = MBS_PB_CONSERVATIVE | MBS_PB_SPARSE,
+    .flags = MBS_PB_CONSERVATIVE | MBS_PB_SPARSE | MBS_PB_CONSTANT_MASS,
     .index = 3,
     .t0 = 0.0,
     .t_end = 10.0,

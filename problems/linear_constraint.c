@@ -155,7 +155,7 @@ const mbs_problem_def mbs_problem_linear_constraint = {
     .title = "free particle in R^3 on a moving linear constraint C q = z(t) (M = I, f = 0)",
     .citation = "Arnold 2016 [arnold2016dae], Example 9",
     .reference = "exact (closed form)",
-    .flags = MBS_PB_EXACT | MBS_PB_RHEONOMIC,
+    .flags = MBS_PB_EXACT | MBS_PB_RHEONOMIC | MBS_PB_CONSTANT_MASS,
     .index = 3,
     .t0 = 0.0,
     .t_end = 1.0,

@@ -677,7 +677,7 @@ static int initial(const mbs_problem *pb, double *q0, double *v0, double *lambda
         .title = ttl,                                                                    \
         .citation = cite,                                                                \
         .reference = ref,                                                                \
-        .flags = MBS_PB_CONSERVATIVE | (fl),                                             \
+        .flags = MBS_PB_CONSERVATIVE | MBS_PB_CONSTANT_MASS | (fl),                      \
         .index = 3,                                                                      \
         .t0 = 0.0,                                                                       \
         .t_end = 10.0,                                                                   \

@@ -55,7 +55,9 @@ static int mech_setup(mbs_problem *pb, char *err, size_t errlen)
     pb->t0 = m->t0;
     pb->t_end = m->t_end;
     pb->reported_names = m->out_names;
-    unsigned f = MBS_PB_SPARSE;
+    /* natural coordinates: every body-fixed point is linear in q, so M is
+     * constant (docs/adding-a-problem.md, mechanism files) */
+    unsigned f = MBS_PB_SPARSE | MBS_PB_CONSTANT_MASS;
     if (m->rank_defect > 0)
         f |= MBS_PB_REDUNDANT;
     if (m->singular_mass)
@@ -289,7 +291,8 @@ static int entry_from_text(mech_entry *e, const char *path, const char *text, si
         .title = e->title,
         .citation = e->citation,
         .reference = e->reference,
-        .flags = MBS_PB_SPARSE | (m->conservative ? MBS_PB_CONSERVATIVE : 0u),
+        .flags = MBS_PB_SPARSE | MBS_PB_CONSTANT_MASS |
+                 (m->conservative ? MBS_PB_CONSERVATIVE : 0u),
         .index = 3,
         .t0 = m->t0,
         .t_end = m->t_end,

@@ -269,7 +269,8 @@ static int reported(const mbs_problem *pb, double t, const double *q, const doub
 
 /* The fields both parameter sets share. */
 #define PENDULUM_CALLBACKS                                                                       \
-    .flags = MBS_PB_EXACT | MBS_PB_CONSERVATIVE, .index = 3, .t0 = 0.0, .dims = dims,          \
+    .flags = MBS_PB_EXACT | MBS_PB_CONSERVATIVE | MBS_PB_CONSTANT_MASS, .index = 3, .t0 = 0.0,  \
+    .dims = dims,                                                                              \
     .teardown = teardown, .initial = initial, .mass = mass, .force = force,                    \
     .constraint = constraint, .jacobian = jacobian, .gamma = gamma_fn, .energy = energy,       \
     .exact = exact, .force_q = mbs_zero_force_derivative,                                      \

@@ -40,8 +40,18 @@ enum mbs_problem_flags {
     MBS_PB_SINGULAR_CONFIG = 1u << 6, /* passes singular configurations */
     MBS_PB_EXTENDED = 1u << 7,        /* extra variables x (mbs_extension below) */
     MBS_PB_NONHOLONOMIC = 1u << 8,    /* the last n_nh constraints are non-holonomic (below) */
-    MBS_PB_LIEGROUP = 1u << 9         /* q lies on the Lie group of def->lie (below) */
+    MBS_PB_LIEGROUP = 1u << 9,        /* q lies on the Lie group of def->lie (below) */
+    MBS_PB_CONSTANT_MASS = 1u << 10   /* M(t, q) does not depend on t or q (below) */
 };
+
+/* MBS_PB_CONSTANT_MASS: the mass callback returns the same matrix at every t and
+ * q (point masses and planar bodies in Cartesian or body coordinates; not Euler
+ * angles, relative coordinates or Euler parameters).  The Radau IIA methods then
+ * run RADAU5's transformed Newton iteration, which forms M once per Jacobian and
+ * not at the stages (Hairer & Wanner 1996 [hairer1996solving], Sect. IV.8;
+ * methods/integrators/radau/radau5_linalg.c); check-problem (harness/probcheck.c)
+ * refuses the flag when M differs between t0, q0 and perturbed t, q.  Only M is
+ * promised: the E of an extended problem (mbs_extension.mass) is not covered. */
 
 typedef struct mbs_problem_def mbs_problem_def;
 

@@ -358,7 +358,9 @@ START_TEST(check_problem_lists_skipped_checks)
     static const char *const want[] = {
         "  skip  sparse   no sparse callbacks", "  skip  exact    no exact solution",
         "  skip  energy   no energy callback",
-        "  skip  deriv    force_q: callback not given", "7 checks, 0 failed, 7 skipped"};
+        "  skip  deriv    force_q: callback not given",
+        "  skip  const-M  not flagged MBS_PB_CONSTANT_MASS (M changes with t, q",
+        "7 checks, 0 failed, 8 skipped"};
     for (size_t k = 0; k < sizeof want / sizeof *want; k++)
         ck_assert_msg(strstr(out, want[k]), "crank: '%s' missing:\n%s", want[k], out);
     free(err);
@@ -366,6 +368,7 @@ START_TEST(check_problem_lists_skipped_checks)
     /* the pendulum takes every check but sparse */
     ck_assert_int_eq(mbs_test_cli_text("check-problem -p pendulum", &err, &out), 0);
     ck_assert_msg(strstr(out, "  ok    energy") && strstr(out, "  ok    exact") &&
+                      strstr(out, "  ok    const-M") &&
                       strstr(out, "  skip  sparse") && strstr(out, " 2 skipped"),
                   "%s", out);
     free(err);

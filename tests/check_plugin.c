@@ -310,6 +310,8 @@ START_TEST(check_problem_finds_the_bug)
     ck_assert_msg(strstr(out, "FAIL  G ") && strstr(out, "G[0][1] = "), "%s", out);
     ck_assert_msg(strstr(out, "FAIL  deriv    force_v[0][0] = 0.1, finite difference 0"), "%s",
                   out);
+    ck_assert_msg(strstr(out, "FAIL  const-M  flagged MBS_PB_CONSTANT_MASS, but M[0][0] = "),
+                  "%s", out);
     ck_assert_msg(strstr(out, "ok    initial") && strstr(out, "ok    M "), "%s", out);
     free(err), free(out);
     ck_assert_int_eq(mbs_test_cli_text("check-problem -p nosuch", &err, &out), 2);

@@ -622,18 +622,27 @@ int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
  * callbacks in the order of mbs_dae_form_rhs and mass_times_v (force, B,
  * g_t or g, M), each entry the same expression in the same order as the
  * general path below (the same numbers, the same counters), without the
- * layers between them. */
+ * layers between them.  yp NULL: -F, without the mass callback. */
 static inline MBS_SMALL_INLINE int residual_plain_n(size_t nv, mbs_dae_form *f, mbs_ctx *ctx,
                                                     double t, const double *restrict y,
-                                                    const double *restrict yp, double *restrict R)
+                                                    const double *restrict yp, double *restrict R,
+                                                    const int with_e)
 {
+    if (!with_e) /* a constant where inlined: each caller's copy has one path */
+        yp = NULL;
     const size_t nq = nv, nl = f->nl; /* H = I: n_q = n_v */
     const double *q = y, *v = y + nq, *lam = y + nq + nv;
     double *restrict Rv = R + nq, *restrict Rc = R + nq + nv;
     int s;
-    MBS_SMALL_UNROLL
-    for (size_t i = 0; i < nq; i++) /* q' = v */
-        R[i] = yp[i] - v[i];
+    if (yp) {
+        MBS_SMALL_UNROLL
+        for (size_t i = 0; i < nq; i++) /* q' = v */
+            R[i] = yp[i] - v[i];
+    } else {
+        MBS_SMALL_UNROLL
+        for (size_t i = 0; i < nq; i++)
+            R[i] = 0.0 - v[i];
+    }
     if ((s = mbs_force(ctx, t, q, v, Rv)) != MBS_OK)
         return s;
     if (nl > 0) {
@@ -666,6 +675,12 @@ static inline MBS_SMALL_INLINE int residual_plain_n(size_t nv, mbs_dae_form *f, 
             }
         }
     }
+    if (!yp) {
+        MBS_SMALL_UNROLL
+        for (size_t i = 0; i < nv; i++) /* -(f - B^T lambda) */
+            Rv[i] = 0.0 - Rv[i];
+        return MBS_OK;
+    }
     if ((s = mbs_mass(ctx, t, q, f->M)) != MBS_OK)
         return s;
     const double *Md = f->M->data, *pv = yp + nq;
@@ -687,7 +702,10 @@ static inline MBS_SMALL_INLINE int residual_plain_n(size_t nv, mbs_dae_form *f, 
 static int residual_plain(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
                           const double *yp, double *R)
 {
-    MBS_SMALL_DISPATCH(return, residual_plain_n, f->nv, f, ctx, t, y, yp, R)
+    if (yp) {
+        MBS_SMALL_DISPATCH(return, residual_plain_n, f->nv, f, ctx, t, y, yp, R, 1)
+    }
+    MBS_SMALL_DISPATCH(return, residual_plain_n, f->nv, f, ctx, t, y, NULL, R, 0)
 }
 
 /* ns stages of residual_plain_n in one call (the same evaluations in the
@@ -695,11 +713,13 @@ static int residual_plain(mbs_dae_form *f, mbs_ctx *ctx, double t, const double 
 static inline MBS_SMALL_INLINE int residual_plain_stages_n(size_t nv, mbs_dae_form *f,
                                                            mbs_ctx *ctx, size_t ns,
                                                            const double *t, const double *Y,
-                                                           const double *Yp, double *R)
+                                                           const double *Yp, double *R,
+                                                           const int with_e)
 {
     const size_t n = f->n;
     for (size_t i = 0; i < ns; i++) {
-        int s = residual_plain_n(nv, f, ctx, t[i], Y + i * n, Yp + i * n, R + i * n);
+        int s = residual_plain_n(nv, f, ctx, t[i], Y + i * n, with_e ? Yp + i * n : NULL,
+                                 R + i * n, with_e);
         if (s != MBS_OK)
             return s;
     }
@@ -710,10 +730,15 @@ int mbs_dae_form_residual_stages(mbs_dae_form *f, mbs_ctx *ctx, size_t ns, const
                                  const double *Y, const double *Yp, double *R)
 {
     if (!f->nx && !f->native && !ctx->pb->def->kinematic &&
-        (f->kind == MBS_FORM_INDEX2 || f->kind == MBS_FORM_INDEX3))
-        MBS_SMALL_DISPATCH(return, residual_plain_stages_n, f->nv, f, ctx, ns, t, Y, Yp, R)
+        (f->kind == MBS_FORM_INDEX2 || f->kind == MBS_FORM_INDEX3)) {
+        if (Yp) {
+            MBS_SMALL_DISPATCH(return, residual_plain_stages_n, f->nv, f, ctx, ns, t, Y, Yp, R, 1)
+        }
+        MBS_SMALL_DISPATCH(return, residual_plain_stages_n, f->nv, f, ctx, ns, t, Y, NULL, R, 0)
+    }
     for (size_t i = 0; i < ns; i++) {
-        int s = mbs_dae_form_residual(f, ctx, t[i], Y + i * f->n, Yp + i * f->n, R + i * f->n);
+        int s = mbs_dae_form_residual(f, ctx, t[i], Y + i * f->n, Yp ? Yp + i * f->n : NULL,
+                                      R + i * f->n);
         if (s != MBS_OK)
             return s;
     }
@@ -732,6 +757,11 @@ int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double 
         return residual_plain(f, ctx, t, y, yp, R);
     if ((s = mbs_dae_form_rhs(f, ctx, t, y, R)) != MBS_OK)
         return s;
+    if (!yp) { /* -F: E y' left out */
+        for (size_t i = 0; i < f->n; i++)
+            R[i] = 0.0 - R[i];
+        return MBS_OK;
+    }
     for (size_t i = 0; i < nq; i++)
         R[i] = yp[i] - R[i];
     if ((s = mass_times_v(f, ctx, t, y, yp + nq, R + nq, R + nq)) != MBS_OK) /* M yp_v - F_v */

@@ -149,11 +149,14 @@ int mbs_dae_form_mass_times(mbs_dae_form *f, mbs_ctx *ctx, double t, const doubl
                             const double *yp, double *out);
 /* R = E(y) yp - F(t, y) (length n) in one call: F by mbs_dae_form_rhs into R,
  * then E yp as mbs_dae_form_mass_times forms it (the same numbers as
- * mass_times(out) followed by R = out - R, without the product vector). */
+ * mass_times(out) followed by R = out - R, without the product vector).
+ * yp NULL: R = -F(t, y), E yp left out and M not evaluated (the stage
+ * residuals of RADAU5's transformed iteration with a constant E). */
 int mbs_dae_form_residual(mbs_dae_form *f, mbs_ctx *ctx, double t, const double *y,
                           const double *yp, double *R);
 /* R_i = E(Y_i) Yp_i - F(t_i, Y_i) for ns stages (blocks of length n of Y, Yp,
- * R): the numbers of ns calls of mbs_dae_form_residual, in one call. */
+ * R): the numbers of ns calls of mbs_dae_form_residual, in one call (Yp NULL:
+ * R_i = -F(t_i, Y_i), as there). */
 int mbs_dae_form_residual_stages(mbs_dae_form *f, mbs_ctx *ctx, size_t ns, const double *t,
                                  const double *Y, const double *Yp, double *R);
 /* Evaluate M, B at (t, y) and factor the KKT matrices (one counted factorisation

@@ -1,6 +1,7 @@
 /* Test plugin: a pendulum with a wrong constraint Jacobian entry (G[0][1] off by
- * 1%) and a wrong analytic derivative (force_v = 0.1 I for a force that does not
- * depend on v), for check-problem: the battery must name both components. */
+ * 1%), a wrong analytic derivative (force_v = 0.1 I for a force that does not
+ * depend on v) and the flag MBS_PB_CONSTANT_MASS on a mass matrix that depends on
+ * q, for check-problem: the battery must name all three. */
 #include <math.h>
 
 #include <mbsbench/mbsbench.h>
@@ -21,8 +22,9 @@ static int initial(const mbs_problem *pb, double *q, double *v, double *l, int *
 }
 static int mass(const mbs_problem *pb, double t, const double *q, gsl_matrix *M)
 {
-    (void)pb, (void)t, (void)q;
+    (void)pb, (void)t;
     gsl_matrix_set_identity(M);
+    gsl_matrix_set(M, 0, 0, 1.0 + 0.5 * q[0] * q[0]); /* the bug: flagged constant */
     return MBS_OK;
 }
 static int force(const mbs_problem *pb, double t, const double *q, const double *v, double *f)
@@ -63,8 +65,8 @@ static int force_v(const mbs_problem *pb, double t, const double *q, const doubl
 
 static const mbs_problem_def broken = {
     .name = "broken-pendulum", .title = "pendulum with a wrong G (test fixture)",
-    .index = 3, .t_end = 1.0, .dims = dims, .initial = initial, .mass = mass,
-    .force = force, .constraint = constraint, .jacobian = jacobian, .gamma = gamma_fn,
+    .flags = MBS_PB_CONSTANT_MASS, .index = 3, .t_end = 1.0, .dims = dims, .initial = initial,
+    .mass = mass, .force = force, .constraint = constraint, .jacobian = jacobian, .gamma = gamma_fn,
     .force_v = force_v};
 
 MBS_PLUGIN_DEFINE_ABI();

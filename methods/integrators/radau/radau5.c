@@ -16,6 +16,11 @@
  *     (H = I: index-3 and index-2 forms) the q unknowns are eliminated as in
  *     RADAU5's option for second-order systems (M1 = M2 = n_q), which leaves
  *     systems of order n - n_q (radau5_linalg.c, mbs_radau_reducible);
+ *   - with a constant mass matrix (problem flag MBS_PB_CONSTANT_MASS, dense
+ *     path, adaptive modes) RADAU5's transformed iteration: F = (T^-1 (x) I) Z kept, no E and
+ *     no stage derivatives at the stages (radau5_linalg.c,
+ *     mbs_radau_solve_transformed), ||dZ|| below then the norm of the
+ *     transformed increment, as RADAU5's;
  *   - Newton stopped when faccon * ||dZ|| <= fnewt; fnewt = kappa when the
  *     parameter `kappa` is given, otherwise RADAU5's default
  *     max(10 eps / rtol', min(0.03, sqrt(rtol'))) (kappa's default 0.03 is the
@@ -126,6 +131,7 @@ static void radau_free(void *p)
     gsl_permutation_free(st->p1r);
     gsl_vector_complex_free(st->bc);
     free(st->W);
+    free(st->Fz);
     gsl_vector_free(st->b1);
     gsl_matrix_free(st->Mw);
     gsl_permutation_free(st->pm);
@@ -233,6 +239,17 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     st->W = malloc(N * sizeof(double));
     st->yd0 = calloc(n, sizeof(double));
     int ok = st->W && st->yd0 && st->lam1 && st->jy && st->jf;
+    /* RADAU5's transformed iteration (radau5_linalg.c): E = diag(I, M, 0) constant,
+     * dense path (the structured KKT path keeps the iteration on E(Y_i) Yd_i - F).
+     * Not in fixed-step mode, which iterates to round-off: the transformed
+     * residual (T^-1 (x) I) R takes the rounding of F(Y_i) itself, of size
+     * |y'|, where the other form transforms the small residual E Yd_i - F;
+     * index2/radau13-fixed on the pendulum (q, v at round-off) ended at q, v
+     * errors of 1e-14 .. 7e-14 instead of 7e-16 .. 1.6e-14. */
+    st->cmass = (ctx->pb->flags & MBS_PB_CONSTANT_MASS) && full && !var->index1 &&
+                !var->fixed && st->form->nx == 0;
+    if (st->cmass)
+        ok = ok && (st->Fz = malloc(N * sizeof(double)));
     if (full) { /* dense iteration matrices: linsol=full only */
         size_t nv = st->form->nv;
         st->E0 = mbs_matrix_alloc(n, n);
@@ -367,11 +384,37 @@ static double radau_roundoff_floor(radau_state *st, mbs_ctx *ctx, double t)
     return isfinite(fl) ? fl : INFINITY;
 }
 
-/* Z += dZ (the Newton update). */
-static void radau_add(double *restrict Z, const double *restrict dZ, size_t N)
+/* One simplified Newton iteration with the Newton update of Z: the stage
+ * residuals and the block solves, Z += dZ; or, with a constant mass matrix
+ * (st->cmass), RADAU5's transformed iteration (F += w, Z = (T (x) I) F;
+ * radau5_linalg.c).  *inc: the increment the convergence tests measure (dZ,
+ * or RADAU5's transformed increment w).  A failed residual's status is
+ * returned as is; a failed solve sets *solve_failed. */
+static inline MBS_SMALL_INLINE int radau_newton_iteration(radau_state *st, mbs_ctx *ctx,
+                                                          double t, double h,
+                                                          const double **inc, int *solve_failed)
 {
-    for (size_t i = 0; i < N; i++)
-        Z[i] += dZ[i];
+    int s;
+    *solve_failed = 0;
+    if (st->cmass) {
+        if ((s = mbs_radau_stage_rhs(st, ctx, t, h)) != MBS_OK)
+            return s;
+        *inc = st->W;
+        *solve_failed = (s = mbs_radau_solve_transformed(st, ctx, h)) != MBS_OK;
+        return s;
+    }
+    if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
+        return s;
+    *inc = st->dZ;
+    *solve_failed = (s = mbs_radau_solve_stages(st, ctx, t, st->Z)) != MBS_OK;
+    return s;
+}
+
+/* F = (T^-1 (x) I) Z of the starting values (transformed iteration only). */
+static void radau_newton_start(radau_state *st)
+{
+    if (st->cmass)
+        mbs_radau_kron(st->co->TI, st->co->s, st->n, st->n, st->Z, 1.0, st->Fz);
 }
 
 static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *ystate)
@@ -548,22 +591,21 @@ static int radau_select_order(radau_state *st, radau_order_ctl *o, double hquot,
  * 242).  Returns MBS_OK, or the status of a failed evaluation (*solve_failed =
  * 0) or stage solve (*solve_failed = 1). */
 static int radau_newton_index3(radau_state *st, mbs_ctx *ctx, double t, double h, int iters,
-                               double fnewt, double faccon, int *solve_failed)
+                               double fnewt, double faccon, const double *inc,
+                               int *solve_failed)
 {
     const size_t N = st->N, n = st->n;
-    double dn = mbs_radau_rms_scaled(st->dZ, st->scal1, N, n);
+    /* inc: the last increment (dZ, or w of the transformed iteration, which
+     * the iterations here continue) */
+    double dn = mbs_radau_rms_scaled(inc, st->scal1, N, n);
     int s;
     *solve_failed = 0;
     for (int k = 0; k < iters && faccon * dn > fnewt; k++) {
-        if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
+        if ((s = radau_newton_iteration(st, ctx, t, h, &inc, solve_failed)) != MBS_OK)
             return s;
-        if ((s = mbs_radau_solve_stages(st, ctx, t, st->Z)) != MBS_OK) {
-            *solve_failed = 1;
-            return s;
-        }
         mbs_count_newton(ctx);
         double dp = dn;
-        dn = mbs_radau_rms_scaled(st->dZ, st->scal1, N, n);
+        dn = mbs_radau_rms_scaled(inc, st->scal1, N, n);
         if (!(dn < 0.5 * dp)) /* no longer contracting: round-off (or NaN) */
             break;
         faccon = (dn / dp) / (1.0 - dn / dp);
@@ -722,17 +764,20 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
              * consecutive increments above the first one (and above the
              * stagnation level) are a divergence; single increases happen on the
              * way (andrews at h = 4e-4 converges after a rate of 1.05). */
-            int done = 0, newt = 0;
+            int done = 0, newt = 0, bad_solve;
             double dprev = HUGE_VAL, dyno = HUGE_VAL, dfirst = HUGE_VAL, dmin = HUGE_VAL, th = 0.0,
                    fl = NAN;
+            const double *inc;
             while (!done && newt < nit) {
-                if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
+                /* Z updated already here: a diverged iteration (below) ends the run */
+                if ((s = radau_newton_iteration(st, ctx, t, h, &inc, &bad_solve)) != MBS_OK) {
+                    if (bad_solve)
+                        goto newton_failed;
                     goto failed_eval;
-                if ((s = mbs_radau_solve_stages(st, ctx, t, NULL)) != MBS_OK)
-                    goto newton_failed;
+                }
                 newt++;
                 mbs_count_newton(ctx);
-                dyno = mbs_radau_rms_scaled(st->dZ, st->scal, N, n);
+                dyno = mbs_radau_rms_scaled(inc, st->scal, N, n);
                 if (!isfinite(dyno))
                     goto newton_failed;
                 th = newt > 1 ? dyno / dprev : 0.0;
@@ -741,7 +786,6 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
                 else if (dyno > fmax(dfirst, 1e3) &&
                          (newt > 2 ? dprev > dfirst : dyno > 1e3 * dfirst))
                     break; /* diverged */
-                radau_add(st->Z, st->dZ, N);
                 done = dyno <= 1.0 || (dyno <= 1e3 && dyno >= 0.5 * dmin);
                 /* above 1e-12 (1 + |y|): stagnation (or the last iteration)
                  * within 10 times the round-off floor is convergence too */
@@ -782,19 +826,22 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         faccon_pend = 1; /* faccon = max(faccon, eps)^0.8, when a test needs it */
         theta = fabs(thet);
         double dynold = 0.0, thqold = 1.0;
-        int newt = 0, converged = 0;
+        int newt = 0, converged = 0, bad_solve;
+        const double *inc;
+        radau_newton_start(st);
         while (!converged) {
             if (newt >= nit)
                 goto newton_failed;
-            if ((s = mbs_radau_residual(st, ctx, t, h)) != MBS_OK)
-                goto failed_eval;
-            /* Z += dZ already here: an attempt that stops below starts
+            /* Z updated already here: an attempt that stops below starts
              * again from its starting values */
-            if ((s = mbs_radau_solve_stages(st, ctx, t, st->Z)) != MBS_OK)
-                goto newton_failed;
+            if ((s = radau_newton_iteration(st, ctx, t, h, &inc, &bad_solve)) != MBS_OK) {
+                if (bad_solve)
+                    goto newton_failed;
+                goto failed_eval;
+            }
             newt++;
             mbs_count_newton(ctx);
-            double dyno = mbs_radau_rms_scaled(st->dZ, st->scal, N, n);
+            double dyno = mbs_radau_rms_scaled(inc, st->scal, N, n);
             if (!isfinite(dyno))
                 goto newton_failed;
             if (newt > 1 && newt < nit) {
@@ -832,7 +879,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         if (st->scal1) {
             int solve_failed;
             radau_faccon_resolve(&faccon, &faccon_pend);
-            if ((s = radau_newton_index3(st, ctx, t, h, nit - newt, fnewt, faccon,
+            if ((s = radau_newton_index3(st, ctx, t, h, nit - newt, fnewt, faccon, inc,
                                          &solve_failed)) != MBS_OK) {
                 if (solve_failed)
                     goto newton_failed;

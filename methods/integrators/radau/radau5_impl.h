@@ -92,6 +92,11 @@ typedef struct radau_state {
     gsl_vector *b1;        /* right-hand side and solution of the real solve */
     gsl_vector_complex *bc; /* of the complex solves */
     double *W; /* transformed residual (ns n) */
+    /* RADAU5's transformed iteration (problem flag MBS_PB_CONSTANT_MASS, dense
+     * DAE forms, adaptive modes): 1 when it runs, and F = (T^-1 (x) I) Z (ns n)
+     * kept over the iteration (radau5_linalg.c mbs_radau_solve_transformed) */
+    int cmass;
+    double *Fz;
     double *y, *Z, *dZ, *R, *Yd, *F0, *F1, *F2, *cont, *scal, *rs, *cs, *err, *Ys, *Es_w;
     /* Index-3 form (adaptive): the weights atol + rtol |y_i| without the index
      * division, for the Newton iteration's second stop (radau_newton_index3);
@@ -136,6 +141,10 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t, double *Zadd
 void mbs_radau_kron(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, size_t len,
                     const double *x, double d, double *y);
 int mbs_radau_solve1(radau_state *st, mbs_ctx *ctx, double t, const double *rhs, double *e);
+/* RADAU5's transformed iteration with a constant E = diag(I, M, 0): from the
+ * stage residuals R_i = -F(Y_i) (mbs_radau_stage_rhs) and F = (T^-1 (x) I) Z,
+ * w = the transformed Newton increment (in st->W), F += w, Z = (T (x) I) F. */
+int mbs_radau_solve_transformed(radau_state *st, mbs_ctx *ctx, double h);
 
 /* radau5_stages.c */
 int mbs_radau_form_mass(radau_state *st, mbs_ctx *ctx, double t, const double *y, gsl_matrix *E);
@@ -145,6 +154,9 @@ void mbs_radau_form_from_state(radau_state *st, const double *state, double *y);
 void mbs_radau_form_to_state(radau_state *st, const double *y, double *state);
 void mbs_radau_stage_derivatives(radau_state *st, double h);
 int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h);
+/* R_i = -F(t + c_i h, Y_i): the stage residuals without E Yd_i (transformed
+ * iteration, st->cmass; the mass matrix is not evaluated). */
+int mbs_radau_stage_rhs(radau_state *st, mbs_ctx *ctx, double t, double h);
 double mbs_radau_rms_scaled(const double *x, const double *scal, size_t len, size_t n);
 int mbs_radau_estimate(radau_state *st, mbs_ctx *ctx, double t, double h, int first_or_reject,
                     int e0_current, double *errn);

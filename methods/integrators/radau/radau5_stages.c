@@ -90,12 +90,14 @@ void mbs_radau_stage_derivatives(radau_state *st, double h)
 }
 
 /* R_i = E(Y_i) Yd_i - F(t + c_i h, Y_i)  ([arnold2016dae] Eq. (73d)); instantiated
- * per n up to MBS_SMALL_FIXED (dense_small.h) below. */
+ * per n up to MBS_SMALL_FIXED (dense_small.h) below.  without_e: R_i =
+ * -F(t + c_i h, Y_i) (dense DAE forms only: st->cmass). */
 static inline MBS_SMALL_INLINE int radau_residual_n(size_t n, radau_state *st, mbs_ctx *ctx,
-                                                    double t, double h)
+                                                    double t, double h, int without_e)
 {
     int s;
-    mbs_radau_stage_derivatives(st, h);
+    if (!without_e)
+        mbs_radau_stage_derivatives(st, h);
     double *restrict Ys = st->Ys;
     const double *restrict y = st->y;
     const size_t ns = (size_t)st->co->s;
@@ -111,7 +113,8 @@ static inline MBS_SMALL_INLINE int radau_residual_n(size_t n, radau_state *st, m
             for (size_t k = 0; k < n; k++)
                 Yi[k] = y[k] + Zi[k];
         }
-        return mbs_dae_form_residual_stages(st->form, ctx, ns, ti, Ys, st->Yd, st->R);
+        return mbs_dae_form_residual_stages(st->form, ctx, ns, ti, Ys, without_e ? NULL : st->Yd,
+                                            st->R);
     }
     for (size_t i = 0; i < ns; i++) {
         double ti = t + st->co->c[i] * h, *Ri = st->R + i * n, *Ydi = st->Yd + i * n;
@@ -143,7 +146,12 @@ static inline MBS_SMALL_INLINE int radau_residual_n(size_t n, radau_state *st, m
 
 int mbs_radau_residual(radau_state *st, mbs_ctx *ctx, double t, double h)
 {
-    MBS_SMALL_DISPATCH(return, radau_residual_n, st->n, st, ctx, t, h)
+    MBS_SMALL_DISPATCH(return, radau_residual_n, st->n, st, ctx, t, h, 0)
+}
+
+int mbs_radau_stage_rhs(radau_state *st, mbs_ctx *ctx, double t, double h)
+{
+    MBS_SMALL_DISPATCH(return, radau_residual_n, st->n, st, ctx, t, h, 1)
 }
 
 /* Instantiated per block length n up to MBS_SMALL_FIXED (dense_small.h):
