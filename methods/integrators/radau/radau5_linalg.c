@@ -475,6 +475,21 @@ static inline MBS_SMALL_INLINE void radau_solve_complex(radau_state *st, int p, 
 static void radau_kron_any(const double M[RADAU_SMAX][RADAU_SMAX], int s, size_t n, size_t len,
                            const double *x, double d, double *y, double *yadd);
 
+/* The dense path's block solves on W (n per stage): the real block on W_1,
+ * the complex blocks on W_2p + i W_2p+1; the solutions overwrite W (forced
+ * inline: both iterations keep their own copy). */
+static inline MBS_SMALL_INLINE void radau_solve_blocks(radau_state *st, mbs_ctx *ctx, size_t n,
+                                                       int np)
+{
+    mbs_count_solve(ctx);
+    radau_solve_real(st, st->W, -1.0, st->W);
+    for (int p = 0; p < np; p++) {
+        double *Wr = st->W + (1 + 2 * p) * n;
+        mbs_count_solve(ctx);
+        radau_solve_complex(st, p, Wr, Wr + n, Wr, Wr + n);
+    }
+}
+
 /* dZ = (T (x) I) w and Z += dZ for s = 3 in one pass over the components
  * (radau_kron3's sums, then the Newton update of radau_add: the same numbers);
  * instantiated per n up to MBS_SMALL_FIXED. */
@@ -531,13 +546,7 @@ int mbs_radau_solve_stages(radau_state *st, mbs_ctx *ctx, double t, double *Zadd
             return sv;
     } else {
         w = st->W; /* dense path: the solutions overwrite W */
-        mbs_count_solve(ctx);
-        radau_solve_real(st, st->W, -1.0, w);
-        for (int p = 0; p < np; p++) {
-            double *Wr = st->W + (1 + 2 * p) * n;
-            mbs_count_solve(ctx);
-            radau_solve_complex(st, p, Wr, Wr + n, Wr, Wr + n);
-        }
+        radau_solve_blocks(st, ctx, n, np);
     }
     if (Zadd && co->s == 3) {
         radau_back3_add_any(n, co->Tm, w, st->dZ, Zadd);
@@ -690,13 +699,7 @@ int mbs_radau_solve_transformed(radau_state *st, mbs_ctx *ctx, double h)
             radau_lam_e(7, nv, st, h);
     }
     double *w = st->W; /* the solutions overwrite W */
-    mbs_count_solve(ctx);
-    radau_solve_real(st, st->W, -1.0, w);
-    for (int p = 0; p < np; p++) {
-        double *Wr = st->W + (1 + 2 * p) * n;
-        mbs_count_solve(ctx);
-        radau_solve_complex(st, p, Wr, Wr + n, Wr, Wr + n);
-    }
+    radau_solve_blocks(st, ctx, n, np);
     /* s constant, n not: the copies per n with the loop over k unrolled took
      * 1.3% more instructions on the pendulum (tol 1e-10) */
     if (co->s == 3)
