@@ -67,6 +67,8 @@
 /* the largest relative residual of M v' + B^T lambda = f (and, with redundant
  * rows, of B v' = gamma) accepted before the penalty is lowered (dca_eval) */
 #define DCA_DYN_RTOL 1e-10
+/* the lowest penalty dca_eval lowers alpha to: the paper's ([dca_augmented_lagrangian] Sect. 4.1) */
+#define DCA_ALPHA_FLOOR 1e6
 
 static void dca_free(void *p)
 {
@@ -134,7 +136,7 @@ static int dca_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int p
     w->nl = nl;
     w->proj = proj;
     w->alpha = w->alpha0 = p->val[P_ALPHA];
-    w->alpha_min = fmin(w->alpha0, 1e6);
+    w->alpha_min = fmin(w->alpha0, DCA_ALPHA_FLOOR);
     w->redundant = (pb->flags & MBS_PB_REDUNDANT) != 0;
     w->maxit = (int)p->val[P_MAXIT];
     w->eps_a = p->val[P_EPSA];
@@ -231,7 +233,7 @@ static int dca_solve(dca_ws *w, mbs_ctx *ctx, double t, double eps, double rtol,
 static double dynamic_residual(dca_ws *w)
 {
     size_t nv = w->nv;
-    double *r = w->dq, *m = w->qd; /* scratch of length >= nv */
+    double *r = w->dq, *m = w->qd; /* scratch: dq has n_v entries, qd max(n_q, n_v) */
     for (size_t i = 0; i < nv; i++)
         r[i] = -w->f[i], m[i] = fabs(w->f[i]);
     for (size_t k = 0; k < w->Mt.nnz; k++) {
