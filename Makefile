@@ -256,6 +256,14 @@ BATTERY_JOBS ?= 2
 battery: $(BIN)
 	nice -n 19 $(BIN) battery suites/battery.ini -j $(BATTERY_JOBS) --out $(BATTERY_DIR)
 
+# docs/battery.md and the battery block of docs/methods.md, redrawn from the committed
+# records docs/battery.jsonl (judged again by this build).  To add runs: make battery
+# BATTERY_DIR=DIR, then append DIR/battery.jsonl to docs/battery.jsonl (a pair's last
+# record counts) and commit it with the pages.
+.PHONY: battery-docs
+battery-docs: $(BIN)
+	./tools/battery-docs --data docs/battery.jsonl --bin $(BIN)
+
 # Stored reference trajectories (problems/ref/*.traj, harness/refgen.h) from the lines of
 # problems/ref/trajectories.list; fails if any pair of computations disagrees on the grid
 # (entries marked --expect-horizon: if they agree).  About 4 minutes on one core.

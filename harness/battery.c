@@ -2,6 +2,7 @@
  * classification, results as JSON.  The runner and the tables are in
  * battery_run.c. */
 #include "battery.h"
+#include "env.h"
 
 #include <float.h>
 #include <gsl/gsl_errno.h>
@@ -746,6 +747,7 @@ int mbs_battery_pair(const mbs_battery *b, const char *problem, const char *meth
     mbs_converge_free(cv);
     free(cv);
     r->wall = wall_now() - t0;
+    snprintf(r->revision, sizeof r->revision, "%s", mbs_git_revision());
     return MBS_OK;
 }
 
@@ -844,6 +846,8 @@ char *mbs_battery_result_json(const mbs_battery_result *r)
     json_object_set_new(o, "self_ref", json_boolean(r->self_ref));
     json_object_set_new(o, "branch", json_boolean(r->branch));
     json_object_set_new(o, "wall", num(r->wall));
+    if (r->revision[0])
+        json_object_set_new(o, "revision", json_string(r->revision));
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
     json_decref(o);
     return s;
@@ -921,6 +925,9 @@ int mbs_battery_result_parse(const char *line, mbs_battery_result *r)
     r->self_ref = json_is_true(json_object_get(o, "self_ref"));
     r->branch = json_is_true(json_object_get(o, "branch"));
     r->wall = get_num(o, "wall");
+    const char *rev = json_string_value(json_object_get(o, "revision"));
+    if (rev)
+        snprintf(r->revision, sizeof r->revision, "%s", rev);
     json_decref(o);
     return 0;
 }

@@ -165,6 +165,7 @@ typedef struct mbs_battery_result {
     int self_ref;
     int branch;            /* measured against the problem's branch (converge.h) */
     double wall;           /* seconds the pair took */
+    char revision[48];     /* git revision of the build that ran it ("": not recorded) */
     int stability_bound;   /* adaptive: steps at most 1.1x apart over the levels (judge) */
 } mbs_battery_result;
 

@@ -1,6 +1,7 @@
 /* The battery's runner (worker processes, resumable results file) and its tables
  * (battery.h). */
 #include "battery.h"
+#include "env.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -165,6 +166,7 @@ static int crashed(const pair *p, int sig, int fd)
              strsignal(sig));
     snprintf(r.check, sizeof r.check, "unchecked");
     r.x0 = r.t_end = r.ref_digits = r.wall = NAN;
+    snprintf(r.revision, sizeof r.revision, "%s", mbs_git_revision());
     for (int g = 0; g < 3; g++)
         r.g[g].p = r.g[g].ci_low = r.g[g].ci_high = r.g[g].nominal = NAN;
     return write_result(fd, &r);
@@ -235,6 +237,28 @@ static int run_pairs(const mbs_battery *b, const pair *ps, size_t n, int jobs, i
     return io;
 }
 
+/* DIR/judged.jsonl: one judged record per pair, in table order (atomic). */
+static int write_judged(const char *outdir, const mbs_battery_result *rs, size_t m)
+{
+    char path[4200], *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return -1;
+    int st = 0;
+    for (size_t k = 0; k < m && !st; k++) {
+        char *js = mbs_battery_result_json(&rs[k]);
+        st = !js || fprintf(f, "%s\n", js) < 0;
+        free(js);
+    }
+    st |= fclose(f) != 0;
+    snprintf(path, sizeof path, "%s/judged.jsonl", outdir);
+    if (!st)
+        st = mbs_write_atomic(path, buf, len) != 0;
+    free(buf);
+    return st ? -1 : 0;
+}
+
 int mbs_battery_run(const mbs_battery *b, const mbs_battery_options *o, FILE *out)
 {
     char path[4200];
@@ -276,12 +300,16 @@ int mbs_battery_run(const mbs_battery *b, const mbs_battery_options *o, FILE *ou
         fprintf(stderr, "mbsbench: battery: a worker failed (see above)\n");
         return 2;
     }
-    /* The selected pairs' results, in table order. */
+    /* The selected pairs' results, in table order.  A pair recorded more than
+     * once (a rerun appended to, or merged into, the file) counts by its last
+     * record. */
     size_t m = 0;
     for (size_t k = 0; k < nr; k++) {
         int sel = 0;
         for (size_t i = 0; i < n && !sel; i++)
             sel = !strcmp(rs[k].problem, ps[i].problem) && !strcmp(rs[k].method, ps[i].method);
+        for (size_t j = k + 1; j < nr && sel; j++)
+            sel = strcmp(rs[k].problem, rs[j].problem) || strcmp(rs[k].method, rs[j].method);
         if (sel)
             rs[m++] = rs[k];
     }
@@ -289,6 +317,9 @@ int mbs_battery_run(const mbs_battery *b, const mbs_battery_options *o, FILE *ou
     for (size_t k = 0; k < m; k++)
         mbs_battery_judge(b, &rs[k]);
     qsort(rs, m, sizeof *rs, cmp_result);
+    /* The judged records (the rules of this build applied), for summaries. */
+    if (write_judged(o->outdir, rs, m) != 0)
+        fprintf(stderr, "mbsbench: battery: cannot write %s/judged.jsonl\n", o->outdir);
     char *md = NULL;
     size_t mdlen = 0;
     FILE *mf = open_memstream(&md, &mdlen);

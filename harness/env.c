@@ -101,3 +101,8 @@ const char *mbs_version_string(void)
 {
     return MBS_VERSION " (git " MBS_GIT_REV ")";
 }
+
+const char *mbs_git_revision(void)
+{
+    return MBS_GIT_REV;
+}

@@ -18,4 +18,7 @@ double mbs_load_average(void);
  * printed by `mbsbench --version` and stored in every record ("mbsbench"). */
 const char *mbs_version_string(void);
 
+/* The git revision this build was made from ("unknown" outside a checkout). */
+const char *mbs_git_revision(void);
+
 #endif

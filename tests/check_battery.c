@@ -416,10 +416,69 @@ START_TEST(battery_problem_t_end)
     mbs_battery_result back;
     ck_assert_int_eq(mbs_battery_result_parse(js, &back), 0);
     ck_assert(back.t_end == 0.5);
+    /* the record names the build that ran it, and a rejudge keeps it */
+    ck_assert(r.revision[0] != '\0');
+    ck_assert_str_eq(back.revision, r.revision);
     free(js);
     ck_assert_msg(mbs_battery_pair(&b, "pendulum", "index1/rk4", &r, err, sizeof err) == MBS_OK,
                   "%s", err);
     ck_assert(isnan(r.t_end) && r.steps[0] == 1000); /* pendulum: its own t_end 10 */
+    mbs_battery_free(&b);
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A pair recorded twice (a rerun merged into the data file) counts by its last
+ * record, and a rejudge writes judged.jsonl with one judged record per pair
+ * (before: both records were tabled and counted). */
+START_TEST(battery_rejudge_last_record)
+{
+    char *dir = mbs_test_tmpdir();
+    char path[512], err[1024];
+    snprintf(path, sizeof path, "%s/b.ini", dir);
+    mbs_test_write_text(path, "[battery]\nlevels = 3\nh0 = 0.05\ntol0 = 1e-6\n");
+    mbs_battery b;
+    ck_assert_msg(mbs_battery_load(path, &b, err, sizeof err) == MBS_OK, "%s", err);
+    mbs_battery_result r;
+    ck_assert_msg(mbs_battery_pair(&b, "pendulum", "index1/rk4", &r, err, sizeof err) == MBS_OK,
+                  "%s", err);
+    ck_assert_int_eq(r.outcome, MBS_BAT_PASS);
+    char *good = mbs_battery_result_json(&r);
+    r.g[2].p = 2.0; /* lambda established at half its order: a finding */
+    r.g[2].ci_low = 1.9;
+    r.g[2].ci_high = 2.1;
+    char *bad = mbs_battery_result_json(&r);
+    snprintf(path, sizeof path, "%s/battery.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "%s\n%s\n", good, bad); /* the rerun (last) is the bad one */
+    fclose(f);
+    const char *probs[] = {"pendulum"}, *meths[] = {"index1/rk4"};
+    mbs_battery_options o = {.jobs = 1, .problems = probs, .n_problems = 1, .methods = meths,
+                             .n_methods = 1, .outdir = dir, .rejudge = 1};
+    FILE *out = fopen("/dev/null", "w");
+    ck_assert_int_eq(mbs_battery_run(&b, &o, out), 1); /* one pair, a finding */
+    f = fopen(path, "w");
+    fprintf(f, "%s\n%s\n", bad, good);
+    fclose(f);
+    ck_assert_int_eq(mbs_battery_run(&b, &o, out), 0); /* one pair, a pass */
+    fclose(out);
+    snprintf(path, sizeof path, "%s/judged.jsonl", dir);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[8192];
+    int lines = 0;
+    while (fgets(line, sizeof line, f)) {
+        mbs_battery_result back;
+        ck_assert_int_eq(mbs_battery_result_parse(line, &back), 0);
+        ck_assert_int_eq(back.outcome, MBS_BAT_PASS);
+        lines++;
+    }
+    fclose(f);
+    ck_assert_int_eq(lines, 1);
+    free(good);
+    free(bad);
     mbs_battery_free(&b);
     mbs_test_remove_tree(dir);
     free(dir);
@@ -811,6 +870,7 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, battery_data_file);
     tcase_add_test(tc, battery_bad_files);
     tcase_add_test(tc, battery_problem_t_end);
+    tcase_add_test(tc, battery_rejudge_last_record);
     tcase_add_test(tc, battery_stability_bound);
     tcase_add_test(tc, battery_study_interval);
     tcase_add_test(tc, battery_adaptive_rule);
