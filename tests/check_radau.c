@@ -397,6 +397,36 @@ START_TEST(fixed_stagnation_at_roundoff)
 }
 END_TEST
 
+/* Fixed-step Radau IIA accepts a stagnating Newton iteration within 10 times
+ * its round-off floor eps (|E| |Y'| + |J| |Y|) (radau_roundoff_floor).  The
+ * stage derivatives Y' are formed for q and v only, so the multipliers' entries
+ * of Yd were never written: malloc'd memory holding NaN gave 0 * NaN in |E| |Y'|,
+ * a floor of NaN, returned as INFINITY, and every stagnating iteration counted
+ * as converged.  In the battery (its workers reuse the heap) andrews
+ * index2/radau9-fixed at h = 8e-4 ended "ok" with q error 8.6e14 (3.6e-5 in a
+ * fresh process) and andrews-iftomm at 4e-4 in a singular iteration matrix.
+ * Here freed chunks are filled with NaN first, as such a heap may hold them. */
+START_TEST(fixed_floor_initialised)
+{
+    enum { NCHUNK = 12 };
+    for (size_t sz = 16; sz <= 2048; sz += 16) {
+        void *p[NCHUNK];
+        for (int i = 0; i < NCHUNK; i++) {
+            p[i] = malloc(sz);
+            ck_assert_ptr_nonnull(p[i]);
+            memset(p[i], 0xff, sz); /* all bits set: a NaN in every double */
+        }
+        for (int i = 0; i < NCHUNK; i++)
+            free(p[i]);
+    }
+    mbs_record r;
+    mbs_test_run("andrews", "index2/radau9-fixed", 8e-4, NAN, NAN, &r);
+    ck_assert_msg(r.status == MBS_OK, "andrews index2/radau9-fixed h = 8e-4: %s", r.reason);
+    ck_assert_msg(r.err.q <= 1e-4 && r.err.v <= 0.1, "andrews index2/radau9-fixed h = 8e-4: q %.3g, v %.3g", r.err.q, r.err.v);
+    mbs_record_free(&r);
+}
+END_TEST
+
 /* Index-3 form: the Newton iteration stops only when its increment also meets
  * RADAU5's test unweighted (v and lambda not divided by h, h^2; radau5.c
  * radau_newton_index3).  simple-pendulum over 10 s at tol 1e-10, q error
@@ -526,6 +556,7 @@ Suite *mbs_suite_radau(void)
     tcase_add_loop_test(tc, index3_unconstrained_velocities, 0, 2);
     tcase_add_loop_test(tc, index3_consistent_estimate, 0, 6);
     tcase_add_test(tc, fixed_stagnation_at_roundoff);
+    tcase_add_test(tc, fixed_floor_initialised);
     tcase_add_loop_test(tc, index3_newton_unweighted_stop, 0, 2);
     tcase_add_loop_test(tc, transformed_iteration_same_solution, 0,
                         (int)(sizeof cmass_cases / sizeof cmass_cases[0]));

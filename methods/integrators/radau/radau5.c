@@ -283,7 +283,7 @@ static int radau_alloc(const mbs_method_def *m, const mbs_params *prm, mbs_ctx *
     ok = ok && (st->v_index2 = calloc(st->form && st->form->nv > 0 ? st->form->nv : 1, sizeof(int)));
     ok = ok && (st->y = malloc(n * sizeof(double))) && (st->Z = malloc(N * sizeof(double))) &&
          (st->dZ = malloc(N * sizeof(double))) && (st->R = malloc(N * sizeof(double))) &&
-         (st->Yd = malloc(N * sizeof(double))) && (st->F0 = malloc(n * sizeof(double))) &&
+         (st->Yd = calloc(N, sizeof(double))) && (st->F0 = malloc(n * sizeof(double))) &&
          (st->F1 = malloc(n * sizeof(double))) && (st->F2 = malloc(n * sizeof(double))) &&
          (st->cont = calloc(N, sizeof(double))) && (st->scal = malloc(n * sizeof(double))) &&
          (st->rs = malloc(nf * sizeof(double))) && (st->cs = malloc(nf * sizeof(double))) &&
@@ -358,7 +358,10 @@ static int radau_jac_point(radau_state *st, double t, double h, double *tj, cons
  * stage residuals by their rounding, eps (|E| |Y'_i| + |J| |Y_i|) (the mass
  * rows' E Y' and the terms of F, stiff forces and G^T lambda included, as the
  * BDF and generalized-alpha floors measure theirs: bdf_newton.c), cause through
- * the current factorisation.  Overwrites R and dZ (the next iteration forms
+ * the current factorisation (Yd's multiplier entries, never formed by
+ * mbs_radau_stage_derivatives, are zero from radau_alloc's calloc: E's zero
+ * columns times uninitialised NaN made the floor NaN, read as infinite, and
+ * every stagnation a convergence).  Overwrites R and dZ (the next iteration forms
  * both again).  INFINITY where E or J is not formed (structured path). */
 static double radau_roundoff_floor(radau_state *st, mbs_ctx *ctx, double t)
 {
@@ -381,7 +384,8 @@ static double radau_roundoff_floor(radau_state *st, mbs_ctx *ctx, double t)
     if (mbs_radau_solve_stages(st, ctx, t, NULL) != MBS_OK)
         return INFINITY;
     double fl = mbs_radau_rms_scaled(st->dZ, st->scal, ns * n, n);
-    return isfinite(fl) ? fl : INFINITY;
+    /* a floor that is not finite accepts no stagnation (it accepted every one) */
+    return isfinite(fl) ? fl : 0.0;
 }
 
 /* One simplified Newton iteration with the Newton update of Z: the stage
