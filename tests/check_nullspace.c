@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../harness/reference.h"
 #include "../harness/tolrun.h"
 #include "../methods/formulations/nullspace.h"
 #include "testutil.h"
@@ -417,6 +418,41 @@ START_TEST(test_cp_repartition)
 }
 END_TEST
 
+/* The Bricard mechanism (one redundant row of 24, mobility 1) keeps rank 23
+ * along its motion.  Off the constraints (the drift of these unprojected
+ * integrations, |g| up to 6e-5 at tol 1e-6) the redundant row's singular value
+ * rose above rank_tol max s at part of the evaluations: rank 24, the mechanism
+ * locked there, 479 of 1044 steps rejected and q 0.1 from the stored
+ * reference at t = 10.  The rank may not rise above its value at q0. */
+START_TEST(test_redundant_drift)
+{
+    static const char *const ms[] = {"qr/tsit5", "zeroeig/rkf45", "svd/rkf45", "schur/rkf45"};
+    mbs_problem pb;
+    char err[256];
+    ck_assert_int_eq(mbs_problem_open(&pb, "bricard", err, sizeof err), MBS_OK);
+    ck_assert_uint_eq(pb.nq, 24);
+    /* the stored trajectory (svd/rk4 vs qr/rk4, fixed steps; q to 7.3e-11) */
+    size_t ny = mbs_ny(&pb);
+    double *rows = calloc(101 * ny, sizeof(double)), horizon;
+    ck_assert_ptr_nonnull(rows);
+    ck_assert_int_eq(mbs_reference_traj_find(&pb, pb.t_end, 100, rows, &horizon, NULL, 0),
+                     MBS_REFTRAJ_ROWS);
+    const double *ref = rows + 100 * ny; /* t = 10 */
+    for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++) {
+        mbs_tolrun r;
+        ck_assert_int_eq(mbs_tolrun_run("bricard", ms[k], 1e-6, 1e-6, NAN, 0, &r), MBS_OK);
+        ck_assert_msg(r.status == MBS_OK, "%s: %s", ms[k], r.reason);
+        ck_assert(r.have_diag);
+        ck_assert_msg(r.diag.rank_min == 23 && r.diag.rank_max == 23, "%s: rank %zu..%zu",
+                      ms[k], r.diag.rank_min, r.diag.rank_max);
+        double d = max_diff(r.final, ref, 24);
+        ck_assert_msg(d <= 1e-3, "%s: q %g from the reference at t = 10", ms[k], d);
+    }
+    free(rows);
+    mbs_problem_close(&pb);
+}
+END_TEST
+
 /* Diagnostics, parameters and a non-diagonal mass matrix (uk's eigen path). */
 START_TEST(test_diag_and_params)
 {
@@ -503,6 +539,7 @@ Suite *mbs_suite_nullspace(void)
     tcase_add_loop_test(tc, test_rk4_order, 0, N_FORMS);
     tcase_add_loop_test(tc, test_gsl_steppers, 0, N_FORMS);
     tcase_add_test(tc, test_redundant);
+    tcase_add_test(tc, test_redundant_drift);
     tcase_add_test(tc, test_bases);
     tcase_add_test(tc, test_gear_train);
     tcase_add_test(tc, test_cp_repartition);

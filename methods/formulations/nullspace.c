@@ -129,9 +129,19 @@ static int basis_alloc(basis_ws *b, mbs_ns_kind kind, size_t n, size_t m)
     return MBS_OK;
 }
 
-/* W = [Y | V] for B (m x n, m = b->m); rank into *rank. */
+/* Whether s[i] is among the r largest of s[0..n-1] (ties by index). */
+static int among_largest(const double *s, size_t n, size_t i, size_t r)
+{
+    size_t above = 0;
+    for (size_t j = 0; j < n; j++)
+        if (s[j] > s[i] || (s[j] == s[i] && j < i))
+            above++;
+    return above < r;
+}
+
+/* W = [Y | V] for B (m x n, m = b->m); rank into *rank, at most rank_cap. */
 static int basis_compute(basis_ws *b, mbs_ns_kind kind, const gsl_matrix *B, double rank_tol,
-                         size_t *rank, char *why, size_t whylen)
+                         size_t rank_cap, size_t *rank, char *why, size_t whylen)
 {
     size_t n = b->n, m = b->m, mn = n < m ? n : m;
     *rank = 0;
@@ -158,7 +168,10 @@ static int basis_compute(basis_ws *b, mbs_ns_kind kind, const gsl_matrix *B, dou
         }
         for (size_t i = 0; i < mn; i++)
             s[i] = fabs(gsl_matrix_get(&A.matrix, i, i));
+        /* pivoted: |R_ii| decrease, so capping the rank moves the split only */
         *rank = mbs_ns_rank(s, mn, rank_tol);
+        if (*rank > rank_cap)
+            *rank = rank_cap;
         if (kind == MBS_NS_PUTD && (*rank < m)) {
             /* No pivoting: |R_ii| does not reveal a deficient rank reliably,
              * and Eq. (67) takes r = m. */
@@ -199,6 +212,8 @@ static int basis_compute(basis_ws *b, mbs_ns_kind kind, const gsl_matrix *B, dou
             for (size_t i = 0; i < n; i++)
                 s[i] = sqrt(fmax(s[i], 0.0));
             *rank = mbs_ns_rank(s, n, rank_tol);
+            if (*rank > rank_cap)
+                *rank = rank_cap; /* sorted: the split moves */
             return MBS_OK;
         }
         /* Eq. (78): K^T H K = U, GSL's Francis QR for nonsymmetric matrices with
@@ -221,11 +236,16 @@ static int basis_compute(basis_ws *b, mbs_ns_kind kind, const gsl_matrix *B, dou
         for (size_t i = 0; i < n; i++)
             smax = fmax(smax, s[i]);
         *rank = mbs_ns_rank(s, n, rank_tol);
-        /* Y: columns with non-zero diagonal, then V (K1 of Eq. (79)), in order. */
+        int capped = *rank > rank_cap;
+        if (capped)
+            *rank = rank_cap;
+        /* Y: columns with non-zero diagonal (the rank_cap largest when capped),
+         * then V (K1 of Eq. (79)), in order. */
         size_t k = 0;
         for (int pass = 0; pass < 2; pass++)
             for (size_t i = 0; i < n; i++) {
-                int nonzero = smax > 0.0 && s[i] > rank_tol * smax;
+                int nonzero = smax > 0.0 && s[i] > rank_tol * smax &&
+                              (!capped || among_largest(s, n, i, *rank));
                 if (nonzero == (pass == 0)) {
                     gsl_vector_view src = gsl_matrix_column(&Z.matrix, i);
                     gsl_matrix_set_col(b->W, k++, &src.vector);
@@ -263,6 +283,8 @@ static int basis_compute(basis_ws *b, mbs_ns_kind kind, const gsl_matrix *B, dou
         }
         /* singular values are sorted decreasingly: W = [W_d | W_i] */
         *rank = mbs_ns_rank(s, n, rank_tol);
+        if (*rank > rank_cap)
+            *rank = rank_cap;
         return MBS_OK;
     }
     }
@@ -279,7 +301,7 @@ int mbs_ns_basis(mbs_ns_kind kind, const gsl_matrix *B, double rank_tol, gsl_mat
     int s = basis_alloc(&b, kind, B->size2, B->size1);
     if (s != MBS_OK)
         return s;
-    s = basis_compute(&b, kind, B, rank_tol, rank, why, sizeof why);
+    s = basis_compute(&b, kind, B, rank_tol, (size_t)-1, rank, why, sizeof why);
     if (s == MBS_OK)
         gsl_matrix_memcpy(W, b.W);
     basis_free(&b);
@@ -292,6 +314,7 @@ typedef struct ns_ws {
     mbs_ns_diag diag; /* first member: read by mbs_ns_diag_get */
     mbs_ns_kind kind;
     double rank_tol;
+    size_t rank0; /* rank at the run's first evaluation (t0, q0); (size_t)-1 before it */
     size_t nv, nl;
     basis_ws b;
     gsl_matrix *M, *B;   /* nv x nv, nl x nv */
@@ -347,6 +370,7 @@ static int ns_alloc(void **out, mbs_ctx *ctx, const mbs_params *p, mbs_ns_kind k
     size_t nv = pb->nv, nl = pb->nl, nlc = nl ? nl : 1;
     w->kind = kind;
     w->rank_tol = p->val[0];
+    w->rank0 = (size_t)-1;
     w->nv = nv;
     w->nl = nl;
     int s = basis_alloc(&w->b, kind, nv, nl);
@@ -384,6 +408,7 @@ static int ns_start(void *p, mbs_ctx *ctx, double t0, const double *q, const dou
 {
     (void)ctx, (void)t0, (void)q, (void)v;
     mbs_ns_diag_reset(&((ns_ws *)p)->diag);
+    ((ns_ws *)p)->rank0 = (size_t)-1;
     return MBS_OK;
 }
 
@@ -402,9 +427,19 @@ static int ns_eval(void *p, mbs_ctx *ctx, double t, const double *q, const doubl
         return s;
     char why[200];
     mbs_count_factorization(ctx);
-    if ((s = basis_compute(&w->b, w->kind, &B.matrix, w->rank_tol, &r, why, sizeof why)) !=
-        MBS_OK)
+    /* The rank never rises above its value at the first evaluation (t0, q0, on
+     * the constraints): off them (the drift of an unprojected integration) a
+     * redundant row's singular value grows with the violation (Weyl: by at most
+     * |B(q) - B(q*)| = O(|q - q*|)), and counting it locks a mobile mechanism
+     * (bricard, one redundant row: svd/rkf45 at tol 1e-6 had |g| up to 1.7e-5,
+     * rank 24 instead of 23 at part of its evaluations, 479 of 1044 steps
+     * rejected and q 0.1 off).  A rank that falls (a singular configuration)
+     * is still taken as found. */
+    if ((s = basis_compute(&w->b, w->kind, &B.matrix, w->rank_tol, w->rank0, &r, why,
+                           sizeof why)) != MBS_OK)
         return mbs_fail(ctx, s, t, "%s", why);
+    if (w->rank0 == (size_t)-1)
+        w->rank0 = r;
     size_t F = nv - r;
     gsl_vector_view xp = gsl_vector_view_array(w->xp, nv);
     gsl_vector_view f = gsl_vector_view_array(w->f, nv);
