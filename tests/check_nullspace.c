@@ -426,7 +426,8 @@ END_TEST
  * reference at t = 10.  The rank may not rise above its value at q0. */
 START_TEST(test_redundant_drift)
 {
-    static const char *const ms[] = {"qr/tsit5", "zeroeig/rkf45", "svd/rkf45", "schur/rkf45"};
+    static const char *const ms[] = {"qr/tsit5", "zeroeig/rkf45", "svd/rkf45", "schur/rkf45",
+                                     "uk/rkf45"};
     mbs_problem pb;
     char err[256];
     ck_assert_int_eq(mbs_problem_open(&pb, "bricard", err, sizeof err), MBS_OK);

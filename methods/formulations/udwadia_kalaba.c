@@ -27,6 +27,7 @@ enum { P_RANK_TOL, P_ALPHA, P_BETA };
 typedef struct uk_ws {
     mbs_ns_diag diag; /* first member: read by mbs_ns_diag_get */
     double rank_tol, alpha, beta;
+    size_t rank0; /* rank at the run's first evaluation; (size_t)-1 before it */
     int baumgarte;
     size_t nv, nl;
     gsl_matrix *M, *Mih, *E, *B, *A, *A2; /* A: max x max, A2: max x max */
@@ -77,6 +78,7 @@ static int uk_alloc_common(void **out, mbs_ctx *ctx, const mbs_params *p, int ba
     w->nv = nv;
     w->nl = nl;
     w->rank_tol = p->val[P_RANK_TOL];
+    w->rank0 = (size_t)-1;
     w->baumgarte = baumgarte;
     if (baumgarte) {
         w->alpha = p->val[P_ALPHA];
@@ -126,6 +128,7 @@ static int uk_start(void *p, mbs_ctx *ctx, double t0, const double *q, const dou
 {
     (void)ctx, (void)t0, (void)q, (void)v;
     mbs_ns_diag_reset(&((uk_ws *)p)->diag);
+    ((uk_ws *)p)->rank0 = (size_t)-1;
     return MBS_OK;
 }
 
@@ -238,7 +241,12 @@ static int uk_eval(void *p, mbs_ctx *ctx, double t, const double *q, const doubl
         return mbs_fail(ctx, MBS_LIBRARY_FAILURE, t, "GSL SVD of B M^-1/2 failed (%s)",
                         gsl_strerror(st));
     const double *sd = w->s->data;
+    /* never above the rank at q0 (sorted: the cut moves), as in nullspace.c */
     size_t r = mbs_ns_rank(sd, ns, w->rank_tol);
+    if (r > w->rank0)
+        r = w->rank0;
+    if (w->rank0 == (size_t)-1)
+        w->rank0 = r;
     mbs_ns_diag_note(&w->diag, r, r > 0 ? (sd[0] / sd[r - 1]) * (sd[0] / sd[r - 1]) : 1.0);
     if (r == 0) {
         if (lambda)
