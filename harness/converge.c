@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/gslalloc.h"
 #include "reference.h"
 
 /* The stated accuracy of the stored reference the levels were measured against
@@ -48,6 +49,54 @@ static void reference_accuracy(const mbs_run_spec *base, mbs_converge *out)
  * configuration lies more than MBS_BRANCH_OFF from the branch's configurations
  * left it: status left_branch.  1 when measured so, 0 when the problem has no
  * branch (or it does not cover the instance), -1 out of memory. */
+/* The constraint forces G(q)^T lambda of the final state y = q | v | lambda
+ * (n_q values into f).  With redundant constraints the multipliers are not
+ * unique (a method need not return the minimum-norm ones: DCA's differ from
+ * svd's by a multiple of the null vector of G^T, 3.6e-4 on bricard at h =
+ * 2.5e-3 with q equal to 8e-10); the forces are, as in the reference tool
+ * (refgen.c, state_agreement). */
+static int constraint_forces(const mbs_problem *pb, double t, const double *y, gsl_matrix *G,
+                             double *f)
+{
+    if (pb->def->jacobian(pb, t, y, G) != MBS_OK)
+        return 0;
+    const double *lam = y + pb->nq + pb->nv;
+    for (size_t j = 0; j < pb->nq; j++) {
+        double sum = 0.0;
+        for (size_t i = 0; i < pb->nl; i++)
+            sum += gsl_matrix_get(G, i, j) * lam[i];
+        f[j] = sum;
+    }
+    return 1;
+}
+
+/* Self-convergence difference of the multipliers of levels a and b: max |lambda_a -
+ * lambda_b|, or of G^T lambda where the problem's constraints are redundant
+ * (pbr: the problem, open, or NULL when not redundant). */
+static double lambda_difference(const mbs_problem *pbr, const mbs_record *a,
+                                const mbs_record *b)
+{
+    size_t off = a->nq + a->nv;
+    double d = 0.0;
+    if (!pbr || a->nq != pbr->nq || a->nl != pbr->nl) {
+        for (size_t k = 0; k < a->nl; k++)
+            d = fmax(d, fabs(a->final[off + k] - b->final[off + k]));
+        return d;
+    }
+    gsl_matrix *G = mbs_matrix_alloc(pbr->nl, pbr->nq);
+    double *f = malloc(2 * pbr->nq * sizeof(double));
+    if (G && f && constraint_forces(pbr, a->t_final, a->final, G, f) &&
+        constraint_forces(pbr, b->t_final, b->final, G, f + pbr->nq))
+        for (size_t j = 0; j < pbr->nq; j++)
+            d = fmax(d, fabs(f[j] - f[pbr->nq + j]));
+    else
+        d = NAN;
+    if (G)
+        gsl_matrix_free(G);
+    free(f);
+    return d;
+}
+
 static int branch_errors(const mbs_run_spec *base, mbs_converge *out)
 {
     mbs_problem pb;
@@ -184,6 +233,15 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
         }
         out->self_ref = 1;
         out->x_ref = x;
+        mbs_problem pb;
+        char perr[256];
+        int redundant = 0;
+        if (mbs_problem_open(&pb, base->problem, perr, sizeof perr) == MBS_OK) {
+            redundant = (pb.flags & MBS_PB_REDUNDANT) && pb.nl > 0;
+            if (!redundant)
+                mbs_problem_close(&pb);
+        }
+        out->lambda_forces = redundant;
         /* Each level against the next finer one (the last against the extra
          * level): |y_i - y_(i+1)| = C h_i^p (1 - r^-p) + ..., so consecutive
          * errors keep the ratio r^p of the true ones.  Against the finest level
@@ -201,15 +259,18 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
                 continue;
             }
             const double *a = r->final, *b = nx->final;
-            double d[3] = {0.0, 0.0, 0.0};
-            size_t off[4] = {0, r->nq, r->nq + r->nv, r->nq + r->nv + r->nl};
-            for (int g = 0; g < 3; g++)
+            double d[2] = {0.0, 0.0};
+            size_t off[3] = {0, r->nq, r->nq + r->nv};
+            for (int g = 0; g < 2; g++)
                 for (size_t k = off[g]; k < off[g + 1]; k++)
                     d[g] = fmax(d[g], fabs(a[k] - b[k]));
             r->err.q = d[0];
             r->err.v = d[1];
-            r->err.lambda = r->nl ? d[2] : NAN; /* no multipliers: null, not 0 */
+            /* no multipliers: null, not 0 */
+            r->err.lambda = r->nl ? lambda_difference(redundant ? &pb : NULL, r, nx) : NAN;
         }
+        if (redundant)
+            mbs_problem_close(&pb);
         if (fine.status != MBS_OK)
             snprintf(err, errlen, "finest level (%s %g) failed: %s", out->adaptive ? "tol" : "h",
                      x, fine.reason);
@@ -319,6 +380,9 @@ void mbs_converge_print(const mbs_converge *c, FILE *f)
         fprintf(f, "reference: none for these parameters and t_end; errors are against the "
                    "next finer level (self-convergence; the last against %s = %.3e)\n",
                 xname, c->x_ref);
+    if (c->lambda_forces)
+        fprintf(f, "err_lam: of the constraint forces G^T lambda (redundant constraints: the "
+                   "multipliers are not unique)\n");
     if (c->branch)
         fprintf(f, "reference: the problem's branch (q and v at t_end; multipliers not "
                    "measured); a level whose configuration is off it left the branch\n");
@@ -377,6 +441,7 @@ char *mbs_converge_json(const mbs_converge *c)
     json_object_set_new(o, "reference",
                         json_string(c->self_ref ? "next-level" : c->branch ? "branch" : "solution"));
     json_object_set_new(o, "x_ref", num(c->self_ref ? c->x_ref : NAN));
+    json_object_set_new(o, "lambda_forces", json_boolean(c->lambda_forces));
     json_object_set_new(o, "declined", json_boolean(c->declined));
     json_object_set_new(o, "reference_accuracy",
                         isnan(c->ref_digits)

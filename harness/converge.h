@@ -18,6 +18,10 @@ typedef struct mbs_converge {
                                          errors are against the next finer level (the
                                          last against the extra level x_ref) */
     double x_ref;
+    int lambda_forces;                /* 1 (self-convergence, redundant constraints):
+                                         the lambda errors are those of the constraint
+                                         forces G(q)^T lambda (the multipliers are not
+                                         unique) */
     int branch;                       /* 1: measured against the problem's branch
                                          (problem.h, branch): q and v at t_end, no
                                          multipliers; a level whose configuration is

@@ -16,7 +16,10 @@
  * The block Cholesky solve of Eqs. (3)-(8) is index1/...:linsol=chol (index1.c).
  *
  * All share one rank decision, mbs_ns_rank(): a (singular) value s_i counts
- * when s_i > rank_tol * max_j s_j (parameter `rank_tol`).  Every formulation
+ * when s_i > rank_tol * max_j s_j (parameter `rank_tol`), and (qr, zeroeig,
+ * svd, schur, uk, ukb) the rank never rises above its value at the run's first
+ * evaluation, at q0 on the constraints: a redundant row's singular value grows
+ * with the drift off them.  Every formulation
  * keeps a mbs_ns_diag (rank, condition of the reduced mass matrix, ...) that
  * mbs_ns_diag_get() reads from its workspace. */
 #ifndef MBS_NULLSPACE_H
