@@ -3,6 +3,7 @@
 #include <float.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +171,19 @@ static void roundoff_floors(mbs_converge *out)
     }
 }
 
+/* Level i's step or tolerance, x0 / ratio^i, rounded to 15 significant digits:
+ * the value a user would type for it.  Unrounded, tol0 1e-6 at ratio 10 gave a
+ * fourth level of 9.999999999999999e-10, not 1e-9, and IDA's step sequence
+ * changes with the last bit of its tolerance (caraxis: 4647 steps against 4485
+ * at 1e-9), so `run --tol 1e-9` did not repeat the level.  Halvings (ratio 2)
+ * are exact and unchanged. */
+static double level_value(double x0, double ratio, int i)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.15g", x0 / pow(ratio, i));
+    return strtod(buf, NULL);
+}
+
 int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double ratio,
                      mbs_converge *out, char *err, size_t errlen)
 {
@@ -192,7 +206,7 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
     int any_ref = 0; /* a level measured against an exact or stored reference */
     for (int i = 0; i < levels; i++) {
         mbs_run_spec spec = *base;
-        double x = x0 / pow(ratio, i);
+        double x = level_value(x0, ratio, i);
         spec.h = out->adaptive ? NAN : x;
         spec.tol = out->adaptive ? x : NAN;
         out->x[i] = x;
@@ -224,7 +238,7 @@ int mbs_converge_run(const mbs_run_spec *base, double x0, int levels, double rat
         /* self-convergence: errors against one more, finer level */
         mbs_record fine;
         mbs_run_spec spec = *base;
-        double x = x0 / pow(ratio, levels);
+        double x = level_value(x0, ratio, levels);
         spec.h = out->adaptive ? NAN : x;
         spec.tol = out->adaptive ? x : NAN;
         if (mbs_run(&spec, &fine, err, errlen) != MBS_OK) {
@@ -463,4 +477,5 @@ char *mbs_converge_json(const mbs_converge *c)
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
     json_decref(o);
     return s;
+
 }

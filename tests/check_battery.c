@@ -796,6 +796,29 @@ START_TEST(battery_nan_state_observed)
 }
 END_TEST
 
+/* converge's levels are the values a user types: from tol0 1e-6 at ratio 10 the
+ * fourth level is 1e-9 exactly (before: 9.999999999999999e-10, and IDA's steps
+ * change with the last bit of the tolerance), so a level is repeated by
+ * `run --tol 1e-9`; halvings of h0 stay exact. */
+START_TEST(converge_levels_as_typed)
+{
+    mbs_run_spec base = {.problem = "pendulum", .method = "index2/radau5", .t_end = 1.0,
+                         .repeat = 0, .measure = 1};
+    mbs_converge *c = malloc(sizeof *c);
+    char err[512];
+    ck_assert_ptr_nonnull(c);
+    ck_assert_msg(mbs_converge_run(&base, 1e-6, 4, 10.0, c, err, sizeof err) == MBS_OK, "%s",
+                  err);
+    ck_assert(c->x[1] == 1e-7 && c->x[2] == 1e-8 && c->x[3] == 1e-9);
+    mbs_converge_free(c);
+    ck_assert_msg(mbs_converge_run(&base, 0.01, 4, 2.0, c, err, sizeof err) == MBS_OK, "%s",
+                  err);
+    ck_assert(c->x[3] == 0.01 / 8.0 && c->x[3] == 0.00125);
+    mbs_converge_free(c);
+    free(c);
+}
+END_TEST
+
 /* The N-four-bar passes flat configurations (t = 0.718, 1.236, ...) where a method
  * may leave the parallelogram branch; two runs on different branches differ by
  * O(1) whatever their accuracy, so converge measures it against the branch
@@ -900,6 +923,7 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, battery_bad_files);
     tcase_add_test(tc, battery_problem_t_end);
     tcase_add_test(tc, battery_rejudge_last_record);
+    tcase_add_test(tc, converge_levels_as_typed);
     tcase_add_test(tc, battery_stability_bound);
     tcase_add_test(tc, battery_study_interval);
     tcase_add_test(tc, battery_adaptive_rule);
