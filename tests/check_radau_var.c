@@ -237,28 +237,53 @@ START_TEST(jacobian_mid_step)
 }
 END_TEST
 
-/* The wheelset (Test Set 2.4; switching functions, docs/problems.md) at tol
- * 1e-12: the mixed error at t_end over q, v from the stored reference,
- * geometric mean over tol x 0.9, 1, 1.1 (single tolerances scatter by the
- * phase of the hunting limit cycle), within 250 tol, as index2/radau5's
- * (about 1e-10 at 25800 steps).  Measured 7.7e-11 in 4040-4070 steps; with
- * RADAU's tolerance exponent (s+1)/(2s) for the orders 9 and 13 7.0e-10
- * (1.4e-9, 1.8e-9, 1.3e-10): the order-13 steps' error followed their
- * estimate, not its power 2s/(s+1) (radau5.c, radau_order_constants). */
-START_TEST(wheelset_tolerance_proportional)
+/* Geometric mean of the wheelset's mixed error at t_end over q, v (stored
+ * reference) over tol x 0.9, 1, 1.1. */
+static double wheelset_error(const char *method, double tol)
 {
     static const double fac[3] = {0.9, 1.0, 1.1};
     double lsum = 0.0;
     for (int i = 0; i < 3; i++) {
         mbs_record r;
-        mbs_test_run("wheelset", "index2/radau", NAN, fac[i] * 1e-12, NAN, &r);
-        ck_assert_msg(r.status == MBS_OK && r.have_ref, "tol %g: %s", fac[i] * 1e-12, r.reason);
+        mbs_test_run("wheelset", method, NAN, fac[i] * tol, NAN, &r);
+        ck_assert_msg(r.status == MBS_OK && r.have_ref, "%s tol %g: %s", method, fac[i] * tol,
+                      r.reason);
         lsum += log(r.err_mixed_qv);
         mbs_record_free(&r);
     }
-    double gm = exp(lsum / 3.0);
+    return exp(lsum / 3.0);
+}
+
+/* The wheelset (Test Set 2.4; switching functions, docs/problems.md) at tol
+ * 1e-12: the mixed error at t_end over q, v from the stored reference,
+ * geometric mean over tol x 0.9, 1, 1.1 (single tolerances scatter by the
+ * phase of the hunting limit cycle), within 250 tol, as index2/radau5's
+ * (about 1e-10 at 25800 steps).  Measured 6.9e-11 in 4042-4080 steps (7.7e-11
+ * before the Newton rate rule of radau5.c, h_theta); with
+ * RADAU's tolerance exponent (s+1)/(2s) for the orders 9 and 13 7.0e-10
+ * (1.4e-9, 1.8e-9, 1.3e-10): the order-13 steps' error followed their
+ * estimate, not its power 2s/(s+1) (radau5.c, radau_order_constants). */
+START_TEST(wheelset_tolerance_proportional)
+{
+    double gm = wheelset_error("index2/radau", 1e-12);
     ck_assert_msg(gm <= 2.5e-10, "wheelset index2/radau tol 1e-12: mixed error %.3g (bound 2.5e-10)",
                   gm);
+}
+END_TEST
+
+/* The order-9 start on the wheelset: index2/radau:nsmin=5 at tol 1e-7 x 0.9,
+ * 1, 1.1, geometric mean of the mixed error at t_end over q, v (stored
+ * reference) within 100 tol (index2/radau 2.7e-6, index2/radau5 2.2e-6 at tol
+ * 1e-7).  Measured 7.8e-7 (4.1e-7, 7.7e-7, 1.5e-6); 1.7e-4 (1.6e-4, 1.7e-4,
+ * 1.8e-4) when the Newton contraction factor of the first step (theta =
+ * 4.8e-9 at h = 1e-6) was carried into the 7.3 times longer second step,
+ * whose first iterate then passed the stop test and stayed off by 1.7e-4 to
+ * t_end (radau5.c, h_theta).  About 0.6 s. */
+START_TEST(wheelset_order_nine_start)
+{
+    double gm = wheelset_error("index2/radau:nsmin=5", 1e-7);
+    ck_assert_msg(gm <= 1e-5,
+                  "wheelset index2/radau:nsmin=5 tol 1e-7: mixed error %.3g (bound 1e-5)", gm);
 }
 END_TEST
 
@@ -276,6 +301,7 @@ Suite *mbs_suite_radau_var(void)
     tcase_add_test(tc, stage_bounds_out_of_order);
     tcase_add_loop_test(tc, jacobian_mid_step, 0, 2);
     tcase_add_test(tc, wheelset_tolerance_proportional);
+    tcase_add_test(tc, wheelset_order_nine_start);
     suite_add_tcase(s, tc);
     return s;
 }
