@@ -5,10 +5,19 @@
  * smallest CPU time at which each method reaches the target.  Adaptive methods
  * sweep rtol = atol = 10^(-3 - k/2), fixed-step methods h = span 10^(-2 - k/2);
  * the errors come from one measuring run per level, then the (up to) two
- * largest levels that reach a target are timed (mbs_bench_time: warm-up, min
- * of REPEAT runs without observer) and the smallest time is reported.
- * Columns: method, level, error, CPU time, ratio to the fastest peer of the
- * row, steps, f-evals, and per accepted step f-evals, iteration-matrix
+ * largest levels that reach a target are timed and the smallest time is
+ * reported.  Every timed run, ours and the peers' alike, follows one rule: in
+ * each of ROUNDS rounds over all methods and levels of a problem, one
+ * mbs_bench_timed (bench.h: a warm-up run, then repetitions without observer
+ * covering MBS_BENCH_MIN_CPU / ROUNDS of CPU, at least MIN_REPS, each on a
+ * fresh workspace), so that the
+ * repetitions of a level cover MBS_BENCH_MIN_CPU = 0.2 s in all, spread over
+ * the problem's timing phase (a slow phase of the machine, which lasts longer
+ * than one level's timing, then hits ours and the peer alike instead of one
+ * of them); the minimum over all repetitions is reported.  Columns: method,
+ * level, error, CPU time per run, ratio to the fastest peer of the row, timed
+ * repetitions, median of the rounds' medians / min (the noise the minimum
+ * sets aside), steps, f-evals, and per accepted step f-evals, iteration-matrix
  * Jacobians and LU factorisations (record counters).  Targets
  * on the pendulum and the chain: best implicit method of ours <= 0.15
  * IDA's time on the same formulation (index2/ or ggl/; the target line names
@@ -26,7 +35,7 @@
 #include "../harness/run.h"
 #include "bench.h"
 
-enum { REPEAT = 5, MAX_LEVELS = 21, MAX_TIMED = 2, NT = 2 };
+enum { ROUNDS = 3, MIN_REPS = 1, MAX_LEVELS = 21, MAX_TIMED = 2, NT = 2 };
 enum { C_EXPL, C_IMPL, C_PEER };
 
 typedef struct bmethod {
@@ -73,11 +82,30 @@ typedef struct level {
     double x, err, cpu; /* tol or h; error at t_end (NaN: failed); CPU of the measuring run */
 } level;
 
+/* A level to time (up to NT * MAX_TIMED per method) and its timings so far. */
+typedef struct job {
+    double x, err;
+    unsigned targets;      /* bit t: a timed level of target t */
+    double cpu;            /* min CPU per run over every round's repetitions */
+    double med[ROUNDS];    /* each round's median */
+    int rounds, reps;
+    mbs_counters cnt;      /* of the timed runs (equal in every round) */
+    char why[256];         /* why its timing failed ("": it did not) */
+} job;
+
+typedef struct mjobs {
+    job j[NT * MAX_TIMED];
+    int n;
+} mjobs;
+
 typedef struct outcome {
     int reached;
     double x, err, cpu;
+    double median; /* median CPU per run over the repetitions of the timing reported */
+    int reps;      /* its timed repetitions */
     mbs_counters cnt; /* of a timed run */
     double best_err;
+    char why[256]; /* a level reached a target but its timing failed ("": none did) */
 } outcome;
 
 /* Reference (q | v at t_end) from the problem's independent formulation. */
@@ -132,7 +160,7 @@ static double measure(const char *spec, const char *method, int fixed, double x,
 }
 
 static void run_method(const bproblem *bp, const mbs_method_def *m, const char *spec,
-                       double t_end, double span, const double *ref, outcome oc[NT])
+                       double t_end, double span, const double *ref, outcome oc[NT], mjobs *jb)
 {
     int fixed = (m->flags & MBS_M_FIXED_STEP) != 0;
     level lv[MAX_LEVELS];
@@ -176,11 +204,12 @@ static void run_method(const bproblem *bp, const mbs_method_def *m, const char *
     }
     /* Time the (up to) MAX_TIMED largest levels reaching each target; a further
      * level only when the first's measuring run took less than 0.05 s and the
-     * further one's less than twice as long. */
+     * further one's less than twice as long.  The timings are made later, in
+     * rounds over all methods (time_round). */
+    jb->n = 0;
     for (int t = 0; t < NT; t++) {
         int timed = 0;
         double first_cpu = 0.0;
-        oc[t].cpu = INFINITY;
         for (int i = 0; i < nl && timed < MAX_TIMED; i++) {
             if (!(lv[i].err <= targets[t]))
                 continue;
@@ -188,14 +217,63 @@ static void run_method(const bproblem *bp, const mbs_method_def *m, const char *
                 first_cpu = lv[i].cpu;
             else if (first_cpu > 0.05 || lv[i].cpu > 2.0 * first_cpu)
                 break;
-            mbs_counters cnt = {0};
-            double c = mbs_bench_time(bp->spec, spec, fixed ? lv[i].x : NAN,
-                                      fixed ? NAN : lv[i].x, t_end, REPEAT, &cnt);
             timed++;
-            if (c < oc[t].cpu) {
-                oc[t] = (outcome){.reached = 1, .x = lv[i].x, .err = lv[i].err, .cpu = c,
-                                  .cnt = cnt, .best_err = oc[t].best_err};
-            }
+            int k = 0;
+            while (k < jb->n && jb->j[k].x != lv[i].x)
+                k++;
+            if (k == jb->n)
+                jb->j[jb->n++] = (job){.x = lv[i].x, .err = lv[i].err, .cpu = INFINITY};
+            jb->j[k].targets |= 1u << t;
+        }
+    }
+}
+
+/* One round of timings of a method's levels (mbs_bench_timed, MBS_BENCH_MIN_CPU
+ * / ROUNDS of repetitions each). */
+static void time_round(const bproblem *bp, const mbs_method_def *m, const char *spec,
+                       double t_end, mjobs *jb)
+{
+    int fixed = (m->flags & MBS_M_FIXED_STEP) != 0;
+    for (int k = 0; k < jb->n; k++) {
+        job *j = &jb->j[k];
+        if (j->why[0])
+            continue;
+        mbs_bench_timing tm;
+        if (mbs_bench_timed(bp->spec, spec, fixed ? j->x : NAN, fixed ? NAN : j->x, t_end,
+                            MBS_BENCH_MIN_CPU / ROUNDS, MIN_REPS, &tm) != 0) {
+            snprintf(j->why, sizeof j->why, "tol|h %.1e: %.200s", j->x, tm.why);
+            continue;
+        }
+        if (j->rounds > 0 && memcmp(&tm.cnt, &j->cnt, sizeof tm.cnt) != 0) {
+            snprintf(j->why, sizeof j->why, "tol|h %.1e: counters differ between rounds", j->x);
+            continue;
+        }
+        j->cnt = tm.cnt;
+        j->cpu = fmin(j->cpu, tm.cpu_min);
+        j->med[j->rounds++] = tm.cpu_median;
+        j->reps += tm.reps;
+    }
+}
+
+/* The outcome of target t from the timed levels: the fastest. */
+static void pick(const mjobs *jb, int t, outcome *o)
+{
+    o->cpu = INFINITY;
+    for (int k = 0; k < jb->n; k++) {
+        const job *j = &jb->j[k];
+        if (!(j->targets & (1u << t)))
+            continue;
+        if (j->why[0]) {
+            snprintf(o->why, sizeof o->why, "%s", j->why);
+            continue;
+        }
+        if (j->rounds == ROUNDS && j->cpu < o->cpu) {
+            double med[ROUNDS];
+            memcpy(med, j->med, sizeof med);
+            qsort(med, ROUNDS, sizeof med[0], mbs_bench_cmp_double);
+            *o = (outcome){.reached = 1, .x = j->x, .err = j->err, .cpu = j->cpu,
+                           .median = med[ROUNDS / 2], .reps = j->reps, .cnt = j->cnt,
+                           .best_err = o->best_err};
         }
     }
 }
@@ -255,22 +333,36 @@ static void bench_problem(const mbs_tee *out, const bproblem *bp)
         refkind = "stored reference, else independent formulation at tol 1e-13";
     }
     outcome oc[NM][NT];
+    mjobs jobs[NM];
+    const mbs_method_def *defs[NM];
     int have[NM];
     for (int i = 0; i < NM; i++) {
         /* a row may carry parameters ("index2/radau:nsmin=5"): the registry
          * knows the method by the name before the colon */
         char base[64];
         snprintf(base, sizeof base, "%.*s", (int)strcspn(methods[i].name, ":"), methods[i].name);
-        const mbs_method_def *m = mbs_method_find(base);
+        const mbs_method_def *m = defs[i] = mbs_method_find(base);
         have[i] = m != NULL;
         if (m) {
             double c0 = mbs_cpu_seconds();
-            run_method(bp, m, methods[i].name, t_end, span, refp, oc[i]);
+            run_method(bp, m, methods[i].name, t_end, span, refp, oc[i], &jobs[i]);
             if (isatty(STDERR_FILENO)) /* progress on a terminal only (logs stay clean) */
                 fprintf(stderr, "bench peers: %-12s %-20s %6.2f s\n", bp->spec, methods[i].name,
                         mbs_cpu_seconds() - c0);
         }
     }
+    for (int r = 0; r < ROUNDS; r++) {
+        double c0 = mbs_cpu_seconds();
+        for (int i = 0; i < NM; i++)
+            if (have[i])
+                time_round(bp, defs[i], methods[i].name, t_end, &jobs[i]);
+        if (isatty(STDERR_FILENO))
+            fprintf(stderr, "bench peers: %-12s timing round %d of %d %6.2f s\n", bp->spec, r + 1,
+                    ROUNDS, mbs_cpu_seconds() - c0);
+    }
+    for (int i = 0; i < NM; i++)
+        for (int t = 0; t < NT && have[i]; t++)
+            pick(&jobs[i], t, &oc[i][t]);
     for (int t = 0; t < NT; t++) {
         double fastest_peer = INFINITY;
         for (int i = 0; i < NM; i++)
@@ -278,8 +370,9 @@ static void bench_problem(const mbs_tee *out, const bproblem *bp)
                 fastest_peer = fmin(fastest_peer, oc[i][t].cpu);
         mbs_tee_printf(out, "-- %s, t_end = %g%s, target %.0e (mixed error over q, v; %s) --\n",
              bp->spec, t_end, bp->note, targets[t], refkind);
-        mbs_tee_printf(out, "%-20s %-5s %9s %10s %11s %8s %8s %9s %6s %6s %6s\n", "method", "class",
-             "tol|h", "err", "cpu [s]", "/peer", "steps", "f_evals", "f/st", "jac/st", "LU/st");
+        mbs_tee_printf(out, "%-20s %-5s %9s %10s %11s %8s %5s %7s %8s %9s %6s %6s %6s\n",
+                       "method", "class", "tol|h", "err", "cpu [s]", "/peer", "reps", "med/min",
+                       "steps", "f_evals", "f/st", "jac/st", "LU/st");
         for (int i = 0; i < NM; i++) {
             if (!have[i])
                 continue;
@@ -290,10 +383,16 @@ static void bench_problem(const mbs_tee *out, const bproblem *bp)
             if (isfinite(fastest_peer))
                 snprintf(ratio, sizeof ratio, "%.2f", o->cpu / fastest_peer);
             if (o->reached)
-                mbs_tee_printf(out, "%-20s %-5s %9.1e %10.2e %11.4e %8s %8ld %9ld %6.1f %6.2f %6.2f\n",
-                     methods[i].name, cl, o->x, o->err, o->cpu, ratio, o->cnt.steps,
-                     o->cnt.f_evals, (double)o->cnt.f_evals / ns, (double)o->cnt.jacobians / ns,
-                     (double)o->cnt.factorizations / ns);
+                mbs_tee_printf(out,
+                               "%-20s %-5s %9.1e %10.2e %11.4e %8s %5d %7.3f %8ld %9ld %6.1f "
+                               "%6.2f %6.2f\n",
+                               methods[i].name, cl, o->x, o->err, o->cpu, ratio, o->reps,
+                               o->median / o->cpu, o->cnt.steps, o->cnt.f_evals,
+                               (double)o->cnt.f_evals / ns, (double)o->cnt.jacobians / ns,
+                               (double)o->cnt.factorizations / ns);
+            else if (o->why[0])
+                mbs_tee_printf(out, "%-20s %-5s timing failed: %.200s\n", methods[i].name, cl,
+                               o->why);
             else if (isfinite(o->best_err))
                 mbs_tee_printf(out, "%-20s %-5s not reached (best error %.2e)\n", methods[i].name, cl,
                      o->best_err);
@@ -370,9 +469,10 @@ int mbs_bench_peers(FILE *out)
 {
     char path[96];
     mbs_tee o = {.out = out, .file = mbs_bench_results_file("peers.txt", path, sizeof path)};
-    mbs_tee_printf(&o, "== time to accuracy vs peers: min CPU of %d runs over a tolerance "
-              "sweep 10^(-3-k/2) ==\n",
-         REPEAT);
+    mbs_tee_printf(&o, "== time to accuracy vs peers over a tolerance sweep 10^(-3-k/2): CPU per "
+                       "run, the min over %d rounds over the methods, each a warm-up and "
+                       "repetitions covering >= %.2g s CPU (>= %d runs) ==\n",
+                   ROUNDS, MBS_BENCH_MIN_CPU / ROUNDS, MIN_REPS);
     for (size_t p = 0; p < sizeof problems / sizeof problems[0]; p++)
         bench_problem(&o, &problems[p]);
     if (o.file) {
