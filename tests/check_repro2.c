@@ -148,7 +148,8 @@ END_TEST
 
 /* wheelset-fig12-13 passes from scratch (60 wheelset runs, ~10 s);
  * its relerr_q extractor judges what it measures: the measured index-3 error
- * (1.84e-2 at TOL 1e-6 on the reduced Newton systems of order 12 and the contact
+ * (2.35e-2 at TOL 1e-6 since the Newton rate rule of radau5.c (h_theta; a rate
+ * trusted up to 1.2 h), 1.84e-2 before, on the reduced Newton systems of order 12 and the contact
  * planes without atan; 3.6e-2 with the reduced systems alone, 4.7e-2 on the full
  * ones of order 17, 2.2e-2 before the index-3 estimate left out the stages'
  * response to g(q_n); the index-3 form locates no switches) fails a reversed
@@ -172,7 +173,7 @@ START_TEST(test_wheelset_fig12_13)
         {"wheelset:form=index3 index3/radau5:nstop=radau5 tol=1e-6", "relerr_q:0",
          "published = 1e-3\nrelation = <\n", 1},
         {"wheelset:form=index3 index3/radau5:nstop=radau5 tol=1e-6", "relerr_q:0",
-         "published = 1.84e-2\nrtol = 0.2\n", 0},
+         "published = 2.35e-2\nrtol = 0.2\n", 0},
         {"wheelset index2/radau5 tol=1e-6", "relerr_q:0", "published = 1e-4\nrelation = <\n", 0},
         {"wheelset index2/radau5 tol=1e-6", "relerr_q:5", "published = 1\nrelation = <\n", 1},
         {"wheelset index2/radau5 tol=1e-6", "relerr_q:x", "published = 1\nrelation = <\n", 1},
