@@ -636,6 +636,13 @@ void mbs_battery_judge(const mbs_battery *b, mbs_battery_result *r)
             st = p >= nom - band(nom) ? MBS_GRP_PASS : MBS_GRP_LOW;
         else
             st = MBS_GRP_NONE;
+        /* Levels at or under the floors (reference accuracy, round-off) can
+         * confirm an order but not refute it: a fit that misses with fewer
+         * than three levels above them is limited, as the definition of
+         * limited in docs/methods.md says (before: only when no order was
+         * established at all). */
+        if (st != MBS_GRP_PASS && limited && usable < 3)
+            st = MBS_GRP_LIMITED;
         if (r->stability_bound && st != MBS_GRP_PASS)
             st = MBS_GRP_LIMITED;
         r->g[g].expect = -1;

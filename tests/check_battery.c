@@ -796,6 +796,38 @@ START_TEST(battery_nan_state_observed)
 }
 END_TEST
 
+/* A fitted order below nominal over levels that lie at or under the round-off
+ * floor refutes nothing: with fewer than three levels above it the group is
+ * limited (index2/hem4 on crank: q 0.67 over levels at round-off was a
+ * finding).  The same fit with its levels above the floor stays a finding. */
+START_TEST(battery_low_order_under_floor_limited)
+{
+    mbs_battery b;
+    char err[512];
+    char *dir = mbs_test_tmpdir(), path[512];
+    snprintf(path, sizeof path, "%s/b.ini", dir);
+    mbs_test_write_text(path, "[battery]\nlevels = 5\nh0 = 0.01\ntol0 = 1e-6\n");
+    ck_assert_msg(mbs_battery_load(path, &b, err, sizeof err) == MBS_OK, "%s", err);
+    mbs_battery_result r;
+    ck_assert_msg(mbs_battery_pair(&b, "pendulum", "index1/rk4", &r, err, sizeof err) == MBS_OK,
+                  "%s", err);
+    ck_assert_int_eq(r.outcome, MBS_BAT_PASS);
+    r.g[0].p = 0.67; /* q: a low order ... */
+    r.g[0].ci_low = 0.5;
+    r.g[0].ci_high = 0.8;
+    mbs_battery_judge(&b, &r);
+    ck_assert_int_eq(r.outcome, MBS_BAT_FINDING); /* ... above the floor: a finding */
+    for (int i = 2; i < r.levels; i++)
+        r.err[i][0] = 1e-17 * (1.0 + 0.1 * i); /* ... two levels above it: limited */
+    mbs_battery_judge(&b, &r);
+    ck_assert_int_eq(r.g[0].state, MBS_GRP_LIMITED);
+    ck_assert_int_eq(r.outcome, MBS_BAT_LIMITED);
+    mbs_battery_free(&b);
+    mbs_test_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* converge's levels are the values a user types: from tol0 1e-6 at ratio 10 the
  * fourth level is 1e-9 exactly (before: 9.999999999999999e-10, and IDA's steps
  * change with the last bit of the tolerance), so a level is repeated by
@@ -924,6 +956,7 @@ Suite *mbs_suite_battery(void)
     tcase_add_test(tc, battery_problem_t_end);
     tcase_add_test(tc, battery_rejudge_last_record);
     tcase_add_test(tc, converge_levels_as_typed);
+    tcase_add_test(tc, battery_low_order_under_floor_limited);
     tcase_add_test(tc, battery_stability_bound);
     tcase_add_test(tc, battery_study_interval);
     tcase_add_test(tc, battery_adaptive_rule);
