@@ -56,6 +56,7 @@ typedef struct bdf_state {
     int kdense;     /* dense output: the order of the step just accepted */
     int *errmask;  /* error test: 1 in it, 2 in it scaled by h, 0 excluded */
     int *newtmask; /* Newton norm: index of the component (scale h^(index-1)) */
+    int *plainmask; /* index-3 form, adaptive: all 1 (index3_second_stop); else NULL */
     double hnow;   /* step size of the current attempt */
     double hbaum;  /* h in alpha0 = C/h (Baumgarte2) */
     /* iteration matrix */

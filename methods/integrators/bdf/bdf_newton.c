@@ -182,6 +182,51 @@ static double roundoff_floor(bdf_state *st, double t, double c0)
     return mbs_bdf_wnorm(st, d, st->newtmask);
 }
 
+/* Index-3 form (adaptive): the second stop of the simplified Newton iteration,
+ * after DASSL's test has passed.  That test weights v by h and lambda by h^2
+ * (newtmask), so it stops with iteration errors up to kappa w/h in v and
+ * kappa w/h^2 in lambda.  In the index-3 form these are perturbations of the
+ * discretized equations that the solution does not forget: a residual delta of
+ * the index-3 equations moves the numerical solution by O(delta/h^2)
+ * ([arnold2016dae] Sect. 4.1 and Example 10; Brenan, Campbell & Petzold 1996
+ * [brenan1996numerical] Sect. 3.2), and
+ * v = c0 q + base carries a q iteration error kappa w into v as kappa w c0.
+ * So the iteration goes on until the increment meets the same test in the
+ * unweighted norm (every component as an ODE variable, st->plainmask),
+ * rho/(1 - rho) |dy| <= kappa with rho the latest ratio of increments (the
+ * rate of the first test to begin with), for at most the iterations left of
+ * BDF_MAXIT; it stops without failing where the increments stop falling
+ * (ratio >= 0.5: the unweighted increments of v and lambda have a round-off
+ * floor eps/h and eps/h^2, which the weighted test already met), as
+ * methods/integrators/radau/radau5.c (radau_newton_index3) does for Radau IIA.
+ * The extra iterations only refine y; the rate carried to the next step
+ * (st->snewt) stays that of DASSL's test. */
+static int index3_second_stop(bdf_state *st, double t, double c0, double ratio, int iters,
+                              double faccon)
+{
+    size_t n = st->n;
+    double dn = mbs_bdf_wnorm(st, st->dy, st->plainmask);
+    for (int k = 0; k < iters && faccon * dn > st->kappa; k++) {
+        int s;
+        for (size_t i = 0; i < n; i++)
+            st->yp[i] = c0 * st->y[i] + st->base[i];
+        if ((s = residual(st, t, st->y, st->yp, st->R)) != MBS_OK ||
+            (s = solve(st, t, c0, st->R, st->dy)) != MBS_OK)
+            return s;
+        mbs_count_newton(st->ctx);
+        for (size_t i = 0; i < n; i++)
+            st->dy[i] *= ratio != 1.0 ? 2.0 / (1.0 + ratio) : 1.0;
+        double dp = dn;
+        dn = mbs_bdf_wnorm(st, st->dy, st->plainmask);
+        if (!(dn < 0.5 * dp)) /* no longer contracting: round-off (or NaN): keep y */
+            break;
+        for (size_t i = 0; i < n; i++)
+            st->y[i] += st->dy[i];
+        faccon = (dn / dp) / (1.0 - dn / dp);
+    }
+    return MBS_OK;
+}
+
 /* The corrector: Newton from y = ypred for y' = c0 y + base at t.
  * Returns MBS_OK, a positive status (no convergence, singular matrix, callback
  * failure: retry with a smaller step) or a fatal status. */
@@ -272,6 +317,9 @@ static int corrector(bdf_state *st, double t, double h, double c0)
             double sfac = m == 0 ? fmax(st->snewt, 0.5) : st->snewt;
             if (sfac * nrm <= st->kappa) {
                 converged = 1;
+                if (st->plainmask && (s = index3_second_stop(st, t, c0, ratio, maxit - 1 - m,
+                                                             sfac)) != MBS_OK)
+                    converged = 0;
                 break;
             }
         }
