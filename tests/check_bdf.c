@@ -301,6 +301,16 @@ START_TEST(long_run_survives)
 }
 END_TEST
 
+/* Fixed-step BDF with T/h not an integer (pendulum, T = 10, h0 = 0.03): equal
+ * steps of T/N, so the multipliers keep order 2.  With a shortened last step
+ * (before) lambda read 8.1e-3, 6.9e-3, 1.6e-2, 2.0e-3 over h = 0.03 .. 3.75e-3
+ * (pairwise 0.23, -1.18, 2.99: not established); now 2.24, 2.11, 2.05. */
+START_TEST(fixed_step_equal_steps)
+{
+    mbs_test_study_order("pendulum", "index3/bdf-fixed", 0.03, 4, 2.0, 0.3);
+}
+END_TEST
+
 Suite *mbs_suite_bdf(void)
 {
     Suite *s = suite_create("bdf");
@@ -308,6 +318,7 @@ Suite *mbs_suite_bdf(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, fixed_step_orders, 0, 5);
     tcase_add_loop_test(tc, adaptive_tolerance, 0, 4);
+    tcase_add_test(tc, fixed_step_equal_steps);
     tcase_add_test(tc, drift);
     tcase_add_test(tc, fixed_newton_floor);
     tcase_add_test(tc, bad_parameters);

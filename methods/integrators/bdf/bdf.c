@@ -138,7 +138,7 @@
  * 1.1e-6): the same accuracy, the step sequences differ.
  *
  * Fixed-step fixed-order methods (`bdf-fixed`, order = parameter `order` 1..5):
- * same corrector with constant h (last step shortened to land on t_end) and no
+ * same corrector with N = ceil(T/h) equal steps of T/N and no
  * error test; Newton weights rtol = atol = `newton_tol`, default 1e-15: a
  * Newton error accepted in the index weights above is a perturbation of v of
  * newton_tol/h per step (the multipliers newton_tol/h^2), which adds up over
@@ -207,8 +207,14 @@ static int starter_step(bdf_state *st, double t1)
 static int integrate_fixed(bdf_state *st, const mbs_settings *set, double *tp)
 {
     mbs_ctx *ctx = st->ctx;
-    double t0 = *tp, h = set->h, span = set->t_end - t0;
-    long nsteps = (long)ceil(span / h * (1.0 - 1e-12));
+    /* N = ceil(T/h) equal steps of T/N, as the fixed-step Radau IIA and
+     * generalized-alpha methods take: a last, shorter step is a step change, after
+     * which the index-3 (and index-2) multipliers of a fixed-coefficient BDF do not
+     * converge ([arnold2016dae] Example 9; ujoint, T = 2 pi, h = 0.01 .. 6.25e-4:
+     * lambda 0.55, 0.021, 0.12, 0.065, 0.072, not established; now order 1.88) */
+    double t0 = *tp, span = set->t_end - t0;
+    long nsteps = (long)ceil(span / set->h * (1.0 - 1e-12));
+    double h = span / (double)nsteps;
     int k = st->order, s;
     double t = t0;
     st->hbaum = h;
