@@ -452,8 +452,9 @@ static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *yst
 
 /* RADAU's constants for the current ns: rtol' = 0.1 rtol^e with
  * e = (s+1)/(2s) (RADAU5: 2/3), atol' = rtol' atol/rtol, the Newton stopping
- * value FNEWT, the iteration limit NIT (+5 at s = 5, +10 at s = 7) and the
- * step-size exponent 1/(s+1).  Fixed-step mode iterates to round-off.
+ * value FNEWT and the iteration limit NIT (+5 at s = 5, +10 at s = 7); the
+ * step-size exponent 1/(s+1) is radau_step_root's.  Fixed-step mode iterates
+ * to round-off.
  * RADAU's e assumes the asymptotic regime of a smooth solution: an estimate of
  * O(h^(s+1)) at rtol' stands for a local error of O(h^(2s)) near rtol.  Where
  * the problem declares switching functions (a right-hand side that is not
@@ -470,10 +471,9 @@ static int report(radau_state *st, mbs_ctx *ctx, double t, double h, double *yst
  * more instructions at make bench's 1e-9 target (the order-9 rows): kept to
  * problems with switches. */
 static void radau_order_constants(const radau_state *st, double r0, double a0, double *rtol,
-                                  double *atol, double *fnewt, int *nit, double *expo)
+                                  double *atol, double *fnewt, int *nit)
 {
     const int s = st->co->s;
-    *expo = 1.0 / (s + 1.0);
     if (st->var->fixed) {
         *rtol = *atol = 1e-15;
         *fnewt = 1.0;
@@ -524,6 +524,21 @@ static double radau_dyth(double fd, double theta, int k, double fnewt)
     if (k > 0 && fd * tk / fnewt < 1.0 - 1e-12)
         return 0.0;
     return fd * pow(theta, k) / fnewt;
+}
+
+/* x^(1/(s + 1)), the step-size controller's power for s stages
+ * (RADAU5's exponent 1/(s + 1)): by square roots where s + 1 is a power of
+ * two (s = 3, 7; each root correctly rounded, so within a few ulps of
+ * pow's), pow otherwise.  The controller's only per-step use of libm's pow,
+ * whose code (about 700 bytes) a step otherwise keeps in the instruction
+ * cache beside its own (docs/methods.md, the Radau IIA section). */
+static double radau_step_root(double x, int s)
+{
+    if (s == 3)
+        return sqrt(sqrt(x));
+    if (s == 7)
+        return sqrt(sqrt(sqrt(x)));
+    return pow(x, 1.0 / (s + 1.0));
 }
 
 /* The pending power of radau_newton_stop, taken. */
@@ -617,6 +632,82 @@ static int radau_newton_index3(radau_state *st, mbs_ctx *ctx, double t, double h
     return MBS_OK;
 }
 
+/* Where radau_fixed_newton sends the step loop when it does not converge:
+ * nowhere (the status it returns ends the run or is MBS_OK), to the Newton
+ * failure or to the failed evaluation of radau_integrate. */
+enum { RADAU_JUMP_NONE = 0, RADAU_JUMP_NEWTON = 1, RADAU_JUMP_EVAL = 2 };
+
+/* Fixed-step mode's attempt at t, h: simplified Newton iterated to
+ * round-off.  There is no smaller step to fall back on, so the iteration goes
+ * on while it contracts (Hairer and Wanner 1996 [hairer1996solving], Sect. IV.8:
+ * rate theta_k = ||dZ_k|| / ||dZ_(k-1)||), up to max(nit,
+ * RADAU_NIT_FIXED) iterations (radau_order_constants), and stops when
+ * ||dZ|| <= 1e-15 (1 + |y|) in the index-scaled RMS norm, or on
+ * stagnation below 1e-12 (1 + |y|) (an increment at least half the
+ * smallest one before: round-off makes the increments fluctuate
+ * there).  Stopping on the estimate theta / (1 - theta) ||dZ|| instead
+ * left q of bead-rod at 4.9e-11 instead of 5.7e-13 (h = 5e-3).  Two
+ * consecutive increments above the first one (and above the
+ * stagnation level) are a divergence; single increases happen on the
+ * way (andrews at h = 4e-4 converges after a rate of 1.05).  Out of line
+ * and cold (RADAU_COLD): kept out of the adaptive step's code, which must
+ * fit the instruction cache (docs/methods.md, the Radau IIA section). */
+static RADAU_COLD int radau_fixed_newton(radau_state *st, mbs_ctx *ctx, double t, double h,
+                                         int nit, int *jump)
+{
+    const size_t N = st->N, n = st->n;
+    int s = MBS_OK;
+    *jump = RADAU_JUMP_NONE;
+    int done = 0, newt = 0, bad_solve;
+    double dprev = HUGE_VAL, dyno = HUGE_VAL, dfirst = HUGE_VAL, dmin = HUGE_VAL, th = 0.0,
+           fl = NAN;
+    const double *inc;
+    while (!done && newt < nit) {
+        /* Z updated already here: a diverged iteration (below) ends the run */
+        if ((s = radau_newton_iteration(st, ctx, t, h, &inc, &bad_solve)) != MBS_OK) {
+            *jump = bad_solve ? RADAU_JUMP_NEWTON : RADAU_JUMP_EVAL;
+            return s;
+        }
+        newt++;
+        mbs_count_newton(ctx);
+        dyno = mbs_radau_rms_scaled(inc, st->scal, N, n);
+        if (!isfinite(dyno)) {
+            *jump = RADAU_JUMP_NEWTON;
+            return MBS_OK;
+        }
+        th = newt > 1 ? dyno / dprev : 0.0;
+        if (newt == 1)
+            dfirst = dyno;
+        else if (dyno > fmax(dfirst, 1e3) &&
+                 (newt > 2 ? dprev > dfirst : dyno > 1e3 * dfirst))
+            break; /* diverged */
+        done = dyno <= 1.0 || (dyno <= 1e3 && dyno >= 0.5 * dmin);
+        /* above 1e-12 (1 + |y|): stagnation (or the last iteration)
+         * within 10 times the round-off floor is convergence too */
+        if (!done && newt > 1 && (dyno >= 0.5 * dmin || newt == nit)) {
+            fl = radau_roundoff_floor(st, ctx, t);
+            done = dyno <= 10.0 * fl;
+        }
+        dprev = dyno;
+        dmin = fmin(dmin, dyno);
+    }
+    if (!done) {
+        if (newt > 1 && dyno > fmax(dfirst, 1e3) && newt < nit)
+            s = mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
+                         "Newton iteration diverged in fixed-step mode (h=%.3g): rate "
+                         "%.3g, scaled increment %.3g at iteration %d",
+                         h, th, 1e-15 * dyno, newt);
+        else
+            s = mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
+                         "Newton iteration did not converge in %d iterations in "
+                         "fixed-step mode (h=%.3g): rate %.3g, scaled increment %.3g "
+                         "(round-off floor %.3g)",
+                         newt, h, th, 1e-15 * dyno, 1e-15 * fl);
+        return s;
+    }
+    return MBS_OK;
+}
+
 static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, double *tp,
                            double *ystate)
 {
@@ -640,9 +731,9 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
     /* Tolerances (RADAU's transformation for the current ns) and the Newton
      * stopping value. */
     const double r0 = set->rtol > 0.0 ? set->rtol : 1e-6, a0 = set->atol > 0.0 ? set->atol : r0;
-    double rtol, atol, fnewt, expo;
+    double rtol, atol, fnewt;
     int nit;
-    radau_order_constants(st, r0, a0, &rtol, &atol, &fnewt, &nit, &expo);
+    radau_order_constants(st, r0, a0, &rtol, &atol, &fnewt, &nit);
     const int variable = st->nsmin < st->nsmax && !fixed;
     radau_order_ctl oc = {0.0, 0, 0, 0, 0, 0};
     double h_dec = -1.0; /* h at the last order decision */
@@ -734,7 +825,7 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
         if (variable && st->sw_land < 0 && (jac_due || h != h_dec || oc.force)) {
             h_dec = h;
             if (radau_select_order(st, &oc, h / hold, newt_last, theta)) {
-                radau_order_constants(st, r0, a0, &rtol, &atol, &fnewt, &nit, &expo);
+                radau_order_constants(st, r0, a0, &rtol, &atol, &fnewt, &nit);
                 h_fact = -1.0;
             }
         }
@@ -756,65 +847,14 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             mbs_radau_start_values(st, first, h, hold);
 
         if (fixed) {
-            /* Fixed-step mode: simplified Newton iterated to round-off.  There is
-             * no smaller step to fall back on, so the iteration goes on while it
-             * contracts (Hairer and Wanner 1996 [hairer1996solving], Sect. IV.8:
-             * rate theta_k = ||dZ_k|| / ||dZ_(k-1)||), up to max(nit,
-             * RADAU_NIT_FIXED) iterations (radau_order_constants), and stops when
-             * ||dZ|| <= 1e-15 (1 + |y|) in the index-scaled RMS norm, or on
-             * stagnation below 1e-12 (1 + |y|) (an increment at least half the
-             * smallest one before: round-off makes the increments fluctuate
-             * there).  Stopping on the estimate theta / (1 - theta) ||dZ|| instead
-             * left q of bead-rod at 4.9e-11 instead of 5.7e-13 (h = 5e-3).  Two
-             * consecutive increments above the first one (and above the
-             * stagnation level) are a divergence; single increases happen on the
-             * way (andrews at h = 4e-4 converges after a rate of 1.05). */
-            int done = 0, newt = 0, bad_solve;
-            double dprev = HUGE_VAL, dyno = HUGE_VAL, dfirst = HUGE_VAL, dmin = HUGE_VAL, th = 0.0,
-                   fl = NAN;
-            const double *inc;
-            while (!done && newt < nit) {
-                /* Z updated already here: a diverged iteration (below) ends the run */
-                if ((s = radau_newton_iteration(st, ctx, t, h, &inc, &bad_solve)) != MBS_OK) {
-                    if (bad_solve)
-                        goto newton_failed;
-                    goto failed_eval;
-                }
-                newt++;
-                mbs_count_newton(ctx);
-                dyno = mbs_radau_rms_scaled(inc, st->scal, N, n);
-                if (!isfinite(dyno))
-                    goto newton_failed;
-                th = newt > 1 ? dyno / dprev : 0.0;
-                if (newt == 1)
-                    dfirst = dyno;
-                else if (dyno > fmax(dfirst, 1e3) &&
-                         (newt > 2 ? dprev > dfirst : dyno > 1e3 * dfirst))
-                    break; /* diverged */
-                done = dyno <= 1.0 || (dyno <= 1e3 && dyno >= 0.5 * dmin);
-                /* above 1e-12 (1 + |y|): stagnation (or the last iteration)
-                 * within 10 times the round-off floor is convergence too */
-                if (!done && newt > 1 && (dyno >= 0.5 * dmin || newt == nit)) {
-                    fl = radau_roundoff_floor(st, ctx, t);
-                    done = dyno <= 10.0 * fl;
-                }
-                dprev = dyno;
-                dmin = fmin(dmin, dyno);
-            }
-            if (!done) {
-                if (newt > 1 && dyno > fmax(dfirst, 1e3) && newt < nit)
-                    s = mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
-                                 "Newton iteration diverged in fixed-step mode (h=%.3g): rate "
-                                 "%.3g, scaled increment %.3g at iteration %d",
-                                 h, th, 1e-15 * dyno, newt);
-                else
-                    s = mbs_fail(ctx, MBS_NEWTON_DIVERGED, t,
-                                 "Newton iteration did not converge in %d iterations in "
-                                 "fixed-step mode (h=%.3g): rate %.3g, scaled increment %.3g "
-                                 "(round-off floor %.3g)",
-                                 newt, h, th, 1e-15 * dyno, 1e-15 * fl);
+            int jump;
+            s = radau_fixed_newton(st, ctx, t, h, nit, &jump);
+            if (jump == RADAU_JUMP_NEWTON)
+                goto newton_failed;
+            if (jump == RADAU_JUMP_EVAL)
+                goto failed_eval;
+            if (s != MBS_OK)
                 break;
-            }
             t = istep + 1 == nsteps ? t_end : t + h;
             istep++;
             mbs_radau_update_solution(st);
@@ -958,14 +998,14 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             h_fact = -1.0;
         }
         double fac = fmin(safe, safe * (1.0 + 2.0 * nit) / (newt + 2.0 * nit));
-        double quot = fmax(facr, fmin(facl, pow(errn, expo) / fac));
+        double quot = fmax(facr, fmin(facl, radau_step_root(errn, st->co->s) / fac));
         double hnew = h / quot;
         if (errn < 1.0) {
             first = 0;
             naccpt++;
             if (!oc.change) { /* Gustafsson's predictive controller (not across an order change) */
                 if (naccpt > 1) {
-                    double facgus = (hacc / h) * pow(errn * errn / erracc, expo) / safe;
+                    double facgus = (hacc / h) * radau_step_root(errn * errn / erracc, st->co->s) / safe;
                     facgus = fmax(facr, fmin(facl, facgus));
                     quot = fmax(quot, facgus);
                     hnew = h / quot;
@@ -981,7 +1021,8 @@ static int radau_integrate(void *p, mbs_ctx *ctx, const mbs_settings *set, doubl
             if (st->sw_land >= 0) /* landed: the step the cut attempt asked for,
                                       within RADAU's growth limit of the predictor */
                 hnew = fmax(hnew, fmin(h_cut, facl * h));
-            mbs_radau_switch_accept(st);
+            if (st->nsw) /* without switches sw_land stays -1 */
+                mbs_radau_switch_accept(st);
             if ((s = report(st, ctx, t, h, ystate)) != MBS_OK)
                 break;
             if (last)

@@ -16,6 +16,16 @@
 #include "../../formulations/projection.h"
 #include "../../linsol/dense_small.h"
 
+/* A function off the adaptive step's hot path (fixed-step mode, failures):
+ * out of line and in the cold text section, so that the code a step runs
+ * stays small enough for the instruction cache (docs/methods.md, the Radau
+ * IIA section). */
+#if defined(__GNUC__)
+#define RADAU_COLD __attribute__((noinline, cold))
+#else
+#define RADAU_COLD
+#endif
+
 /* Values of the parameter `linsol`. */
 enum { RADAU_LS_FULL = 0, RADAU_LS_LU = 1, RADAU_LS_UMFPACK = 2, RADAU_LS_CHOLMOD = 3,
        RADAU_LS_AUTO = 4 };

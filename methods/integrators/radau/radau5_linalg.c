@@ -231,7 +231,7 @@ static inline MBS_SMALL_INLINE void radau_lu_solve(size_t m, double *a, size_t l
 
 /* The s = 3 reduced blocks of mbs_radau_factor (their operands). */
 typedef struct radau_red3 {
-    const double *E, *J, *rs, *cs;
+    const double *E, *J, *rs;
     size_t te, tj, o;
     double *T1;
     size_t t1;
@@ -240,8 +240,8 @@ typedef struct radau_red3 {
     double u1h, ig1, ah, bh, gr, gi;
 } radau_red3;
 
-/* T1 = sc (u1/h e - j - jq/gamma1), Tc = sc ((alpha + i beta)/h e - j -
- * jq/gamma), the expressions of mbs_radau_factor's general loop with
+/* T1 = rs (u1/h e - j - jq/gamma1), Tc = rs ((alpha + i beta)/h e - j -
+ * jq/gamma) (rows scaled, columns not: mbs_radau_factor), the expressions of mbs_radau_factor's general loop with
  * beta/h hoisted (the same quotient), instantiated per order m up to
  * MBS_SMALL_FIXED (dense_small.h). */
 static inline MBS_SMALL_INLINE void radau_red3_m(size_t m, const radau_red3 *r)
@@ -256,11 +256,11 @@ static inline MBS_SMALL_INLINE void radau_red3_m(size_t m, const radau_red3 *r)
         double *T1k = r->T1 + k * r->t1, *z = r->Tc + 2 * k * r->tc;
         MBS_SMALL_UNROLL
         for (size_t l = 0; l < m; l++) {
-            double e = Ek[l], j = Jk[l], sc = rK * r->cs[o + l];
+            double e = Ek[l], j = Jk[l];
             double jq = l < o ? Jq[l] : 0.0;
-            T1k[l] = sc * (r->u1h * e - j - jq * r->ig1);
-            z[2 * l] = sc * (r->ah * e - j - jq * r->gr);
-            z[2 * l + 1] = sc * (r->bh * e - jq * r->gi);
+            T1k[l] = rK * (r->u1h * e - j - jq * r->ig1);
+            z[2 * l] = rK * (r->ah * e - j - jq * r->gr);
+            z[2 * l + 1] = rK * (r->bh * e - jq * r->gi);
         }
     }
 }
@@ -289,7 +289,14 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
                      .block = st->T1->block, .owner = 0};
     gsl_permutation *p1 = st->red ? st->p1r : st->p1;
     const size_t t1 = T1.tda;
-    /* the same expressions as sc * (u1/h e - j) etc., with the quotients u1/h
+    /* Reduced systems: rows scaled by rs, columns not (sc = rs[K]).  Partial
+     * pivoting picks the same pivots under any positive column scaling (every
+     * candidate of a column carries the same factor, and the eliminations keep
+     * it), so the column scaling (1/h on the lambda columns, 1 on the others
+     * of the reduced system) changes the rounding only, and costs a product per
+     * unknown in every solve; the unknowns then come out unscaled.  The full
+     * systems keep both scalings.
+     * The same expressions as sc * (u1/h e - j) etc., with the quotients u1/h
      * and alpha_p/h (the left operand of each product) hoisted; the complex
      * entries written straight into the (re, im) pairs of Tc[p].  Reduced:
      * minus the J_(2q) column of q_l over gamma in the column of v_l, with
@@ -308,7 +315,7 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
         st->igi[p] = -h * co->beta[p] / ab2;
     }
     if (st->red && np == 1) { /* s = 3, reduced: the instances per order m */
-        const radau_red3 r3 = {.E = E, .J = J, .rs = rs, .cs = cs, .te = te, .tj = tj, .o = o,
+        const radau_red3 r3 = {.E = E, .J = J, .rs = rs, .te = te, .tj = tj, .o = o,
                                .T1 = T1.data, .t1 = t1, .Tc = tc[0], .tc = tt[0], .u1h = u1h,
                                .ig1 = st->ig1, .ah = ah[0], .bh = co->beta[0] / h,
                                .gr = st->igr[0], .gi = st->igi[0]};
@@ -319,7 +326,7 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
             const double *Ek = E + K * te + o, *Jk = J + K * tj + o, *Jq = J + K * tj;
             double *T1k = T1.data + k * t1;
             for (size_t l = 0; l < m; l++) {
-                double e = Ek[l], j = Jk[l], sc = rs[K] * cs[o + l];
+                double e = Ek[l], j = Jk[l], sc = st->red ? rs[K] : rs[K] * cs[o + l];
                 if (!st->red) {
                     T1k[l] = sc * (u1h * e - j);
                     for (int p = 0; p < np; p++) {
@@ -356,8 +363,9 @@ int mbs_radau_factor(radau_state *st, mbs_ctx *ctx, double t, double h)
  * x = P b, then the unit-lower and the upper triangular solve
  * (radau_lu_solve, without GSL's copies and repeated singularity checks;
  * the factorisation rejected zero and non-finite pivots), through the row and
- * column scaling; reduced (st->red): the system of order n - n_q and
- * x_q = (b_q + x_v)/gamma (mbs_radau_reducible).  out may be rhs. */
+ * column scaling; reduced (st->red): the system of order n - n_q, rows
+ * scaled only (mbs_radau_factor), and x_q = (b_q + x_v)/gamma
+ * (mbs_radau_reducible).  out may be rhs. */
 static inline MBS_SMALL_INLINE void radau_solve_real_m(size_t m, radau_state *st, const double *rhs,
                                                        double sign, double *out)
 {
@@ -392,10 +400,10 @@ static inline MBS_SMALL_INLINE void radau_solve_real_m(size_t m, radau_state *st
     /* x_q = (b_q + x_v)/gamma: entry k reads rhs[k] before it writes out[k]
      * (out may be rhs); x_v goes to the entries from o on */
     for (size_t k = 0; k < o; k++)
-        out[k] = (sign * rhs[k] + cs[o + k] * b[k]) * st->ig1;
+        out[k] = (sign * rhs[k] + b[k]) * st->ig1;
     MBS_SMALL_UNROLL
     for (size_t k = 0; k < m; k++)
-        out[o + k] = cs[o + k] * b[k];
+        out[o + k] = b[k];
 }
 
 /* The solve above, instantiated per order m = n - o up to MBS_SMALL_FIXED
@@ -452,14 +460,14 @@ static inline MBS_SMALL_INLINE void radau_solve_complex_m(size_t m, radau_state 
      * be Wr, Wi); x_v from o on */
     const double gr = st->igr[p], gi = st->igi[p];
     for (size_t k = 0; k < o; k++) {
-        double ar = -Wr[k] + cs[o + k] * b[2 * k], ai = -Wi[k] + cs[o + k] * b[2 * k + 1];
+        double ar = -Wr[k] + b[2 * k], ai = -Wi[k] + b[2 * k + 1];
         wr[k] = ar * gr - ai * gi;
         wi[k] = ar * gi + ai * gr;
     }
     MBS_SMALL_UNROLL
     for (size_t k = 0; k < m; k++) {
-        wr[o + k] = cs[o + k] * b[2 * k];
-        wi[o + k] = cs[o + k] * b[2 * k + 1];
+        wr[o + k] = b[2 * k];
+        wi[o + k] = b[2 * k + 1];
     }
 }
 
