@@ -257,9 +257,9 @@ battery: $(BIN)
 	nice -n 19 $(BIN) battery suites/battery.ini -j $(BATTERY_JOBS) --out $(BATTERY_DIR)
 
 # docs/battery.md and the battery block of docs/methods.md, redrawn from the committed
-# records docs/battery.jsonl (judged again by this build).  To add runs: make battery
-# BATTERY_DIR=DIR, then append DIR/battery.jsonl to docs/battery.jsonl (a pair's last
-# record counts) and commit it with the pages.
+# records docs/battery.jsonl (judged again by this build).  To add runs: copy it to
+# DIR/battery.jsonl, make battery BATTERY_DIR=DIR (runs only the missing pairs; to rerun
+# a pair, append its new record: a pair's last record counts), copy it back, commit.
 .PHONY: battery-docs
 battery-docs: $(BIN)
 	./tools/battery-docs --data docs/battery.jsonl --bin $(BIN)
