@@ -36,6 +36,12 @@ size_t mbs_ns_rank(const double *s, size_t n, double rank_tol)
     return r;
 }
 
+size_t mbs_ns_rank_capped(const double *s, size_t n, double rank_tol, size_t cap)
+{
+    size_t r = mbs_ns_rank(s, n, rank_tol);
+    return r < cap ? r : cap;
+}
+
 void mbs_ns_diag_reset(mbs_ns_diag *d)
 {
     memset(d, 0, sizeof *d);
@@ -169,9 +175,7 @@ static int basis_compute(basis_ws *b, mbs_ns_kind kind, const gsl_matrix *B, dou
         for (size_t i = 0; i < mn; i++)
             s[i] = fabs(gsl_matrix_get(&A.matrix, i, i));
         /* pivoted: |R_ii| decrease, so capping the rank moves the split only */
-        *rank = mbs_ns_rank(s, mn, rank_tol);
-        if (*rank > rank_cap)
-            *rank = rank_cap;
+        *rank = mbs_ns_rank_capped(s, mn, rank_tol, rank_cap);
         if (kind == MBS_NS_PUTD && (*rank < m)) {
             /* No pivoting: |R_ii| does not reveal a deficient rank reliably,
              * and Eq. (67) takes r = m. */
@@ -211,9 +215,7 @@ static int basis_compute(basis_ws *b, mbs_ns_kind kind, const gsl_matrix *B, dou
              * zero eigenvalues slightly negative). */
             for (size_t i = 0; i < n; i++)
                 s[i] = sqrt(fmax(s[i], 0.0));
-            *rank = mbs_ns_rank(s, n, rank_tol);
-            if (*rank > rank_cap)
-                *rank = rank_cap; /* sorted: the split moves */
+            *rank = mbs_ns_rank_capped(s, n, rank_tol, rank_cap); /* sorted: the split moves */
             return MBS_OK;
         }
         /* Eq. (78): K^T H K = U, GSL's Francis QR for nonsymmetric matrices with
@@ -282,9 +284,7 @@ static int basis_compute(basis_ws *b, mbs_ns_kind kind, const gsl_matrix *B, dou
             return MBS_LIBRARY_FAILURE;
         }
         /* singular values are sorted decreasingly: W = [W_d | W_i] */
-        *rank = mbs_ns_rank(s, n, rank_tol);
-        if (*rank > rank_cap)
-            *rank = rank_cap;
+        *rank = mbs_ns_rank_capped(s, n, rank_tol, rank_cap);
         return MBS_OK;
     }
     }

@@ -53,6 +53,10 @@ typedef struct mbs_ns_diag {
 /* Number of the n values s_i (any order, >= 0) with s_i > rank_tol * max s. */
 size_t mbs_ns_rank(const double *s, size_t n, double rank_tol);
 
+/* mbs_ns_rank, never above cap (a run's rank at q0: off the constraints a
+ * redundant row's value grows with the drift; (size_t)-1: no cap). */
+size_t mbs_ns_rank_capped(const double *s, size_t n, double rank_tol, size_t cap);
+
 /* Null-space bases (for tests and the gear train of [pennestri_coordinate_reduction] Sect. 6.1). */
 typedef enum {
     MBS_NS_QR,

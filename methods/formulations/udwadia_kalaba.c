@@ -242,9 +242,7 @@ static int uk_eval(void *p, mbs_ctx *ctx, double t, const double *q, const doubl
                         gsl_strerror(st));
     const double *sd = w->s->data;
     /* never above the rank at q0 (sorted: the cut moves), as in nullspace.c */
-    size_t r = mbs_ns_rank(sd, ns, w->rank_tol);
-    if (r > w->rank0)
-        r = w->rank0;
+    size_t r = mbs_ns_rank_capped(sd, ns, w->rank_tol, w->rank0);
     if (w->rank0 == (size_t)-1)
         w->rank0 = r;
     mbs_ns_diag_note(&w->diag, r, r > 0 ? (sd[0] / sd[r - 1]) * (sd[0] / sd[r - 1]) : 1.0);
